@@ -1,0 +1,28 @@
+// moe-harness: the command-line entry point. Exit codes (README "Exit codes"): 0 all passed, 1 a case failed,
+// 2 bad input or usage, 3 harness or device error.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include "fixtures/error.hpp"
+#include "harness/cli/formats_command.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"moe-harness: numerical regression harness for fused MoE GPU kernels"};
+  app.require_subcommand(1);
+  int exit_code = 0;
+  moe::cli::add_formats_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int rc = app.exit(e);  // prints help or the usage error
+    return rc == 0 ? 0 : int(moe::ExitCode::bad_input);
+  } catch (const moe::Error& e) {
+    std::fprintf(stderr, "moe-harness: %s\n", e.what());
+    return int(e.code());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "moe-harness: internal error: %s\n", e.what());
+    return int(moe::ExitCode::harness_error);
+  }
+  return exit_code;
+}

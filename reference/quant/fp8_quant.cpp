@@ -1,0 +1,53 @@
+#include "reference/quant/fp8_quant.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace moe {
+
+float pow2_ceil(float s) {
+  int e;
+  const float f = std::frexp(s, &e);  // s = f * 2^e, f in [0.5, 1)
+  return f == 0.5f ? s : std::ldexp(1.0f, e);
+}
+
+float fp8_scale_for(float amax, const Fp8Recipe& r) {
+  float s = std::max(amax, r.amax_floor) / r.qmax;
+  if (r.rounding == ScaleRounding::pow2_ceil) s = pow2_ceil(s);
+  return s;
+}
+
+void quantize_fp8_blocked(const float* x, std::int64_t rows, std::int64_t cols, BlockShape b, const Fp8Recipe& r,
+                          std::uint8_t* codes, float* scales) {
+  const MinifloatSpec& spec = e4m3_spec(r.flavor);
+  const std::int64_t br = ceil_div(rows, b.rows), bc = ceil_div(cols, b.cols);
+#pragma omp parallel for collapse(2) schedule(static) if (rows * cols > (1 << 16))
+  for (std::int64_t i = 0; i < br; ++i) {
+    for (std::int64_t j = 0; j < bc; ++j) {
+      const std::int64_t r0 = i * b.rows, r1 = std::min(rows, r0 + b.rows);
+      const std::int64_t c0 = j * b.cols, c1 = std::min(cols, c0 + b.cols);
+      float amax = 0.0f;
+      for (std::int64_t rr = r0; rr < r1; ++rr)
+        for (std::int64_t cc = c0; cc < c1; ++cc) amax = std::fmax(amax, std::fabs(x[rr * cols + cc]));
+      const float s = fp8_scale_for(amax, r);
+      scales[i * bc + j] = s;
+      for (std::int64_t rr = r0; rr < r1; ++rr)
+        for (std::int64_t cc = c0; cc < c1; ++cc) {
+          const float v = std::clamp(x[rr * cols + cc] / s, -r.qmax, r.qmax);  // clamp passes NaN through
+          codes[rr * cols + cc] = std::uint8_t(minifloat_encode(spec, v));
+        }
+    }
+  }
+}
+
+void dequantize_fp8_blocked(const std::uint8_t* codes, const float* scales, std::int64_t rows, std::int64_t cols,
+                            BlockShape b, Fp8Flavor flavor, float* out) {
+  const DecodeTable& t = decode_table(e4m3_spec(flavor));
+  const std::int64_t bc = ceil_div(cols, b.cols);
+  for (std::int64_t rr = 0; rr < rows; ++rr) {
+    const float* srow = scales + (rr / b.rows) * bc;
+    for (std::int64_t cc = 0; cc < cols; ++cc) out[rr * cols + cc] = t.value[codes[rr * cols + cc]] * srow[cc / b.cols];
+  }
+}
+
+}  // namespace moe

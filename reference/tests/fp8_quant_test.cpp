@@ -1,0 +1,83 @@
+#include "reference/quant/fp8_quant.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace moe {
+
+TEST(Fp8Quant, PerToken_HandComputedCodes) {
+  // amax 4, qmax 448: s = 4/448, so x/s = {56, -112, 224, 448}: 56 = 1.75*2^5 -> e=12,m=6 -> 0x66, etc.
+  const float x[4] = {0.5f, -1.0f, 2.0f, 4.0f};
+  std::uint8_t q[4];
+  float s;
+  quantize_fp8_blocked(x, 1, 4, {1, 4}, {Fp8Flavor::fn, 448.0f}, q, &s);
+  EXPECT_EQ(s, 4.0f / 448.0f);
+  EXPECT_EQ(q[0], 0x66);
+  EXPECT_EQ(q[1], 0xEE);
+  EXPECT_EQ(q[2], 0x76);
+  EXPECT_EQ(q[3], 0x7E);
+}
+
+TEST(Fp8Quant, FnuzWithQmax224_VllmPolicy) {
+  const float x[2] = {4.0f, -1.0f};
+  std::uint8_t q[2];
+  float s;
+  quantize_fp8_blocked(x, 1, 2, {1, 2}, {Fp8Flavor::fnuz, 224.0f}, q, &s);
+  EXPECT_EQ(s, 4.0f / 224.0f);
+  EXPECT_EQ(q[0], 0x7E);  // 224 = 1.75 * 2^7, fnuz bias 8 -> e=15, m=6
+  EXPECT_EQ(q[1], 0xEE);  // -56 = -1.75 * 2^5 -> e=13, m=6, sign
+}
+
+TEST(Fp8Quant, Ue8m0ScaleIsNextPowerOfTwo) {
+  const float x[2] = {4.0f, 1.0f};
+  std::uint8_t q[2];
+  float s;
+  quantize_fp8_blocked(x, 1, 2, {1, 128}, {Fp8Flavor::fn, 448.0f, 1e-4f, ScaleRounding::pow2_ceil}, q, &s);
+  EXPECT_EQ(s, 0.015625f);  // 4/448 = 0.0089 -> 2^-6
+  EXPECT_EQ(q[0], 0x78);    // 4 / 2^-6 = 256 = 2^8 -> e=15, m=0
+  EXPECT_EQ(pow2_ceil(0.25f), 0.25f);
+  EXPECT_EQ(pow2_ceil(0.26f), 0.5f);
+}
+
+TEST(Fp8Quant, AmaxFloorAvoidsZeroScale) {
+  const float x[3] = {0, 0, 0};
+  std::uint8_t q[3];
+  float s;
+  quantize_fp8_blocked(x, 1, 3, {1, 3}, {Fp8Flavor::fn, 448.0f, 1e-4f}, q, &s);
+  EXPECT_EQ(s, 1e-4f / 448.0f);
+  EXPECT_EQ(q[0], 0);
+}
+
+TEST(Fp8Quant, Block128x128_ScaleShapeAndPerBlockAmax) {
+  const std::int64_t rows = 200, cols = 130;  // ragged last blocks in both dimensions
+  std::vector<float> w(rows * cols, 0.01f);
+  w[5 * cols + 3] = 8.0f;        // block (0, 0)
+  w[150 * cols + 129] = -2.0f;   // block (1, 1): the ragged corner
+  w[10 * cols + 128] = 1.0f;     // block (0, 1)
+  std::vector<std::uint8_t> q(rows * cols);
+  std::vector<float> s(4);
+  quantize_fp8_blocked(w.data(), rows, cols, {128, 128}, {Fp8Flavor::fn, 448.0f}, q.data(), s.data());
+  EXPECT_EQ(s[0], 8.0f / 448.0f);
+  EXPECT_EQ(s[1], 1.0f / 448.0f);
+  EXPECT_EQ(s[2], 0.01f / 448.0f);
+  EXPECT_EQ(s[3], 2.0f / 448.0f);
+  EXPECT_EQ(q[5 * cols + 3], 0x7E);
+  EXPECT_EQ(q[150 * cols + 129], 0xFE);
+  std::vector<float> back(rows * cols);
+  dequantize_fp8_blocked(q.data(), s.data(), rows, cols, {128, 128}, Fp8Flavor::fn, back.data());
+  for (std::int64_t i = 0; i < rows * cols; ++i) EXPECT_NEAR(back[i], w[i], std::fabs(w[i]) * 0.0625f + 1e-9f) << i;
+  EXPECT_EQ(back[5 * cols + 3], 8.0f);
+}
+
+TEST(Fp8Quant, PerTensorIsOneBlock) {
+  std::vector<float> x = {1, 2, 3, -6};
+  std::vector<std::uint8_t> q(4);
+  float s;
+  quantize_fp8_blocked(x.data(), 2, 2, {2, 2}, {Fp8Flavor::fn, 448.0f}, q.data(), &s);
+  EXPECT_EQ(s, 6.0f / 448.0f);
+  EXPECT_EQ(q[3], 0xFE);
+}
+
+}  // namespace moe
