@@ -5,9 +5,10 @@
 #pragma once
 #include <cstdint>
 
+#include "fixtures/format_tags.hpp"
+
 namespace moe {
 
-enum class E8m0Edges : std::uint8_t { ocp, triton };
 
 float e8m0_decode(std::uint8_t code, E8m0Edges edges = E8m0Edges::ocp);
 // 2^unbiased_exponent, clamped to the representable range [-127, 127].

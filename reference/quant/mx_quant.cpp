@@ -17,15 +17,6 @@ const MinifloatSpec& mx_element_spec(MxElement e) {
 }
 int mx_element_emax(MxElement e) { return e == MxElement::e4m3 ? 8 : e == MxElement::e5m2 ? 15 : 2; }
 
-std::string_view mx_scale_mode_name(MxScaleMode m) {
-  return m == MxScaleMode::floor ? "floor" : m == MxScaleMode::rceil ? "rceil" : "even";
-}
-std::optional<MxScaleMode> parse_mx_scale_mode(std::string_view s) {
-  if (s == "floor") return MxScaleMode::floor;
-  if (s == "rceil") return MxScaleMode::rceil;
-  if (s == "even") return MxScaleMode::even;
-  return std::nullopt;
-}
 
 namespace {
 int floor_log2(float a) {  // a > 0 finite; exact for subnormals too
@@ -43,7 +34,7 @@ int ceil_log2(float a) {
 int mx_shared_exponent(float amax, MxElement e, MxScaleMode mode) {
   if (!(amax > 0.0f)) return -127;
   if (std::isinf(amax)) return 127;
-  int x;
+  int x = 0;
   switch (mode) {
     case MxScaleMode::floor: x = floor_log2(amax) - mx_element_emax(e); break;
     case MxScaleMode::rceil: x = ceil_log2(amax / float(mx_element_spec(e).max_finite())); break;

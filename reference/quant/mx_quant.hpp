@@ -18,13 +18,9 @@ namespace moe {
 
 inline constexpr int kMxBlock = 32;
 
-enum class MxElement : std::uint8_t { e4m3, e5m2, e2m1 };
-enum class MxScaleMode : std::uint8_t { floor, rceil, even };
 
 const MinifloatSpec& mx_element_spec(MxElement e);
 int mx_element_emax(MxElement e);  // e4m3 8, e5m2 15, e2m1 2
-std::string_view mx_scale_mode_name(MxScaleMode m);
-std::optional<MxScaleMode> parse_mx_scale_mode(std::string_view s);
 
 // The block's shared exponent (unbiased) for its amax.
 int mx_shared_exponent(float amax, MxElement e, MxScaleMode mode);

@@ -1,0 +1,66 @@
+#include "reference/moe/act_quant.hpp"
+
+#include <vector>
+
+#include "reference/formats/bf16.hpp"
+#include "reference/formats/e8m0.hpp"
+#include "reference/formats/fp16.hpp"
+#include "reference/formats/fp8.hpp"
+#include "reference/quant/fp8_quant.hpp"
+#include "reference/quant/mx_quant.hpp"
+
+namespace moe {
+
+template <class S>
+void fake_quantize_activation_rows(S* rows, std::int64_t n, std::int64_t k, const QuantScheme& q) {
+  if (q.act == ActFormat::none || n == 0) return;
+  std::vector<float> x(static_cast<std::size_t>(n * k));
+  for (std::int64_t i = 0; i < n * k; ++i) x[i] = float(rows[i]);
+  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * k));
+  const float* t8 = decode_table(kE4M3Fn).value;
+  if (q.act == ActFormat::mxfp8) {
+    std::vector<std::uint8_t> scales(static_cast<std::size_t>(n * (k / kMxBlock)));
+    quantize_mx(x.data(), n, k, MxElement::e4m3, q.mx_mode, codes.data(), scales.data());
+    for (std::int64_t r = 0; r < n; ++r)
+      for (std::int64_t c = 0; c < k; ++c)
+        rows[r * k + c] = S(t8[codes[r * k + c]]) * S(e8m0_decode(scales[r * (k / kMxBlock) + c / kMxBlock], q.e8m0_edges));
+    return;
+  }
+  {
+    const Fp8Recipe r{q.flavor, q.act_qmax > 0 ? q.act_qmax : e4m3_max(q.flavor), q.act_amax_floor,
+                      q.act_scale_pow2 ? ScaleRounding::pow2_ceil : ScaleRounding::exact};
+    const BlockShape b = q.act == ActFormat::fp8_token ? BlockShape{1, k} : BlockShape{1, 128};
+    std::vector<float> scales(static_cast<std::size_t>(n * ceil_div(k, b.cols)));
+    quantize_fp8_blocked(x.data(), n, k, b, r, codes.data(), scales.data());
+    // decode(code) * scale formed in S: exact in fp64 (4 + 24 significant bits), one rounding in fp32.
+    const float* t = decode_table(e4m3_spec(q.flavor)).value;
+    const std::int64_t bc = ceil_div(k, b.cols);
+    for (std::int64_t rr = 0; rr < n; ++rr)
+      for (std::int64_t c = 0; c < k; ++c)
+        rows[rr * k + c] = S(t[codes[rr * k + c]]) * S(scales[rr * bc + c / b.cols]);
+  }
+}
+
+template <class S>
+void round_to_dtype(S* v, std::int64_t n, IntermediateDtype d) {
+  switch (d) {
+    case IntermediateDtype::bf16: for (std::int64_t i = 0; i < n; ++i) v[i] = S(round_to_bf16(float(v[i]))); break;
+    case IntermediateDtype::f16: for (std::int64_t i = 0; i < n; ++i) v[i] = S(round_to_fp16(float(v[i]))); break;
+    case IntermediateDtype::f32: for (std::int64_t i = 0; i < n; ++i) v[i] = S(float(v[i])); break;
+  }
+}
+
+template <class S>
+void round_to_dtype(S* v, std::int64_t n, DType d) {
+  round_to_dtype(v, n, d == DType::bf16 ? IntermediateDtype::bf16 : d == DType::f16 ? IntermediateDtype::f16
+                                                                                      : IntermediateDtype::f32);
+}
+
+template void fake_quantize_activation_rows<float>(float*, std::int64_t, std::int64_t, const QuantScheme&);
+template void fake_quantize_activation_rows<double>(double*, std::int64_t, std::int64_t, const QuantScheme&);
+template void round_to_dtype<float>(float*, std::int64_t, IntermediateDtype);
+template void round_to_dtype<double>(double*, std::int64_t, IntermediateDtype);
+template void round_to_dtype<float>(float*, std::int64_t, DType);
+template void round_to_dtype<double>(double*, std::int64_t, DType);
+
+}  // namespace moe

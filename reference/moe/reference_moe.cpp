@@ -1,0 +1,179 @@
+#include "reference/moe/reference_moe.hpp"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstring>
+
+#include "reference/formats/bf16.hpp"
+#include "reference/formats/fp16.hpp"
+#include "reference/moe/act_quant.hpp"
+#include "reference/moe/activation.hpp"
+#include "reference/moe/expert_dequant.hpp"
+
+namespace moe {
+namespace {
+
+template <class S>
+using RowMat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class S>
+using MapMat = Eigen::Map<RowMat<S>>;
+
+// One row of work for an expert: token t, its output slot, and the router weight where it applies.
+struct Assignment {
+  std::int64_t token;
+  std::int64_t slot;  // row of the slot buffer [T * (k + n_shared), H]
+  float weight;
+};
+
+struct ExpertJob {
+  const ExpertWeights* weights;
+  const QuantScheme* quant;
+  std::int64_t index;  // expert slot within weights
+  std::int64_t inter;
+  bool shared;
+  std::vector<Assignment> rows;
+};
+
+// Decode-sized problems stream the weight through a cache-sized tile (bandwidth-bound); larger ones dequantize the
+// expert once and run one GEMM per stage (compute-bound).
+constexpr std::int64_t kStreamRows = 16;
+
+template <class S>
+void gemm_with_dequant(const ExpertJob& job, WeightMatrix which, std::int64_t hidden, const RowMat<S>& a,
+                       RowMat<S>& out, std::vector<S>& wbuf) {
+  const std::int64_t rows = which == WeightMatrix::w13 ? 2 * job.inter : hidden;
+  const std::int64_t k = which == WeightMatrix::w13 ? hidden : job.inter;
+  out.resize(a.rows(), rows);
+  if (a.rows() > kStreamRows) {
+    wbuf.resize(std::size_t(rows * k));
+    dequantize_rows(*job.weights, *job.quant, which, job.index, hidden, job.inter, 0, rows, wbuf.data());
+    MapMat<S> w(wbuf.data(), rows, k);
+    out.noalias() = a * w.transpose();
+    return;
+  }
+  const std::int64_t tile = std::max<std::int64_t>(8, (64 * 1024) / std::int64_t(sizeof(S)) / k);
+  wbuf.resize(std::size_t(tile * k));
+  for (std::int64_t r0 = 0; r0 < rows; r0 += tile) {
+    const std::int64_t r1 = std::min(rows, r0 + tile);
+    dequantize_rows(*job.weights, *job.quant, which, job.index, hidden, job.inter, r0, r1, wbuf.data());
+    MapMat<S> w(wbuf.data(), r1 - r0, k);
+    out.middleCols(r0, r1 - r0).noalias() = a * w.transpose();
+  }
+}
+
+template <class S>
+void run_expert(const ProblemSpec& s, const ExpertJob& job, const std::vector<S>& x_in, const RowMat<S>* x_quant,
+                ReferenceKind kind, std::vector<S>& slots) {
+  const std::int64_t h = s.hidden, inter = job.inter, n = std::int64_t(job.rows.size());
+  const bool contract = kind == ReferenceKind::contract;
+  const bool weight_on_input = s.router_weight_on == RouterWeightOn::input && !job.shared;
+  RowMat<S> a(n, h), h1, y;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const Assignment& as = job.rows[i];
+    if (weight_on_input) {
+      // Llama-4: x * w in fp32, rounded to the input dtype (what the model feeds the expert), then quantized.
+      for (std::int64_t c = 0; c < h; ++c) a(i, c) = S(float(x_in[as.token * h + c]) * as.weight);
+      if (contract) round_to_dtype(a.row(i).data(), h, s.input_dtype);
+    } else if (x_quant) {
+      a.row(i) = x_quant->row(as.token);
+    } else {
+      for (std::int64_t c = 0; c < h; ++c) a(i, c) = x_in[as.token * h + c];
+    }
+  }
+  if (weight_on_input && contract) fake_quantize_activation_rows(a.data(), n, h, *job.quant);
+
+  std::vector<S> wbuf;
+  gemm_with_dequant(job, WeightMatrix::w13, h, a, h1, wbuf);
+  if (!job.weights->w13_bias.empty()) {
+    const float* b = job.weights->w13_bias.span<float>().data() + job.index * 2 * inter;
+    for (std::int64_t i = 0; i < n; ++i)
+      for (std::int64_t c = 0; c < 2 * inter; ++c) h1(i, c) += S(b[c]);
+  }
+  ActivationParams ap{s.activation, s.layout, s.swiglu_alpha, s.swiglu_limit, !job.shared || s.clamp_shared};
+  RowMat<S> z(n, inter);
+  for (std::int64_t i = 0; i < n; ++i) apply_activation(h1.row(i).data(), z.row(i).data(), inter, ap);
+  if (contract) {
+    round_to_dtype(z.data(), n * inter, s.intermediate);
+    fake_quantize_activation_rows(z.data(), n, inter, *job.quant);
+  }
+  gemm_with_dequant(job, WeightMatrix::w2, h, z, y, wbuf);
+  const float* b2 = job.weights->w2_bias.empty() ? nullptr : job.weights->w2_bias.span<float>().data() + job.index * h;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const Assignment& as = job.rows[i];
+    const S w = weight_on_input ? S(1) : S(as.weight);
+    S* dst = slots.data() + as.slot * h;
+    for (std::int64_t c = 0; c < h; ++c) dst[c] = (y(i, c) + (b2 ? S(b2[c]) : S(0))) * w;
+  }
+}
+
+template <class S>
+std::vector<float> run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, ReferenceKind kind) {
+  const std::int64_t t = s.tokens, h = s.hidden, k = r.k, ns = s.n_shared;
+  const std::int64_t per_token = k + ns;
+  std::vector<S> x(static_cast<std::size_t>(t * h));
+  {
+    auto bits = c.x.span<std::uint16_t>();
+    for (std::int64_t i = 0; i < t * h; ++i)
+      x[i] = S(s.input_dtype == DType::bf16 ? bf16_to_f32(bits[i]) : fp16_to_f32(bits[i]));
+  }
+  // Stage-1 inputs quantized once per token per scheme (the contract quantizes x per token, not per expert).
+  const bool contract = kind == ReferenceKind::contract;
+  auto quantized_input = [&](const QuantScheme& q) {
+    RowMat<S> m = MapMat<S>(x.data(), t, h);
+    if (contract) fake_quantize_activation_rows(m.data(), t, h, q);
+    return m;
+  };
+  const RowMat<S> xq_routed = quantized_input(s.quant);
+  const RowMat<S> xq_shared = ns > 0 ? quantized_input(s.shared_quant) : RowMat<S>();
+
+  std::vector<ExpertJob> jobs;
+  const std::int64_t el = s.local_experts(), first = s.first_local_expert();
+  jobs.resize(std::size_t(el));
+  for (std::int64_t e = 0; e < el; ++e) jobs[e] = ExpertJob{&c.routed, &s.quant, e, s.local_inter(), false, {}};
+  for (std::int64_t i = 0; i < t; ++i)
+    for (std::int64_t j = 0; j < k; ++j) {
+      const std::int64_t g = r.ids[i * k + j];
+      if (g < first || g >= first + el) continue;  // EP: another rank's expert contributes nothing here
+      jobs[g - first].rows.push_back({i, i * per_token + j, r.weights[i * k + j]});
+    }
+  // Shared experts: every token, weight 1 (on EP, rank 0 adds them; see ProblemSpec).
+  if (s.ep_rank == 0)
+    for (std::int64_t e = 0; e < ns; ++e) {
+      ExpertJob job{&c.shared, &s.shared_quant, e, s.local_shared_inter(), true, {}};
+      for (std::int64_t i = 0; i < t; ++i) job.rows.push_back({i, i * per_token + k + e, 1.0f});
+      jobs.push_back(std::move(job));
+    }
+  std::erase_if(jobs, [](const ExpertJob& j) { return j.rows.empty(); });
+  // Largest first: better balance under dynamic scheduling.
+  std::stable_sort(jobs.begin(), jobs.end(), [](auto& a, auto& b) { return a.rows.size() > b.rows.size(); });
+
+  std::vector<S> slots(static_cast<std::size_t>(t * per_token * h), S(0));  // slots never written stay 0 (EP, non-local)
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const bool on_input = s.router_weight_on == RouterWeightOn::input && !jobs[j].shared;
+    const RowMat<S>* xq = on_input ? nullptr : (jobs[j].shared ? &xq_shared : &xq_routed);
+    run_expert<S>(s, jobs[j], x, xq, kind, slots);
+  }
+
+  std::vector<float> out(static_cast<std::size_t>(t * h));
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < t; ++i) {
+    std::vector<S> acc(static_cast<std::size_t>(h), S(0));
+    for (std::int64_t j = 0; j < per_token; ++j) {
+      const S* src = slots.data() + (i * per_token + j) * h;
+      for (std::int64_t col = 0; col < h; ++col) acc[col] += src[col];
+    }
+    if (contract) round_to_dtype(acc.data(), h, s.output_dtype);
+    for (std::int64_t col = 0; col < h; ++col) out[i * h + col] = float(acc[col]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<float> reference_moe(const ProblemSpec& spec, const Checkpoint& ckpt, const RoutingResult& routing,
+                                 ReferenceKind kind, Precision precision) {
+  return precision == Precision::fp64 ? run<double>(spec, ckpt, routing, kind) : run<float>(spec, ckpt, routing, kind);
+}
+
+}  // namespace moe

@@ -1,0 +1,29 @@
+// The reference MoE engine (DESIGN.md "Two references"): tokens grouped per expert, one Eigen GEMM per expert and
+// stage, OpenMP across experts; only experts that some token hits are dequantized, one at a time per thread, so
+// working memory is bounded by a few experts, never an fp32 copy of the whole layer.
+//
+//  contract: activations and the stage-1 intermediate quantized and rounded exactly where the case's kernel
+//            contract says (input quantization, intermediate dtype, intermediate quantization), fp32 (or fp64)
+//            accumulation, output rounded to the output dtype. What a correct kernel computes up to summation order.
+//  ideal:    the same stored weights, the unquantized input, no intermediate rounding, fp32 output: the recipe's
+//            own quantization error (informational, or a loose gate).
+//
+// Reduction order is fixed (per token: routed slots in top-k order, then shared experts), so the result does not
+// depend on thread count.
+#pragma once
+#include <vector>
+
+#include "fixtures/checkpoint.hpp"
+#include "fixtures/problem.hpp"
+#include "reference/routing/routing.hpp"
+
+namespace moe {
+
+enum class ReferenceKind : std::uint8_t { contract, ideal };
+enum class Precision : std::uint8_t { fp32, fp64 };  // fp64: validation mode (all GEMMs and sums in double)
+
+// [T, H] values (contract: already rounded to the output dtype). Reads `ckpt` only.
+std::vector<float> reference_moe(const ProblemSpec& spec, const Checkpoint& ckpt, const RoutingResult& routing,
+                                 ReferenceKind kind, Precision precision = Precision::fp32);
+
+}  // namespace moe
