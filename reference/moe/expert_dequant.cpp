@@ -1,9 +1,11 @@
 #include "reference/moe/expert_dequant.hpp"
 
+#include <bit>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "reference/formats/bf16.hpp"
-#include "reference/formats/e2m1.hpp"
 #include "reference/formats/e8m0.hpp"
 #include "reference/formats/fp8.hpp"
 #include "reference/formats/minifloat.hpp"
@@ -12,6 +14,22 @@
 
 namespace moe {
 namespace {
+
+// Branch-free decoders the compiler vectorizes. Placing an e4m3 code's exponent and mantissa under fp32's field
+// positions gives 2^(e-127) * (1 + m/8) for e > 0 and exactly (m/8) * 2^-126 (an fp32 subnormal) for e = 0; one
+// multiplication by 2^(127 - bias) is then exact and yields the spec value for every finite code (the spec tests
+// in reference/tests pin the table decoder; DequantRows_* tests pin these against it). NaN codes are patched after.
+inline float e4m3_bits(std::uint8_t b) {
+  return std::bit_cast<float>((std::uint32_t(b & 0x80u) << 24) | (std::uint32_t(b & 0x7Fu) << 20));
+}
+// e2m1: s e e m -> fp32 sign, exponent field e, top mantissa bit m; times 2^(127 - 1).
+inline float e2m1_bits(std::uint8_t nib) {
+  return std::bit_cast<float>((std::uint32_t(nib & 0x8u) << 28) | (std::uint32_t(nib & 0x7u) << 22));
+}
+constexpr float kE4M3FnUnbias = 0x1p120f;    // 2^(127 - 7)
+constexpr float kE4M3FnuzUnbias = 0x1p119f;  // 2^(127 - 8)
+constexpr float kE2M1Unbias = 0x1p126f;      // 2^(127 - 1)
+
 const std::vector<float>& fp16_table() {
   static const std::vector<float> t = [] {
     std::vector<float> v(65536);
@@ -20,6 +38,25 @@ const std::vector<float>& fp16_table() {
   }();
   return t;
 }
+
+// decode(code) * scale for k codes whose scale changes every `block` columns (block = k: one scale per row).
+template <class S>
+void fp8_row(const std::uint8_t* codes, std::int64_t k, Fp8Flavor f, const float* scales, std::int64_t block, S* out) {
+  const float unbias = f == Fp8Flavor::fn ? kE4M3FnUnbias : kE4M3FnuzUnbias;
+  unsigned nan = 0;
+  for (std::int64_t c0 = 0, b = 0; c0 < k; c0 += block, ++b) {
+    const S s = S(scales[b]);
+    const std::int64_t c1 = std::min(k, c0 + block);
+    for (std::int64_t c = c0; c < c1; ++c) {
+      out[c] = S(e4m3_bits(codes[c]) * unbias) * s;  // the first product is exact: one rounding in all
+      nan |= f == Fp8Flavor::fn ? unsigned((codes[c] & 0x7F) == 0x7F) : unsigned(codes[c] == 0x80);
+    }
+  }
+  if (nan)
+    for (std::int64_t c = 0; c < k; ++c)
+      if (f == Fp8Flavor::fn ? (codes[c] & 0x7F) == 0x7F : codes[c] == 0x80) out[c] = std::numeric_limits<S>::quiet_NaN();
+}
+
 }  // namespace
 
 template <class S>
@@ -33,7 +70,7 @@ void dequantize_rows(const ExpertWeights& w, const QuantScheme& q, WeightMatrix 
   switch (q.weight) {
     case WeightFormat::bf16: {
       const auto* p = el.span<std::uint16_t>().data() + (e * rows + r0) * k;
-      for (std::int64_t i = 0; i < n * k; ++i) out[i] = S(bf16_to_f32(p[i]));
+      for (std::int64_t i = 0; i < n * k; ++i) out[i] = S(std::bit_cast<float>(std::uint32_t(p[i]) << 16));
       return;
     }
     case WeightFormat::fp16: {
@@ -43,56 +80,45 @@ void dequantize_rows(const ExpertWeights& w, const QuantScheme& q, WeightMatrix 
       return;
     }
     case WeightFormat::fp8_tensor: case WeightFormat::fp8_channel: case WeightFormat::fp8_block: {
-      const float* t = decode_table(e4m3_spec(q.flavor)).value;
       const auto* p = el.span<std::uint8_t>().data() + (e * rows + r0) * k;
-      const float* s = sc.span<float>().data();
-      const std::int64_t per_expert = sc.numel() / sc.dim(0);
-      s += e * per_expert;
+      const float* s = sc.span<float>().data() + e * (sc.numel() / sc.dim(0));
       for (std::int64_t i = 0; i < n; ++i) {
         const std::int64_t r = r0 + i;
-        const std::uint8_t* row = p + i * k;
         S* o = out + i * k;
         if (q.weight == WeightFormat::fp8_block) {
           // w13 blocks its gate and up halves separately: [2 * ceil(I/128), ceil(H/128)].
-          std::int64_t br;
-          if (is13) {
-            const std::int64_t half = inter, per_half = ceil_div(half, 128);
-            br = r < half ? r / 128 : per_half + (r - half) / 128;
-          } else {
-            br = r / 128;
-          }
-          const float* srow = s + br * ceil_div(k, 128);
-          for (std::int64_t c0 = 0; c0 < k; c0 += 128) {
-            const float bs = srow[c0 / 128];
-            const std::int64_t c1 = std::min(k, c0 + 128);
-            for (std::int64_t c = c0; c < c1; ++c) o[c] = S(t[row[c]]) * S(bs);
-          }
+          const std::int64_t br = is13 ? (r < inter ? r / 128 : ceil_div(inter, 128) + (r - inter) / 128) : r / 128;
+          fp8_row(p + i * k, k, q.flavor, s + br * ceil_div(k, 128), 128, o);
         } else {
-          const float rs = q.weight == WeightFormat::fp8_tensor ? s[0] : s[r];
-          for (std::int64_t c = 0; c < k; ++c) o[c] = S(t[row[c]]) * S(rs);
+          fp8_row(p + i * k, k, q.flavor, q.weight == WeightFormat::fp8_tensor ? s : s + r, k, o);
         }
       }
       return;
     }
     case WeightFormat::mxfp8: case WeightFormat::mxfp4: {
       const bool fp4 = q.weight == WeightFormat::mxfp4;
-      const float* t = decode_table(fp4 ? kE2M1 : kE4M3Fn).value;
       const std::int64_t row_bytes = fp4 ? k / 2 : k, nb = k / kMxBlock;
       const auto* p = el.span<std::uint8_t>().data() + (e * rows + r0) * row_bytes;
       const auto* s = sc.span<std::uint8_t>().data() + (e * rows + r0) * nb;
       for (std::int64_t i = 0; i < n; ++i) {
         S* o = out + i * k;
-        for (std::int64_t b = 0; b < nb; ++b) {
-          const float bs = e8m0_decode(s[i * nb + b], q.e8m0_edges);
-          if (fp4) {
-            const std::uint8_t* src = p + i * row_bytes + b * (kMxBlock / 2);
-            for (int j = 0; j < kMxBlock / 2; ++j) {
-              o[b * kMxBlock + 2 * j] = S(t[e2m1_unpack(src[j], 0)]) * S(bs);
-              o[b * kMxBlock + 2 * j + 1] = S(t[e2m1_unpack(src[j], 1)]) * S(bs);
-            }
-          } else {
-            const std::uint8_t* src = p + i * row_bytes + b * kMxBlock;
-            for (int j = 0; j < kMxBlock; ++j) o[b * kMxBlock + j] = S(t[src[j]]) * S(bs);
+        if (fp4) {
+          const std::uint8_t* src = p + i * row_bytes;
+          for (std::int64_t j = 0; j < k / 2; ++j) {
+            o[2 * j] = S(e2m1_bits(src[j] & 0xF) * kE2M1Unbias);
+            o[2 * j + 1] = S(e2m1_bits(src[j] >> 4) * kE2M1Unbias);
+          }
+          for (std::int64_t b = 0; b < nb; ++b) {
+            const S bs = S(e8m0_decode(s[i * nb + b], q.e8m0_edges));
+            for (int j = 0; j < kMxBlock; ++j) o[b * kMxBlock + j] *= bs;
+          }
+        } else {
+          float bs[4096 / kMxBlock];
+          for (std::int64_t b0 = 0; b0 < nb; b0 += std::int64_t(std::size(bs))) {
+            const std::int64_t bn = std::min<std::int64_t>(std::int64_t(std::size(bs)), nb - b0);
+            for (std::int64_t b = 0; b < bn; ++b) bs[b] = e8m0_decode(s[i * nb + b0 + b], q.e8m0_edges);
+            fp8_row(p + i * row_bytes + b0 * kMxBlock, std::min(k - b0 * kMxBlock, bn * kMxBlock), Fp8Flavor::fn, bs,
+                    kMxBlock, o + b0 * kMxBlock);
           }
         }
       }

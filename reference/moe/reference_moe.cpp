@@ -51,13 +51,13 @@ void gemm_with_dequant(const ExpertJob& job, WeightMatrix which, std::int64_t hi
     out.noalias() = a * w.transpose();
     return;
   }
-  const std::int64_t tile = std::max<std::int64_t>(8, (64 * 1024) / std::int64_t(sizeof(S)) / k);
-  wbuf.resize(std::size_t(tile * k));
-  for (std::int64_t r0 = 0; r0 < rows; r0 += tile) {
-    const std::int64_t r1 = std::min(rows, r0 + tile);
-    dequantize_rows(*job.weights, *job.quant, which, job.index, hidden, job.inter, r0, r1, wbuf.data());
-    MapMat<S> w(wbuf.data(), r1 - r0, k);
-    out.middleCols(r0, r1 - r0).noalias() = a * w.transpose();
+  // Few rows: decode one weight row at a time into an L1-sized buffer and take n dot products, so each stored
+  // weight byte is read once and nothing expert-sized is materialised.
+  wbuf.resize(static_cast<std::size_t>(k));
+  Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>> wr(wbuf.data(), k);
+  for (std::int64_t r = 0; r < rows; ++r) {
+    dequantize_rows(*job.weights, *job.quant, which, job.index, hidden, job.inter, r, r + 1, wbuf.data());
+    for (Eigen::Index i = 0; i < a.rows(); ++i) out(i, r) = a.row(i).dot(wr.transpose());
   }
 }
 

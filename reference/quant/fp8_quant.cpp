@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reference/formats/e4m3_encode.hpp"
+
 namespace moe {
 
 float pow2_ceil(float s) {
@@ -19,7 +21,6 @@ float fp8_scale_for(float amax, const Fp8Recipe& r) {
 
 void quantize_fp8_blocked(const float* x, std::int64_t rows, std::int64_t cols, BlockShape b, const Fp8Recipe& r,
                           std::uint8_t* codes, float* scales) {
-  const MinifloatSpec& spec = e4m3_spec(r.flavor);
   const std::int64_t br = ceil_div(rows, b.rows), bc = ceil_div(cols, b.cols);
 #pragma omp parallel for collapse(2) schedule(static) if (rows * cols > (1 << 16))
   for (std::int64_t i = 0; i < br; ++i) {
@@ -34,7 +35,7 @@ void quantize_fp8_blocked(const float* x, std::int64_t rows, std::int64_t cols, 
       for (std::int64_t rr = r0; rr < r1; ++rr)
         for (std::int64_t cc = c0; cc < c1; ++cc) {
           const float v = std::clamp(x[rr * cols + cc] / s, -r.qmax, r.qmax);  // clamp passes NaN through
-          codes[rr * cols + cc] = std::uint8_t(minifloat_encode(spec, v));
+          codes[rr * cols + cc] = e4m3_encode(r.flavor, v);
         }
     }
   }
