@@ -6,6 +6,7 @@
 #include "reference/formats/e8m0.hpp"
 #include "reference/formats/fp16.hpp"
 #include "reference/formats/fp8.hpp"
+#include "reference/moe/large_buffer.hpp"
 #include "reference/quant/fp8_quant.hpp"
 #include "reference/quant/mx_quant.hpp"
 
@@ -14,13 +15,18 @@ namespace moe {
 template <class S>
 void fake_quantize_activation_rows(S* rows, std::int64_t n, std::int64_t k, const QuantScheme& q) {
   if (q.act == ActFormat::none || n == 0) return;
-  std::vector<float> x(static_cast<std::size_t>(n * k));
+  // Per-thread scratch kept across calls: no allocation or page faults on the hot path.
+  thread_local LargeVector<float> xs;
+  thread_local LargeVector<std::uint8_t> code_storage;
+  xs.resize(static_cast<std::size_t>(n * k));
+  code_storage.resize(static_cast<std::size_t>(n * k));
+  float* x = xs.data();
   for (std::int64_t i = 0; i < n * k; ++i) x[i] = float(rows[i]);
-  std::vector<std::uint8_t> codes(static_cast<std::size_t>(n * k));
+  std::uint8_t* codes = code_storage.data();
   const float* t8 = decode_table(kE4M3Fn).value;
   if (q.act == ActFormat::mxfp8) {
     std::vector<std::uint8_t> scales(static_cast<std::size_t>(n * (k / kMxBlock)));
-    quantize_mx(x.data(), n, k, MxElement::e4m3, q.mx_mode, codes.data(), scales.data());
+    quantize_mx(x, n, k, MxElement::e4m3, q.mx_mode, codes, scales.data());
     for (std::int64_t r = 0; r < n; ++r)
       for (std::int64_t c = 0; c < k; ++c)
         rows[r * k + c] = S(t8[codes[r * k + c]]) * S(e8m0_decode(scales[r * (k / kMxBlock) + c / kMxBlock], q.e8m0_edges));
@@ -31,7 +37,7 @@ void fake_quantize_activation_rows(S* rows, std::int64_t n, std::int64_t k, cons
                       q.act_scale_pow2 ? ScaleRounding::pow2_ceil : ScaleRounding::exact};
     const BlockShape b = q.act == ActFormat::fp8_token ? BlockShape{1, k} : BlockShape{1, 128};
     std::vector<float> scales(static_cast<std::size_t>(n * ceil_div(k, b.cols)));
-    quantize_fp8_blocked(x.data(), n, k, b, r, codes.data(), scales.data());
+    quantize_fp8_blocked(x, n, k, b, r, codes, scales.data());
     // decode(code) * scale formed in S: exact in fp64 (4 + 24 significant bits), one rounding in fp32.
     const float* t = decode_table(e4m3_spec(q.flavor)).value;
     const std::int64_t bc = ceil_div(k, b.cols);

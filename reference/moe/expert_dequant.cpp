@@ -61,36 +61,39 @@ void fp8_row(const std::uint8_t* codes, std::int64_t k, Fp8Flavor f, const float
 
 template <class S>
 void dequantize_rows(const ExpertWeights& w, const QuantScheme& q, WeightMatrix which, std::int64_t e,
-                     std::int64_t hidden, std::int64_t inter, std::int64_t r0, std::int64_t r1, S* out) {
+                     std::int64_t hidden, std::int64_t inter, std::int64_t r0, std::int64_t r1, S* out,
+                     std::int64_t c0, std::int64_t c1) {
   const bool is13 = which == WeightMatrix::w13;
   const Tensor& el = is13 ? w.w13 : w.w2;
   const Tensor& sc = is13 ? w.w13_scale : w.w2_scale;
   const std::int64_t rows = is13 ? 2 * inter : hidden, k = is13 ? hidden : inter;
-  const std::int64_t n = r1 - r0;
+  if (c1 < 0) c1 = k;
+  const std::int64_t n = r1 - r0, width = c1 - c0;
   switch (q.weight) {
-    case WeightFormat::bf16: {
-      const auto* p = el.span<std::uint16_t>().data() + (e * rows + r0) * k;
-      for (std::int64_t i = 0; i < n * k; ++i) out[i] = S(std::bit_cast<float>(std::uint32_t(p[i]) << 16));
-      return;
-    }
-    case WeightFormat::fp16: {
-      const auto* p = el.span<std::uint16_t>().data() + (e * rows + r0) * k;
-      const float* t = fp16_table().data();
-      for (std::int64_t i = 0; i < n * k; ++i) out[i] = S(t[p[i]]);
+    case WeightFormat::bf16: case WeightFormat::fp16: {
+      const auto* p = el.span<std::uint16_t>().data() + (e * rows + r0) * k + c0;
+      if (q.weight == WeightFormat::fp16) {
+        const float* t = fp16_table().data();
+        for (std::int64_t i = 0; i < n; ++i)
+          for (std::int64_t c = 0; c < width; ++c) out[i * width + c] = S(t[p[i * k + c]]);
+      } else {
+        for (std::int64_t i = 0; i < n; ++i)
+          for (std::int64_t c = 0; c < width; ++c) out[i * width + c] = S(std::bit_cast<float>(std::uint32_t(p[i * k + c]) << 16));
+      }
       return;
     }
     case WeightFormat::fp8_tensor: case WeightFormat::fp8_channel: case WeightFormat::fp8_block: {
-      const auto* p = el.span<std::uint8_t>().data() + (e * rows + r0) * k;
+      const auto* p = el.span<std::uint8_t>().data() + (e * rows + r0) * k + c0;
       const float* s = sc.span<float>().data() + e * (sc.numel() / sc.dim(0));
       for (std::int64_t i = 0; i < n; ++i) {
         const std::int64_t r = r0 + i;
-        S* o = out + i * k;
+        S* o = out + i * width;
         if (q.weight == WeightFormat::fp8_block) {
           // w13 blocks its gate and up halves separately: [2 * ceil(I/128), ceil(H/128)].
           const std::int64_t br = is13 ? (r < inter ? r / 128 : ceil_div(inter, 128) + (r - inter) / 128) : r / 128;
-          fp8_row(p + i * k, k, q.flavor, s + br * ceil_div(k, 128), 128, o);
+          fp8_row(p + i * k, width, q.flavor, s + br * ceil_div(k, 128) + c0 / 128, 128, o);
         } else {
-          fp8_row(p + i * k, k, q.flavor, q.weight == WeightFormat::fp8_tensor ? s : s + r, k, o);
+          fp8_row(p + i * k, width, q.flavor, q.weight == WeightFormat::fp8_tensor ? s : s + r, width, o);
         }
       }
       return;
@@ -98,27 +101,27 @@ void dequantize_rows(const ExpertWeights& w, const QuantScheme& q, WeightMatrix 
     case WeightFormat::mxfp8: case WeightFormat::mxfp4: {
       const bool fp4 = q.weight == WeightFormat::mxfp4;
       const std::int64_t row_bytes = fp4 ? k / 2 : k, nb = k / kMxBlock;
-      const auto* p = el.span<std::uint8_t>().data() + (e * rows + r0) * row_bytes;
-      const auto* s = sc.span<std::uint8_t>().data() + (e * rows + r0) * nb;
+      const auto* p = el.span<std::uint8_t>().data() + (e * rows + r0) * row_bytes + (fp4 ? c0 / 2 : c0);
+      const auto* s = sc.span<std::uint8_t>().data() + (e * rows + r0) * nb + c0 / kMxBlock;
+      const std::int64_t wb = width / kMxBlock;
       for (std::int64_t i = 0; i < n; ++i) {
-        S* o = out + i * k;
+        S* o = out + i * width;
         if (fp4) {
           const std::uint8_t* src = p + i * row_bytes;
-          for (std::int64_t j = 0; j < k / 2; ++j) {
+          for (std::int64_t j = 0; j < width / 2; ++j) {
             o[2 * j] = S(e2m1_bits(src[j] & 0xF) * kE2M1Unbias);
             o[2 * j + 1] = S(e2m1_bits(src[j] >> 4) * kE2M1Unbias);
           }
-          for (std::int64_t b = 0; b < nb; ++b) {
+          for (std::int64_t b = 0; b < wb; ++b) {
             const S bs = S(e8m0_decode(s[i * nb + b], q.e8m0_edges));
             for (int j = 0; j < kMxBlock; ++j) o[b * kMxBlock + j] *= bs;
           }
         } else {
           float bs[4096 / kMxBlock];
-          for (std::int64_t b0 = 0; b0 < nb; b0 += std::int64_t(std::size(bs))) {
-            const std::int64_t bn = std::min<std::int64_t>(std::int64_t(std::size(bs)), nb - b0);
+          for (std::int64_t b0 = 0; b0 < wb; b0 += std::int64_t(std::size(bs))) {
+            const std::int64_t bn = std::min<std::int64_t>(std::int64_t(std::size(bs)), wb - b0);
             for (std::int64_t b = 0; b < bn; ++b) bs[b] = e8m0_decode(s[i * nb + b0 + b], q.e8m0_edges);
-            fp8_row(p + i * row_bytes + b0 * kMxBlock, std::min(k - b0 * kMxBlock, bn * kMxBlock), Fp8Flavor::fn, bs,
-                    kMxBlock, o + b0 * kMxBlock);
+            fp8_row(p + i * row_bytes + b0 * kMxBlock, bn * kMxBlock, Fp8Flavor::fn, bs, kMxBlock, o + b0 * kMxBlock);
           }
         }
       }
@@ -128,8 +131,10 @@ void dequantize_rows(const ExpertWeights& w, const QuantScheme& q, WeightMatrix 
 }
 
 template void dequantize_rows<float>(const ExpertWeights&, const QuantScheme&, WeightMatrix, std::int64_t,
-                                     std::int64_t, std::int64_t, std::int64_t, std::int64_t, float*);
+                                     std::int64_t, std::int64_t, std::int64_t, std::int64_t, float*, std::int64_t,
+                                     std::int64_t);
 template void dequantize_rows<double>(const ExpertWeights&, const QuantScheme&, WeightMatrix, std::int64_t,
-                                      std::int64_t, std::int64_t, std::int64_t, std::int64_t, double*);
+                                      std::int64_t, std::int64_t, std::int64_t, std::int64_t, double*, std::int64_t,
+                                      std::int64_t);
 
 }  // namespace moe

@@ -11,9 +11,11 @@ namespace moe {
 
 enum class WeightMatrix : std::uint8_t { w13, w2 };
 
-// Rows [r0, r1) of expert e's w13 ([2I, H]) or w2 ([H, I]) into out (row-major, (r1 - r0) x K).
+// Rows [r0, r1), columns [c0, c1) of expert e's w13 ([2I, H]) or w2 ([H, I]) into out (row-major, stride c1 - c0).
+// c0 must be 0 or a multiple of 128 (so block and MX scale boundaries stay aligned); c1 = -1 means K.
 template <class S>
 void dequantize_rows(const ExpertWeights& w, const QuantScheme& q, WeightMatrix which, std::int64_t e,
-                     std::int64_t hidden, std::int64_t inter, std::int64_t r0, std::int64_t r1, S* out);
+                     std::int64_t hidden, std::int64_t inter, std::int64_t r0, std::int64_t r1, S* out,
+                     std::int64_t c0 = 0, std::int64_t c1 = -1);
 
 }  // namespace moe

@@ -3,12 +3,14 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "reference/formats/bf16.hpp"
 #include "reference/formats/fp16.hpp"
 #include "reference/moe/act_quant.hpp"
 #include "reference/moe/activation.hpp"
 #include "reference/moe/expert_dequant.hpp"
+#include "reference/moe/large_buffer.hpp"
 
 namespace moe {
 namespace {
@@ -38,36 +40,73 @@ struct ExpertJob {
 // expert once and run one GEMM per stage (compute-bound).
 constexpr std::int64_t kStreamRows = 16;
 
+// Per-thread scratch, grown to the largest job seen and kept across calls (OpenMP keeps its threads), so the hot
+// path neither allocates nor touches fresh pages after the first call of a given size.
 template <class S>
-void gemm_with_dequant(const ExpertJob& job, WeightMatrix which, std::int64_t hidden, const RowMat<S>& a,
-                       RowMat<S>& out, std::vector<S>& wbuf) {
+struct Scratch {
+  LargeVector<S> a, h1, z, y, w;
+};
+template <class S>
+Scratch<S>& thread_scratch() {
+  thread_local Scratch<S> s;
+  return s;
+}
+
+template <class S>
+void gemm_with_dequant(const ExpertJob& job, WeightMatrix which, std::int64_t hidden, const MapMat<S>& a,
+                       MapMat<S>& out, LargeVector<S>& wbuf) {
   const std::int64_t rows = which == WeightMatrix::w13 ? 2 * job.inter : hidden;
   const std::int64_t k = which == WeightMatrix::w13 ? hidden : job.inter;
-  out.resize(a.rows(), rows);
   if (a.rows() > kStreamRows) {
-    wbuf.resize(std::size_t(rows * k));
-    dequantize_rows(*job.weights, *job.quant, which, job.index, hidden, job.inter, 0, rows, wbuf.data());
-    MapMat<S> w(wbuf.data(), rows, k);
-    out.noalias() = a * w.transpose();
+    // Tiles of about 1 MiB of dequantized weight (L2-resident while Eigen packs them): along K for the wide stage-1
+    // matrix (out += a[:, k-tile] * W[:, k-tile]^T), along the rows for stage 2 (out[:, row-tile] = a * W[tile]^T).
+    const std::int64_t budget = (std::int64_t(1) << 20) / std::int64_t(sizeof(S));
+    if (k > rows) {
+      const std::int64_t kt = std::max<std::int64_t>(128, (budget / rows) / 128 * 128);
+      wbuf.resize(static_cast<std::size_t>(rows * kt));
+      for (std::int64_t k0 = 0; k0 < k; k0 += kt) {
+        const std::int64_t k1 = std::min(k, k0 + kt);
+        dequantize_rows(*job.weights, *job.quant, which, job.index, hidden, job.inter, 0, rows, wbuf.data(), k0, k1);
+        MapMat<S> w(wbuf.data(), rows, k1 - k0);
+        if (k0 == 0) out.noalias() = a.middleCols(0, k1) * w.transpose();
+        else out.noalias() += a.middleCols(k0, k1 - k0) * w.transpose();
+      }
+    } else {
+      const std::int64_t rt = std::max<std::int64_t>(16, budget / k);
+      wbuf.resize(static_cast<std::size_t>(rt * k));
+      for (std::int64_t r0 = 0; r0 < rows; r0 += rt) {
+        const std::int64_t r1 = std::min(rows, r0 + rt);
+        dequantize_rows(*job.weights, *job.quant, which, job.index, hidden, job.inter, r0, r1, wbuf.data());
+        MapMat<S> w(wbuf.data(), r1 - r0, k);
+        out.middleCols(r0, r1 - r0).noalias() = a * w.transpose();
+      }
+    }
     return;
   }
   // Few rows: decode one weight row at a time into an L1-sized buffer and take n dot products, so each stored
   // weight byte is read once and nothing expert-sized is materialised.
+  // One row at a time: the decoded row stays in L1 for the n dot products (measured: an 8-row tile that spills
+  // to L2 streamed weights 1.5x slower on the decode benchmark).
   wbuf.resize(static_cast<std::size_t>(k));
-  Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1>> wr(wbuf.data(), k);
+  Eigen::Map<const Eigen::Matrix<S, 1, Eigen::Dynamic>> wr(wbuf.data(), k);
   for (std::int64_t r = 0; r < rows; ++r) {
     dequantize_rows(*job.weights, *job.quant, which, job.index, hidden, job.inter, r, r + 1, wbuf.data());
-    for (Eigen::Index i = 0; i < a.rows(); ++i) out(i, r) = a.row(i).dot(wr.transpose());
+    for (Eigen::Index i = 0; i < a.rows(); ++i) out(i, r) = a.row(i).dot(wr);
   }
 }
 
 template <class S>
-void run_expert(const ProblemSpec& s, const ExpertJob& job, const std::vector<S>& x_in, const RowMat<S>* x_quant,
-                ReferenceKind kind, std::vector<S>& slots) {
+void run_expert(const ProblemSpec& s, const ExpertJob& job, const S* x_in, const MapMat<S>* x_quant,
+                ReferenceKind kind, S* slots) {
   const std::int64_t h = s.hidden, inter = job.inter, n = std::int64_t(job.rows.size());
   const bool contract = kind == ReferenceKind::contract;
   const bool weight_on_input = s.router_weight_on == RouterWeightOn::input && !job.shared;
-  RowMat<S> a(n, h), h1, y;
+  Scratch<S>& sc = thread_scratch<S>();
+  sc.a.resize(static_cast<std::size_t>(n * h));
+  sc.h1.resize(static_cast<std::size_t>(n * 2 * inter));
+  sc.z.resize(static_cast<std::size_t>(n * inter));
+  sc.y.resize(static_cast<std::size_t>(n * h));
+  MapMat<S> a(sc.a.data(), n, h), h1(sc.h1.data(), n, 2 * inter), z(sc.z.data(), n, inter), y(sc.y.data(), n, h);
   for (std::int64_t i = 0; i < n; ++i) {
     const Assignment& as = job.rows[i];
     if (weight_on_input) {
@@ -82,35 +121,36 @@ void run_expert(const ProblemSpec& s, const ExpertJob& job, const std::vector<S>
   }
   if (weight_on_input && contract) fake_quantize_activation_rows(a.data(), n, h, *job.quant);
 
-  std::vector<S> wbuf;
-  gemm_with_dequant(job, WeightMatrix::w13, h, a, h1, wbuf);
+  gemm_with_dequant(job, WeightMatrix::w13, h, a, h1, sc.w);
   if (!job.weights->w13_bias.empty()) {
     const float* b = job.weights->w13_bias.span<float>().data() + job.index * 2 * inter;
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t c = 0; c < 2 * inter; ++c) h1(i, c) += S(b[c]);
   }
   ActivationParams ap{s.activation, s.layout, s.swiglu_alpha, s.swiglu_limit, !job.shared || s.clamp_shared};
-  RowMat<S> z(n, inter);
   for (std::int64_t i = 0; i < n; ++i) apply_activation(h1.row(i).data(), z.row(i).data(), inter, ap);
   if (contract) {
     round_to_dtype(z.data(), n * inter, s.intermediate);
     fake_quantize_activation_rows(z.data(), n, inter, *job.quant);
   }
-  gemm_with_dequant(job, WeightMatrix::w2, h, z, y, wbuf);
+  gemm_with_dequant(job, WeightMatrix::w2, h, z, y, sc.w);
   const float* b2 = job.weights->w2_bias.empty() ? nullptr : job.weights->w2_bias.span<float>().data() + job.index * h;
   for (std::int64_t i = 0; i < n; ++i) {
     const Assignment& as = job.rows[i];
     const S w = weight_on_input ? S(1) : S(as.weight);
-    S* dst = slots.data() + as.slot * h;
+    S* dst = slots + as.slot * h;
     for (std::int64_t c = 0; c < h; ++c) dst[c] = (y(i, c) + (b2 ? S(b2[c]) : S(0))) * w;
   }
 }
 
 template <class S>
-std::vector<float> run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, ReferenceKind kind) {
+Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, ReferenceKind kind) {
   const std::int64_t t = s.tokens, h = s.hidden, k = r.k, ns = s.n_shared;
   const std::int64_t per_token = k + ns;
-  std::vector<S> x(static_cast<std::size_t>(t * h));
+  // Call-level buffers live in the calling thread's workspace, kept across calls like the per-thread scratch.
+  thread_local LargeVector<S> x_storage, xq_storage, slot_storage;
+  x_storage.resize(static_cast<std::size_t>(t * h));
+  S* x = x_storage.data();
   {
     auto bits = c.x.span<std::uint16_t>();
     for (std::int64_t i = 0; i < t * h; ++i)
@@ -118,13 +158,14 @@ std::vector<float> run(const ProblemSpec& s, const Checkpoint& c, const RoutingR
   }
   // Stage-1 inputs quantized once per token per scheme (the contract quantizes x per token, not per expert).
   const bool contract = kind == ReferenceKind::contract;
-  auto quantized_input = [&](const QuantScheme& q) {
-    RowMat<S> m = MapMat<S>(x.data(), t, h);
-    if (contract) fake_quantize_activation_rows(m.data(), t, h, q);
-    return m;
+  xq_storage.resize(static_cast<std::size_t>(t * h * (ns > 0 ? 2 : 1)));
+  auto quantized_input = [&](const QuantScheme& q, S* dst) {
+    std::copy(x, x + t * h, dst);
+    if (contract) fake_quantize_activation_rows(dst, t, h, q);
+    return MapMat<S>(dst, t, h);
   };
-  const RowMat<S> xq_routed = quantized_input(s.quant);
-  const RowMat<S> xq_shared = ns > 0 ? quantized_input(s.shared_quant) : RowMat<S>();
+  const MapMat<S> xq_routed = quantized_input(s.quant, xq_storage.data());
+  const MapMat<S> xq_shared = ns > 0 ? quantized_input(s.shared_quant, xq_storage.data() + t * h) : MapMat<S>(nullptr, 0, 0);
 
   std::vector<ExpertJob> jobs;
   const std::int64_t el = s.local_experts(), first = s.first_local_expert();
@@ -147,20 +188,30 @@ std::vector<float> run(const ProblemSpec& s, const Checkpoint& c, const RoutingR
   // Largest first: better balance under dynamic scheduling.
   std::stable_sort(jobs.begin(), jobs.end(), [](auto& a, auto& b) { return a.rows.size() > b.rows.size(); });
 
-  std::vector<S> slots(static_cast<std::size_t>(t * per_token * h), S(0));  // slots never written stay 0 (EP, non-local)
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::size_t j = 0; j < jobs.size(); ++j) {
-    const bool on_input = s.router_weight_on == RouterWeightOn::input && !jobs[j].shared;
-    const RowMat<S>* xq = on_input ? nullptr : (jobs[j].shared ? &xq_shared : &xq_routed);
-    run_expert<S>(s, jobs[j], x, xq, kind, slots);
+  // One row per (token, slot), written by exactly one expert job. Left uninitialised (a zero-fill of this buffer
+  // cost a third of a prefill run); the reduction reads only the slots some job wrote.
+  slot_storage.resize(static_cast<std::size_t>(t * per_token * h));
+  S* slots = slot_storage.data();
+  std::vector<char> written(static_cast<std::size_t>(t * per_token), 0);
+  for (const ExpertJob& job : jobs)
+    for (const Assignment& as : job.rows) written[as.slot] = 1;
+#pragma omp parallel
+  {
+#pragma omp for schedule(dynamic, 1)
+    for (std::size_t j = 0; j < jobs.size(); ++j) {
+      const bool on_input = s.router_weight_on == RouterWeightOn::input && !jobs[j].shared;
+      const MapMat<S>* xq = on_input ? nullptr : (jobs[j].shared ? &xq_shared : &xq_routed);
+      run_expert<S>(s, jobs[j], x, xq, kind, slots);
+    }
   }
 
-  std::vector<float> out(static_cast<std::size_t>(t * h));
+  Values out(static_cast<std::size_t>(t * h));
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < t; ++i) {
     std::vector<S> acc(static_cast<std::size_t>(h), S(0));
     for (std::int64_t j = 0; j < per_token; ++j) {
-      const S* src = slots.data() + (i * per_token + j) * h;
+      if (!written[i * per_token + j]) continue;  // EP: another rank's expert
+      const S* src = slots + (i * per_token + j) * h;
       for (std::int64_t col = 0; col < h; ++col) acc[col] += src[col];
     }
     if (contract) round_to_dtype(acc.data(), h, s.output_dtype);
@@ -171,7 +222,7 @@ std::vector<float> run(const ProblemSpec& s, const Checkpoint& c, const RoutingR
 
 }  // namespace
 
-std::vector<float> reference_moe(const ProblemSpec& spec, const Checkpoint& ckpt, const RoutingResult& routing,
+Values reference_moe(const ProblemSpec& spec, const Checkpoint& ckpt, const RoutingResult& routing,
                                  ReferenceKind kind, Precision precision) {
   return precision == Precision::fp64 ? run<double>(spec, ckpt, routing, kind) : run<float>(spec, ckpt, routing, kind);
 }

@@ -15,6 +15,7 @@
 
 #include "fixtures/checkpoint.hpp"
 #include "fixtures/problem.hpp"
+#include "reference/moe/large_buffer.hpp"
 #include "reference/routing/routing.hpp"
 
 namespace moe {
@@ -23,7 +24,9 @@ enum class ReferenceKind : std::uint8_t { contract, ideal };
 enum class Precision : std::uint8_t { fp32, fp64 };  // fp64: validation mode (all GEMMs and sums in double)
 
 // [T, H] values (contract: already rounded to the output dtype). Reads `ckpt` only.
-std::vector<float> reference_moe(const ProblemSpec& spec, const Checkpoint& ckpt, const RoutingResult& routing,
+// LargeVector: no zero-fill and huge pages for the hundreds of MiB a prefill output can take.
+using Values = LargeVector<float>;
+Values reference_moe(const ProblemSpec& spec, const Checkpoint& ckpt, const RoutingResult& routing,
                                  ReferenceKind kind, Precision precision = Precision::fp32);
 
 }  // namespace moe

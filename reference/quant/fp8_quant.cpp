@@ -19,24 +19,43 @@ float fp8_scale_for(float amax, const Fp8Recipe& r) {
   return s;
 }
 
+namespace {
+// Row segments with restrict-qualified pointers and scalars in registers, so both loops vectorize.
+float segment_amax(const float* __restrict x, std::int64_t n) {
+  float amax = 0.0f;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float v = std::fabs(x[i]);
+    amax = v > amax ? v : amax;  // NaN never wins: a NaN element still encodes as NaN below
+  }
+  return amax;
+}
+template <Fp8Flavor F>
+void segment_encode(const float* __restrict x, std::int64_t n, float s, float qmax, std::uint8_t* __restrict out) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float v = x[i] / s;
+    // clamp that lets NaN through (std::clamp's comparisons are false for NaN as well)
+    out[i] = e4m3_encode(F, v < -qmax ? -qmax : (v > qmax ? qmax : v));
+  }
+}
+}  // namespace
+
 void quantize_fp8_blocked(const float* x, std::int64_t rows, std::int64_t cols, BlockShape b, const Fp8Recipe& r,
                           std::uint8_t* codes, float* scales) {
   const std::int64_t br = ceil_div(rows, b.rows), bc = ceil_div(cols, b.cols);
+  const float qmax = r.qmax;
 #pragma omp parallel for collapse(2) schedule(static) if (rows * cols > (1 << 16))
   for (std::int64_t i = 0; i < br; ++i) {
     for (std::int64_t j = 0; j < bc; ++j) {
       const std::int64_t r0 = i * b.rows, r1 = std::min(rows, r0 + b.rows);
       const std::int64_t c0 = j * b.cols, c1 = std::min(cols, c0 + b.cols);
       float amax = 0.0f;
-      for (std::int64_t rr = r0; rr < r1; ++rr)
-        for (std::int64_t cc = c0; cc < c1; ++cc) amax = std::fmax(amax, std::fabs(x[rr * cols + cc]));
+      for (std::int64_t rr = r0; rr < r1; ++rr) amax = std::max(amax, segment_amax(x + rr * cols + c0, c1 - c0));
       const float s = fp8_scale_for(amax, r);
       scales[i * bc + j] = s;
-      for (std::int64_t rr = r0; rr < r1; ++rr)
-        for (std::int64_t cc = c0; cc < c1; ++cc) {
-          const float v = std::clamp(x[rr * cols + cc] / s, -r.qmax, r.qmax);  // clamp passes NaN through
-          codes[rr * cols + cc] = e4m3_encode(r.flavor, v);
-        }
+      for (std::int64_t rr = r0; rr < r1; ++rr) {
+        if (r.flavor == Fp8Flavor::fn) segment_encode<Fp8Flavor::fn>(x + rr * cols + c0, c1 - c0, s, qmax, codes + rr * cols + c0);
+        else segment_encode<Fp8Flavor::fnuz>(x + rr * cols + c0, c1 - c0, s, qmax, codes + rr * cols + c0);
+      }
     }
   }
 }

@@ -1,0 +1,28 @@
+// Suite files (cases/*.yaml) -> validated, expanded cases. Schema in README.md "Case files". Every problem is a
+// moe::Error(bad_input) naming the file, line, key and the fix: unknown keys, wrong types, unknown enum names,
+// impossible shapes, contract mismatches, duplicate ids, loosened tolerances without a reason.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "harness/case_spec.hpp"
+
+namespace moe {
+
+struct Suite {
+  std::string name;
+  std::string description;
+  std::string file;
+  std::uint64_t file_hash = 0;  // of the file's bytes, for report provenance
+  std::vector<CaseSpec> cases;
+};
+
+Suite load_suite_file(const std::filesystem::path& file);
+Suite load_suite_text(const std::string& text, const std::string& file_label);  // tests
+// "smoke" -> <cases dir>/smoke.yaml; a path (contains '/' or ends in .yaml) is used as is. The cases dir is
+// $MOE_CASES_DIR when set, else the source tree's cases/.
+std::filesystem::path resolve_suite(const std::string& name_or_path);
+
+}  // namespace moe

@@ -1,0 +1,61 @@
+#include "harness/case_spec.hpp"
+
+namespace moe {
+
+bool is_decode(const ProblemSpec& p) { return p.tokens <= 64; }
+
+std::string quant_short_name(const QuantScheme& q) {
+  std::string w;
+  switch (q.weight) {
+    case WeightFormat::bf16: w = "bf16"; break;
+    case WeightFormat::fp16: w = "fp16"; break;
+    case WeightFormat::fp8_tensor: w = "fp8pt"; break;
+    case WeightFormat::fp8_channel: w = "fp8ch"; break;
+    case WeightFormat::fp8_block: w = "fp8blk"; break;
+    case WeightFormat::mxfp8: w = "mxfp8"; break;
+    case WeightFormat::mxfp4: w = "mxfp4"; break;
+  }
+  const bool fp8w = q.weight == WeightFormat::fp8_tensor || q.weight == WeightFormat::fp8_channel ||
+                    q.weight == WeightFormat::fp8_block;
+  const bool fp8a = q.act == ActFormat::fp8_token || q.act == ActFormat::fp8_group128;
+  if ((fp8w || fp8a) && q.flavor == Fp8Flavor::fnuz) w += "-fnuz";
+  switch (q.act) {
+    case ActFormat::none: w += ".a16"; break;
+    case ActFormat::fp8_token: w += ".tok"; break;
+    case ActFormat::fp8_group128: w += ".g128"; break;
+    case ActFormat::mxfp8: w += ".mx8"; break;
+  }
+  if (q.act_qmax > 0) w += "-q" + std::to_string(int(q.act_qmax));
+  if (q.act_scale_pow2) w += "-ue8m0";
+  const bool mx = q.weight == WeightFormat::mxfp8 || q.weight == WeightFormat::mxfp4 || q.act == ActFormat::mxfp8;
+  if (mx) {
+    w += "-" + std::string(name(q.mx_mode));
+    if (q.e8m0_edges == E8m0Edges::triton) w += "-tri";
+  }
+  return w;
+}
+
+std::string canonical_id(const CaseSpec& c) {
+  const ProblemSpec& p = c.problem;
+  std::string id = c.model + "/tp" + std::to_string(p.tp);
+  if (p.ep > 1) id += "/ep" + std::to_string(p.ep) + "r" + std::to_string(p.ep_rank);
+  id += "/" + quant_short_name(p.quant);
+  if (p.n_shared > 0) id += "+sh." + quant_short_name(p.shared_quant) + (p.clamp_shared ? "" : "-noclamp");
+  id += "/" + std::string(name(p.activation));
+  const GateUpLayout natural = p.activation == Activation::swiglu_oai ? GateUpLayout::interleaved : GateUpLayout::gate_up;
+  if (p.layout != natural) id += "-" + std::string(name(p.layout));
+  if (p.biases) id += "+bias";
+  if (p.router_weight_on == RouterWeightOn::input) id += "+win";
+  id += "/T" + std::to_string(p.tokens);
+  id += is_decode(p) ? "/decode" : "/prefill";
+  id += "/" + std::string(name(p.reduce));
+  if (p.stage != StageMode::auto_select) id += "/" + std::string(name(p.stage));
+  if (p.split_k > 1) id += "/sk" + std::to_string(p.split_k);
+  if (p.output_dtype != DType::bf16) id += "/out-" + std::string(dtype_name(p.output_dtype));
+  if (c.tier == Tier::exact) id += "/exact";
+  if (p.seed != 0) id += "/s" + std::to_string(p.seed);
+  if (!c.variant.empty()) id += "/" + c.variant;
+  return id;
+}
+
+}  // namespace moe

@@ -1,0 +1,26 @@
+// Default pass thresholds per quant scheme (DESIGN.md "Judging a case"). Calibrated on correct kernels over many
+// seeds (harness/calibration/README.md has the command and the committed output); a case may tighten them and may
+// loosen them only with a written reason.
+#pragma once
+#include <string>
+
+#include "harness/case_spec.hpp"
+
+namespace moe {
+
+struct Thresholds {
+  double min_cos = 0.0;                // every token's cosine must reach this
+  double max_rel = 0.0;                // every token's ||o - r|| / max(||r||, rel_floor)
+  double atol = 0.0, rtol = 0.0;       // element check |o - r| <= atol + rtol * |r| (relative to the REFERENCE)
+  double max_mismatch_fraction = 0.0;  // fraction of elements allowed outside that band
+  double rel_floor = 1e-6;             // denominator floor for tokens whose reference norm is ~0
+  bool bitwise = false;                // exact tier: every element bit-equal to the contract reference
+};
+
+Thresholds default_thresholds(const ProblemSpec& p, Tier tier);
+
+// Applies a case's override. Tightening is always allowed; loosening without `reason` throws bad_input naming the
+// metric, the default, the requested value and `where` (file:line).
+Thresholds apply_override(const Thresholds& base, const ToleranceOverride& o, const std::string& where);
+
+}  // namespace moe

@@ -1,0 +1,44 @@
+// The interface every implementation under test provides (DESIGN.md "The kernel interface"): GPU kernels, the host
+// contract kernel, mutants of both, plugins.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "fixtures/checkpoint.hpp"
+#include "fixtures/problem.hpp"
+#include "fixtures/tensor.hpp"
+#include "kernels/runtime/device_info.hpp"
+#include "reference/routing/routing.hpp"
+
+namespace moe {
+
+struct Support {
+  bool supported = true;
+  std::string reason;  // why not, in words a user can act on
+  static Support yes() { return {}; }
+  static Support no(std::string why) { return {false, std::move(why)}; }
+};
+
+struct RunInfo {
+  std::string variant;        // which implementation path actually ran (dispatch is part of the verdict)
+  double median_us = 0.0;     // device-event timing where the kernel measures it; 0 when not timed
+  int timed_repeats = 0;
+  double achieved_tbps = 0.0, achieved_tflops = 0.0;
+};
+
+class KernelUnderTest {
+ public:
+  virtual ~KernelUnderTest() = default;
+  virtual std::string id() const = 0;
+  virtual std::string version() const = 0;
+  virtual bool needs_device() const = 0;
+  virtual Support supports(const ProblemSpec& p, const DeviceInfo* device) const = 0;
+  // May convert, shuffle or interleave IN PLACE: `working` is always the harness's clone, never the pristine tensors.
+  virtual void prepare(const ProblemSpec& p, Checkpoint& working) = 0;
+  // `out` [T, H] in the output dtype, pre-filled with a NaN sentinel. Judged on `routing` (the reference's ids and
+  // weights), so routing differences never blur a GEMM verdict.
+  virtual RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) = 0;
+};
+
+}  // namespace moe
