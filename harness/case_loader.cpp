@@ -25,9 +25,13 @@ class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
 
+  // Merged nodes (defaults + case + sweep) are built in memory and carry no mark: they report the line of the case
+  // entry being read.
   std::string where(const YAML::Node& n) const {
-    return n.Mark().is_null() ? file_ : file_ + ":" + std::to_string(n.Mark().line + 1);
+    const YAML::Mark m = n.Mark().is_null() ? origin_ : n.Mark();
+    return m.is_null() ? file_ : file_ + ":" + std::to_string(m.line + 1);
   }
+  void set_origin(const YAML::Node& n) const { origin_ = n.Mark(); }
   [[noreturn]] void fail(const YAML::Node& n, const std::string& key, const std::string& problem,
                          const std::string& fix) const {
     throw_bad_input(where(n), key, problem, fix);
@@ -94,6 +98,7 @@ class Reader {
 
  private:
   std::string file_;
+  mutable YAML::Mark origin_ = YAML::Mark::null_mark();
 };
 
 // Deep merge: `over` wins; nested mappings merge key by key. Child nodes keep their source marks (line numbers).
@@ -241,10 +246,30 @@ YAML::Node dotted(const std::string& path, const YAML::Node& v) {
   return m;
 }
 
-void expand(const Reader& r, const YAML::Node& defaults, const YAML::Node& entry, std::vector<CaseSpec>& out) {
+// Keys a model preset sets. A case that names a model takes them from the preset, not from the suite's defaults
+// (precedence: the case's own keys > its model preset > defaults).
+const std::set<std::string> kPresetKeys = {"hidden", "inter", "experts", "topk", "n_shared", "shared_inter", "routing",
+                                           "activation", "layout", "biases", "quant", "shared_quant", "router_weight_on"};
+
+YAML::Node defaults_for(const YAML::Node& defaults, const YAML::Node& entry) {
+  const YAML::Node body = entry["sweep"] ? (entry["case"] ? entry["case"] : YAML::Node()) : entry;
+  const bool names_model = (body && body.IsMap() && body["model"]) ||
+                           (entry["sweep"] && entry["sweep"].IsMap() && entry["sweep"]["model"]);
+  if (!names_model || !defaults.IsMap()) return defaults;
+  YAML::Node d(YAML::NodeType::Map);
+  for (auto it = defaults.begin(); it != defaults.end(); ++it)
+    if (!kPresetKeys.count(it->first.as<std::string>())) d[it->first.as<std::string>()] = it->second;
+  return d;
+}
+
+void expand(const Reader& r, const YAML::Node& all_defaults, const YAML::Node& entry, std::vector<CaseSpec>& out) {
   if (!entry.IsMap()) r.fail(entry, "cases", "each case must be a mapping", "write `- key: value`");
+  const YAML::Node defaults = defaults_for(all_defaults, entry);
+  r.set_origin(entry);
   if (!entry["sweep"]) {
-    out.push_back(read_case(r, merge(defaults, entry)));
+    CaseSpec c = read_case(r, merge(defaults, entry));
+    c.source = r.where(entry);
+    out.push_back(std::move(c));
     return;
   }
   r.keys(entry, {"sweep", "case"}, "");

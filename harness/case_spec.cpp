@@ -1,5 +1,7 @@
 #include "harness/case_spec.hpp"
 
+#include "harness/model_presets.hpp"
+
 namespace moe {
 
 bool is_decode(const ProblemSpec& p) { return p.tokens <= 64; }
@@ -37,7 +39,16 @@ std::string quant_short_name(const QuantScheme& q) {
 
 std::string canonical_id(const CaseSpec& c) {
   const ProblemSpec& p = c.problem;
-  std::string id = c.model + "/tp" + std::to_string(p.tp);
+  // A preset's name stands for its shape; a custom shape, or a preset whose shape was overridden, spells it out.
+  ProblemSpec preset;
+  const bool is_preset = apply_model_preset(c.model, preset);
+  std::string id = c.model;
+  if (!is_preset || preset.hidden != p.hidden || preset.inter != p.inter || preset.experts != p.experts ||
+      preset.topk != p.topk || preset.n_shared != p.n_shared || preset.shared_inter != p.shared_inter)
+    id += "-h" + std::to_string(p.hidden) + "i" + std::to_string(p.inter) + "e" + std::to_string(p.experts) + "k" +
+          std::to_string(p.topk) + (p.n_shared ? "s" + std::to_string(p.n_shared) + "x" + std::to_string(p.shared_inter) : "");
+  if (p.routing.kind != preset.routing.kind || !is_preset) id += "-" + std::string(name(p.routing.kind));
+  id += "/tp" + std::to_string(p.tp);
   if (p.ep > 1) id += "/ep" + std::to_string(p.ep) + "r" + std::to_string(p.ep_rank);
   id += "/" + quant_short_name(p.quant);
   if (p.n_shared > 0) id += "+sh." + quant_short_name(p.shared_quant) + (p.clamp_shared ? "" : "-noclamp");

@@ -99,7 +99,7 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
   j.out_norm = std::sqrt(out2);
   j.mismatch_fraction = double(j.mismatches) / double(std::max<std::int64_t>(1, t * h));
 
-  std::vector<std::int64_t> order(std::size_t(t));
+  std::vector<std::int64_t> order(static_cast<std::size_t>(t));
   for (std::int64_t i = 0; i < t; ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](auto a, auto b) { return j.token_rel[a] > j.token_rel[b] || (j.token_rel[a] == j.token_rel[b] && a < b); });
   for (std::size_t i = 0; i < std::min<std::size_t>(5, order.size()); ++i) {

@@ -1,4 +1,4 @@
-#include "harness/cli/formats_command.hpp"
+#include "harness/cli/commands.hpp"
 
 #include <cmath>
 #include <cstdio>

@@ -5,13 +5,17 @@
 #include <exception>
 
 #include "fixtures/error.hpp"
-#include "harness/cli/formats_command.hpp"
+#include "harness/cli/commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"moe-harness: numerical regression harness for fused MoE GPU kernels"};
   app.require_subcommand(1);
   int exit_code = 0;
   moe::cli::add_formats_command(app, exit_code);
+  moe::cli::add_list_command(app, exit_code);
+  moe::cli::add_describe_command(app, exit_code);
+  moe::cli::add_run_command(app, exit_code);
+  moe::cli::add_export_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -21,6 +21,7 @@ void fake_quantize_activation_rows(S* rows, std::int64_t n, std::int64_t k, cons
   xs.resize(static_cast<std::size_t>(n * k));
   code_storage.resize(static_cast<std::size_t>(n * k));
   float* x = xs.data();
+#pragma omp parallel for schedule(static) if (n * k > (1 << 16))
   for (std::int64_t i = 0; i < n * k; ++i) x[i] = float(rows[i]);
   std::uint8_t* codes = code_storage.data();
   const float* t8 = decode_table(kE4M3Fn).value;
@@ -41,6 +42,7 @@ void fake_quantize_activation_rows(S* rows, std::int64_t n, std::int64_t k, cons
     // decode(code) * scale formed in S: exact in fp64 (4 + 24 significant bits), one rounding in fp32.
     const float* t = decode_table(e4m3_spec(q.flavor)).value;
     const std::int64_t bc = ceil_div(k, b.cols);
+#pragma omp parallel for schedule(static) if (n * k > (1 << 16))
     for (std::int64_t rr = 0; rr < n; ++rr)
       for (std::int64_t c = 0; c < k; ++c)
         rows[rr * k + c] = S(t[codes[rr * k + c]]) * S(scales[rr * bc + c / b.cols]);

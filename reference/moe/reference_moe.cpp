@@ -153,6 +153,7 @@ Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, Re
   S* x = x_storage.data();
   {
     auto bits = c.x.span<std::uint16_t>();
+#pragma omp parallel for schedule(static) if (t * h > (1 << 16))
     for (std::int64_t i = 0; i < t * h; ++i)
       x[i] = S(s.input_dtype == DType::bf16 ? bf16_to_f32(bits[i]) : fp16_to_f32(bits[i]));
   }
@@ -160,7 +161,8 @@ Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, Re
   const bool contract = kind == ReferenceKind::contract;
   xq_storage.resize(static_cast<std::size_t>(t * h * (ns > 0 ? 2 : 1)));
   auto quantized_input = [&](const QuantScheme& q, S* dst) {
-    std::copy(x, x + t * h, dst);
+#pragma omp parallel for schedule(static) if (t * h > (1 << 16))
+    for (std::int64_t i = 0; i < t * h; ++i) dst[i] = x[i];
     if (contract) fake_quantize_activation_rows(dst, t, h, q);
     return MapMat<S>(dst, t, h);
   };

@@ -1,0 +1,78 @@
+#include "harness/case_pipeline.hpp"
+
+#include <chrono>
+#include <fmt/format.h>
+
+#include "fixtures/checkpoint.hpp"
+#include "fixtures/error.hpp"
+#include "harness/judge.hpp"
+#include "harness/thresholds.hpp"
+#include "reference/moe/reference_moe.hpp"
+
+namespace moe {
+
+CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const DeviceDetection& device,
+                        const PipelineOptions& opt) {
+  CaseRecord rec;
+  rec.id = spec.id;
+  rec.kernel = kernel.id();
+  rec.source = spec.source;
+  const GateDecision g = gate(spec, kernel, device, opt.device_requirement);
+  if (g.action != GateDecision::Action::run) {
+    rec.status = g.action == GateDecision::Action::skip ? "skip" : "fail";
+    rec.failed_check = g.action == GateDecision::Action::skip ? "" : "gating";
+    rec.reason = g.reason;
+    return rec;
+  }
+  ProblemSpec p = spec.problem;
+  if (opt.seed) p.seed = *opt.seed;
+  try {
+    const auto t0 = std::chrono::steady_clock::now();
+    Checkpoint pristine = opt.weights ? opt.weights->checkpoint_for(p) : generate_checkpoint(p);
+    const std::uint64_t fingerprint = pristine.fingerprint();
+    rec.fixture_fingerprint = fingerprint;
+    const RoutingResult routing = route(p, pristine);
+    const Values contract = reference_moe(p, pristine, routing, ReferenceKind::contract);
+    const Values ideal = reference_moe(p, pristine, routing, ReferenceKind::ideal);
+    rec.reference_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+    Checkpoint working = pristine.clone();
+    kernel.prepare(p, working);
+    Tensor out("out", p.output_dtype, {p.tokens, p.hidden});
+    fill_sentinel(out, 0);
+    const RunInfo info = kernel.run(p, working, routing, out);
+    rec.variant = info.variant;
+    rec.kernel_us = info.median_us;
+    if (opt.after_kernel_hook) opt.after_kernel_hook(pristine);
+    if (pristine.fingerprint() != fingerprint)
+      throw_harness_error(spec.id, "reference inputs were mutated: the pristine checkpoint's fingerprint changed "
+                                   "while the kernel ran (a converter wrote into tensors it was never given?)",
+                          "kernels must only touch the working clone handed to prepare()");
+
+    const Thresholds th = apply_override(default_thresholds(p, spec.tier), spec.tolerance, spec.source);
+    const Judgement j = judge({contract.begin(), contract.end()}, {ideal.begin(), ideal.end()}, out, p.tokens,
+                              p.hidden, th, routing);
+    rec.status = j.pass ? "pass" : "fail";
+    rec.failed_check = j.failed_check;
+    rec.reason = j.pass ? "" : j.failed_check + ": " + j.summary;
+    rec.details = j.details();
+    rec.metrics = {{"min_cos", j.min_cos}, {"max_rel", j.max_rel}, {"max_abs", j.max_abs},
+                   {"mismatch_fraction", j.mismatch_fraction}, {"non_finite", double(j.non_finite)},
+                   {"unwritten", double(j.unwritten)}, {"bit_mismatches", double(j.bit_mismatches)},
+                   {"ref_norm", j.ref_norm}, {"out_norm", j.out_norm}, {"ideal_min_cos", j.ideal_min_cos},
+                   {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel}};
+    rec.token_cos = j.token_cos;
+    rec.token_rel = j.token_rel;
+  } catch (const Error& e) {
+    rec.status = "error";
+    rec.failed_check = "harness_error";
+    rec.reason = e.what();
+  } catch (const std::exception& e) {
+    rec.status = "error";
+    rec.failed_check = "harness_error";
+    rec.reason = std::string("unexpected exception: ") + e.what();
+  }
+  return rec;
+}
+
+}  // namespace moe

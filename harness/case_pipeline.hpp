@@ -1,0 +1,31 @@
+// One (case, kernel) from fixture to verdict (DESIGN.md "Data flow of one case"):
+//   gate -> generate the pristine checkpoint (fingerprinted) -> route -> contract + ideal references from the
+//   pristine tensors -> kernel.prepare() on a CLONE -> kernel.run() into a NaN-sentinel-filled output ->
+//   pristine fingerprint unchanged? (else a harness error: "reference inputs were mutated") -> judge.
+// Never throws for a case: harness errors become status "error" (exit 3 for the run).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "harness/case_spec.hpp"
+#include "harness/gating.hpp"
+#include "harness/weight_cache.hpp"
+#include "kernels/kernel_under_test.hpp"
+#include "reports/run_report.hpp"
+
+namespace moe {
+
+struct PipelineOptions {
+  DeviceRequirement device_requirement;
+  std::optional<std::uint64_t> seed;  // overrides every case's seed
+  WeightCache* weights = nullptr;     // shared across a run's cases; nullptr: generate per case
+  // Test hook for the harness's own self-checks: called with the pristine checkpoint after the kernel ran, to
+  // emulate a bug that wrote into tensors the reference reads (must surface as a harness error, never a pass).
+  std::function<void(Checkpoint& pristine)> after_kernel_hook;
+};
+
+CaseRecord execute_case(const CaseSpec& c, KernelUnderTest& kernel, const DeviceDetection& device,
+                        const PipelineOptions& opt);
+
+}  // namespace moe

@@ -1,0 +1,11 @@
+// Subcommands of moe-harness, one file each. Each sets exit_code; errors throw moe::Error (exit 2 or 3).
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace moe::cli {
+void add_formats_command(CLI::App& app, int& exit_code);
+void add_list_command(CLI::App& app, int& exit_code);
+void add_describe_command(CLI::App& app, int& exit_code);
+void add_run_command(CLI::App& app, int& exit_code);
+void add_export_command(CLI::App& app, int& exit_code);
+}  // namespace moe::cli

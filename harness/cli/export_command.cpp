@@ -1,0 +1,63 @@
+// `moe-harness export CASE --out DIR`: the contract for external runners (README "Export").
+#include <cstdio>
+#include <filesystem>
+
+#include "fixtures/atomic_file.hpp"
+#include "fixtures/checkpoint.hpp"
+#include "fixtures/error.hpp"
+#include "fixtures/safetensors.hpp"
+#include "harness/case_json.hpp"
+#include "harness/case_loader.hpp"
+#include "harness/cli/commands.hpp"
+#include "reference/moe/reference_moe.hpp"
+
+namespace moe::cli {
+
+void add_export_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("export", "Write a case's fixture, references and canonical case for an external runner");
+  auto suite = std::make_shared<std::string>("smoke");
+  auto id = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>();
+  cmd->add_option("CASE", *id, "canonical case id")->required();
+  cmd->add_option("--suite", *suite, "suite name in cases/ or a .yaml path")->capture_default_str();
+  cmd->add_option("--out", *out, "output directory")->required();
+  cmd->callback([=, &exit_code] {
+    const Suite s = load_suite_file(resolve_suite(*suite));
+    const CaseSpec* c = nullptr;
+    for (const auto& x : s.cases) if (x.id == *id) c = &x;
+    if (!c) throw_bad_input(s.file, "CASE", "no case with id '" + *id + "'", "list ids with `moe-harness list --suite " + *suite + "`");
+    const ProblemSpec& p = c->problem;
+    // Everything is computed before anything is written: a failure leaves no partial export behind.
+    const Checkpoint ck = generate_checkpoint(p);
+    const RoutingResult r = route(p, ck);
+    const Values contract = reference_moe(p, ck, r, ReferenceKind::contract);
+    const Values ideal = reference_moe(p, ck, r, ReferenceKind::ideal);
+    Tensor ids("topk_ids", DType::i32, {p.tokens, r.k}), wts("topk_weights", DType::f32, {p.tokens, r.k});
+    std::copy(r.ids.begin(), r.ids.end(), ids.span<std::int32_t>().begin());
+    std::copy(r.weights.begin(), r.weights.end(), wts.span<float>().begin());
+    Tensor oc("out_contract", DType::f32, {p.tokens, p.hidden}), oi("out_ideal", DType::f32, {p.tokens, p.hidden});
+    std::copy(contract.begin(), contract.end(), oc.span<float>().begin());
+    std::copy(ideal.begin(), ideal.end(), oi.span<float>().begin());
+
+    std::vector<const Tensor*> fixture;
+    for (const Tensor* t : ck.tensors())
+      if (t->name() != "topk_ids" && t->name() != "topk_weights") fixture.push_back(t);
+    fixture.push_back(&ids);
+    fixture.push_back(&wts);
+    const std::map<std::string, std::string> meta = {
+        {"moe.case_id", c->id}, {"moe.layout.w13", std::string(name(p.layout))},
+        {"moe.layout.w13_rows", "[E_local, 2*I_local, H]; K (hidden) last"}, {"moe.layout.w2", "[E_local, H, I_local]; K (inter) last"},
+        {"moe.weight_format", std::string(name(p.quant.weight))}, {"moe.fp8_flavor", std::string(name(p.quant.flavor))},
+        {"moe.e2m1_packing", "even element in the low nibble; last dimension halved"},
+        {"moe.topk", "reference routing (global expert ids; ties to the lower index)"}};
+    const std::filesystem::path dir = *out;
+    std::filesystem::create_directories(dir);
+    write_safetensors(dir / "fixture.safetensors", fixture, meta);
+    write_safetensors(dir / "reference.safetensors", {&oc, &oi}, {{"moe.case_id", c->id}});
+    write_file_atomically(dir / "case.json", case_to_json_text(*c));
+    std::printf("exported %s to %s (fixture.safetensors, reference.safetensors, case.json)\n", c->id.c_str(), dir.string().c_str());
+    exit_code = 0;
+  });
+}
+
+}  // namespace moe::cli

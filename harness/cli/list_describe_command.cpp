@@ -1,0 +1,54 @@
+#include <cstdio>
+#include <fmt/format.h>
+
+#include "fixtures/error.hpp"
+#include "harness/case_json.hpp"
+#include "harness/case_loader.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/gating.hpp"
+#include "harness/kernel_registry.hpp"
+#include "harness/runner.hpp"
+
+namespace moe::cli {
+
+void add_list_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("list", "List the case ids of a suite");
+  auto suite = std::make_shared<std::string>("smoke");
+  auto filters = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--suite", *suite, "suite name in cases/ or a .yaml path")->capture_default_str();
+  cmd->add_option("--filter", *filters, "glob on case ids ('*', '?'; '-' prefix excludes); repeatable");
+  cmd->callback([=, &exit_code] {
+    const Suite s = load_suite_file(resolve_suite(*suite));
+    int n = 0;
+    for (const auto& c : s.cases)
+      if (case_selected(*filters, c.id)) { std::printf("%s\n", c.id.c_str()); ++n; }
+    std::fprintf(stderr, "%d of %zu cases in suite %s (%s)\n", n, s.cases.size(), s.name.c_str(), s.file.c_str());
+    exit_code = 0;
+  });
+}
+
+void add_describe_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("describe", "Show one expanded case and whether each kernel would run it here");
+  auto suite = std::make_shared<std::string>("smoke");
+  auto id = std::make_shared<std::string>();
+  cmd->add_option("CASE", *id, "canonical case id")->required();
+  cmd->add_option("--suite", *suite, "suite name in cases/ or a .yaml path")->capture_default_str();
+  cmd->callback([=, &exit_code] {
+    const Suite s = load_suite_file(resolve_suite(*suite));
+    const CaseSpec* c = nullptr;
+    for (const auto& x : s.cases) if (x.id == *id) c = &x;
+    if (!c) throw_bad_input(s.file, "CASE", "no case with id '" + *id + "'", "list ids with `moe-harness list --suite " + *suite + "`");
+    std::printf("%s", case_to_json_text(*c).c_str());
+    const DeviceDetection d = detect_device();
+    std::printf("device: %s\n", d.device ? fmt::format("{} {} ({} CU)", d.device->name, d.device->arch, d.device->compute_units).c_str()
+                                         : ("none: " + d.message).c_str());
+    for (auto& k : make_kernels({}, 0)) {
+      const GateDecision g = gate(*c, *k, d, {});
+      const char* what = g.action == GateDecision::Action::run ? "would RUN" : g.action == GateDecision::Action::skip ? "would SKIP" : "would FAIL";
+      std::printf("%s: %s%s%s\n", k->id().c_str(), what, g.reason.empty() ? "" : ": ", g.reason.c_str());
+    }
+    exit_code = 0;
+  });
+}
+
+}  // namespace moe::cli

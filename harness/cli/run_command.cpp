@@ -1,0 +1,34 @@
+#include "harness/cli/commands.hpp"
+#include "harness/runner.hpp"
+
+namespace moe::cli {
+
+void add_run_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("run", "Run a suite on the kernels under test and write a report directory");
+  auto opt = std::make_shared<RunOptions>();
+  auto require = std::make_shared<std::string>();
+  auto seed = std::make_shared<std::uint64_t>();
+  cmd->add_option("--suite", opt->suite, "suite name in cases/ or a .yaml path")->capture_default_str();
+  cmd->add_option("--filter", opt->filters, "glob on case ids ('*', '?'; '-' prefix excludes); repeatable");
+  cmd->add_option("--kernel", opt->kernels, "kernel id (repeatable; default: every kernel in this build)");
+  auto* seed_opt = cmd->add_option("--seed", *seed, "override every case's seed");
+  cmd->add_option("--report-dir", opt->report_dir, "report directory (default reports-out/<UTC time>)");
+  cmd->add_option("--junit", opt->junit, "JUnit XML path (default <report-dir>/junit.xml)");
+  cmd->add_option("--json", opt->json, "JSON report path (default <report-dir>/report.json)");
+  auto* req = cmd->add_option("--require-device", *require,
+                              "fail instead of skip when no GPU is present; optionally the arch it must be")
+                  ->expected(0, 1);
+  cmd->add_option("--host-budget", opt->host_budget, "FLOP budget above which the host kernel declines a case");
+  cmd->add_option("--gtest", opt->gtest_args, "arguments passed to GoogleTest (e.g. --gtest --gtest_repeat=2)")
+      ->allow_extra_args();
+  cmd->callback([=, &exit_code] {
+    if (*seed_opt) opt->seed = *seed;
+    if (*req) {
+      opt->device.required = true;
+      opt->device.arch = *require;
+    }
+    exit_code = run_suite(*opt);
+  });
+}
+
+}  // namespace moe::cli

@@ -1,0 +1,25 @@
+#include "harness/kernel_registry.hpp"
+
+#include "fixtures/error.hpp"
+#include "kernels/host/host_contract_kernel.hpp"
+
+namespace moe {
+
+std::string available_kernel_ids() { return "host-contract"; }
+
+std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget) {
+  std::vector<std::unique_ptr<KernelUnderTest>> out;
+  const double budget = host_budget > 0 ? host_budget : HostContractKernel::kDefaultFlopBudget;
+  auto want = [&](const std::string& id) {
+    for (auto& i : ids) if (i == id || i == "all") return true;
+    return ids.empty();
+  };
+  if (want("host-contract")) out.push_back(std::make_unique<HostContractKernel>(budget));
+  for (const auto& id : ids)
+    if (id != "all" && id != "host-contract")
+      throw_bad_input("command line", "--kernel", "unknown kernel '" + id + "'",
+                      "use one of: " + available_kernel_ids());
+  return out;
+}
+
+}  // namespace moe

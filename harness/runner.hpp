@@ -1,0 +1,35 @@
+// `moe-harness run`: every expanded (case, kernel) is one GoogleTest test registered at start-up
+// (testing::RegisterTest), so --gtest_filter, sharding (GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX), --gtest_repeat,
+// shuffle and --gtest_output=xml work unchanged. Beside the JUnit XML: report.json (versioned) and summary.md,
+// written atomically into one report directory per run.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/gating.hpp"
+
+namespace moe {
+
+struct RunOptions {
+  std::string suite = "smoke";
+  std::vector<std::string> filters;  // glob patterns on case ids ('*', '?'); a leading '-' excludes
+  std::vector<std::string> kernels;  // kernel ids; empty = every kernel available in this build
+  std::optional<std::uint64_t> seed;
+  std::filesystem::path report_dir;  // default reports-out/<UTC timestamp>
+  std::filesystem::path junit, json; // default inside report_dir
+  DeviceRequirement device;
+  double host_budget = 0;            // 0: the host kernel's default
+  std::vector<std::string> gtest_args;  // passed through to GoogleTest
+};
+
+// Returns the process exit code: 0 all passed (skips allowed unless a device was required), 1 a case failed,
+// 2 bad input, 3 harness or device error.
+int run_suite(const RunOptions& opt);
+
+bool glob_match(const std::string& pattern, const std::string& text);
+bool case_selected(const std::vector<std::string>& filters, const std::string& id);
+
+}  // namespace moe

@@ -1,0 +1,87 @@
+#include "harness/case_loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include "fixtures/error.hpp"
+
+namespace moe {
+namespace {
+// Expects bad_input whose message names "file:LINE" and the key.
+void expect_error(const std::string& yaml, int line, const std::string& key, const std::string& needle = "") {
+  try {
+    load_suite_text(yaml, "s.yaml");
+    FAIL() << "no error; wanted key " << key;
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("s.yaml:" + std::to_string(line)), std::string::npos) << m;
+    EXPECT_NE(m.find("'" + key + "'"), std::string::npos) << m;
+    EXPECT_NE(m.find("Fix:"), std::string::npos) << m;
+    if (!needle.empty()) EXPECT_NE(m.find(needle), std::string::npos) << m;
+  }
+}
+const char* kHead = "suite: t\ndefaults: {hidden: 64, inter: 64, experts: 8, topk: 2}\ncases:\n";
+}  // namespace
+
+TEST(CaseLoader, SweepIsACartesianProductWithStableIds) {
+  const Suite s = load_suite_text(std::string(kHead) + "  - sweep: {tokens: [1, 3], reduce: [atomic, per_k]}\n", "s.yaml");
+  ASSERT_EQ(s.cases.size(), 4u);
+  EXPECT_EQ(s.cases[0].id, "custom-h64i64e8k2-softmax_topk/tp1/bf16.a16/silu/T1/decode/atomic");
+  EXPECT_EQ(s.cases[3].id, "custom-h64i64e8k2-softmax_topk/tp1/bf16.a16/silu/T3/decode/per_k");
+  EXPECT_EQ(s.cases[0].source, "s.yaml:4");
+}
+
+TEST(CaseLoader, ModelPresetBeatsDefaultsAndCaseKeysBeatThePreset) {
+  const Suite s = load_suite_text(std::string(kHead) + "  - {model: qwen3.5-35b-a3b, tp: 4, tokens: 3, quant: {weight: fp8_channel, act: fp8_token}}\n", "s.yaml");
+  const auto& p = s.cases[0].problem;
+  EXPECT_EQ(p.hidden, 2048);
+  EXPECT_EQ(p.local_inter(), 128);
+  EXPECT_EQ(p.experts, 256);
+  EXPECT_EQ(p.n_shared, 1);
+  EXPECT_EQ(s.cases[0].id, "qwen3.5-35b-a3b/tp4/fp8ch.tok+sh.fp8ch.tok/silu/T3/decode/atomic");
+}
+
+TEST(CaseLoader, TpEquivalentShapesGetDifferentIdsButTheSameLocalInter) {
+  const Suite s = load_suite_text(std::string(kHead) +
+      "  - {model: qwen3.5-35b-a3b, tp: 2, inter: 256, shared_inter: 256, tokens: 2}\n"
+      "  - {model: qwen3.5-35b-a3b, tp: 4, tokens: 2}\n", "s.yaml");
+  EXPECT_EQ(s.cases[0].problem.local_inter(), s.cases[1].problem.local_inter());
+  EXPECT_NE(s.cases[0].id, s.cases[1].id);
+}
+
+TEST(CaseLoader, UnknownKeyNamesLineKeyAndTheKnownKeys) {
+  expect_error(std::string(kHead) + "  - {tokens: 1}\n  - {tokens: 2, tokns: 3}\n", 5, "tokns", "unknown key");
+}
+TEST(CaseLoader, UnknownNestedKey) { expect_error(std::string(kHead) + "  - tokens: 1\n    quant: {wieght: bf16}\n", 5, "quant.wieght"); }
+TEST(CaseLoader, WrongType) { expect_error(std::string(kHead) + "  - {tokens: many}\n", 4, "tokens", "integer"); }
+TEST(CaseLoader, UnknownEnumValue) { expect_error(std::string(kHead) + "  - {tokens: 1, activation: relu}\n", 4, "activation", "silu"); }
+TEST(CaseLoader, TopkAboveExperts) { expect_error(std::string(kHead) + "  - {tokens: 1, topk: 9}\n", 4, "topk"); }
+TEST(CaseLoader, SwigluOaiOnChunkedLayoutIsAContractMismatch) {
+  expect_error(std::string(kHead) + "  - {tokens: 1, activation: swiglu_oai, layout: gate_up}\n", 4, "layout", "interleaved");
+}
+TEST(CaseLoader, MxNeedsKMultipleOf32) {
+  expect_error(std::string(kHead) + "  - {tokens: 1, hidden: 80, quant: {weight: mxfp4}}\n", 4, "quant.weight", "32");
+}
+TEST(CaseLoader, InterNotDivisibleByTp) { expect_error(std::string(kHead) + "  - {tokens: 1, tp: 3}\n", 4, "tp"); }
+TEST(CaseLoader, DuplicateIdsNameBothPlaces) {
+  expect_error(std::string(kHead) + "  - {tokens: 1}\n  - {tokens: 1}\n", 5, "variant", "also at s.yaml:4");
+}
+TEST(CaseLoader, LooseningAToleranceNeedsAReason) {
+  expect_error(std::string(kHead) + "  - {tokens: 1, tolerance: {min_cos: 0.9}}\n", 4, "tolerance.min_cos", "without a reason");
+  const Suite ok = load_suite_text(std::string(kHead) + "  - {tokens: 1, tolerance: {min_cos: 0.9, reason: 'measured 0.93 on gfx942 (run 2026-11-30)'}}\n", "s.yaml");
+  EXPECT_EQ(ok.cases.size(), 1u);
+  const Suite tighter = load_suite_text(std::string(kHead) + "  - {tokens: 1, tolerance: {min_cos: 0.999999}}\n", "s.yaml");
+  EXPECT_EQ(tighter.cases.size(), 1u);
+}
+TEST(CaseLoader, YamlSyntaxErrorHasALine) {
+  try {
+    load_suite_text("suite: t\ncases:\n  - {tokens: [1, 2}\n", "s.yaml");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_NE(std::string(e.what()).find("s.yaml:3"), std::string::npos) << e.what();
+  }
+}
+TEST(CaseLoader, UnknownModelPreset) { expect_error(std::string(kHead) + "  - {model: gpt-5, tokens: 1}\n", 4, "model", "deepseek-v3"); }
+
+}  // namespace moe

@@ -1,0 +1,87 @@
+// The whole pipeline on the host contract kernel, and the pipeline's own guards.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "fixtures/error.hpp"
+#include "harness/case_loader.hpp"
+#include "harness/case_pipeline.hpp"
+#include "kernels/host/host_contract_kernel.hpp"
+
+namespace moe {
+namespace {
+Suite small_suite() {
+  return load_suite_text(R"(suite: t
+defaults: {hidden: 128, inter: 128, experts: 8, topk: 2}
+cases:
+  - sweep: {tokens: [1, 5], reduce: [atomic, separate, per_k]}
+  - {tokens: 4, quant: {weight: fp8_channel, act: fp8_token, flavor: fnuz, qmax: 224}}
+  - {tokens: 4, quant: {weight: fp8_block, act: fp8_group128}, n_shared: 1, shared_inter: 64}
+  - {tokens: 4, activation: swiglu_oai, biases: true, quant: {weight: mxfp4, act: none}}
+  - {tokens: 4, quant: {weight: mxfp8, act: mxfp8, mx_mode: floor}}
+  - {tokens: 3, topk: 1, routing: {kind: sigmoid_top1}, router_weight_on: input}
+)", "t.yaml");
+}
+}  // namespace
+
+TEST(HostPipeline, EveryCasePassesAgainstTheContractReference) {
+  HostContractKernel k;
+  DeviceDetection none;
+  for (const CaseSpec& c : small_suite().cases) {
+    const CaseRecord r = execute_case(c, k, none, {});
+    EXPECT_EQ(r.status, "pass") << c.id << ": " << r.reason << "\n" << r.details;
+    EXPECT_GT(r.metrics.at("min_cos"), 0.999);
+  }
+}
+
+TEST(HostPipeline, DeclinesAboveItsBudgetWithAReason) {
+  HostContractKernel k(1e4);
+  DeviceDetection none;
+  const CaseRecord r = execute_case(small_suite().cases[0], k, none, {});
+  EXPECT_EQ(r.status, "skip");
+  EXPECT_NE(r.reason.find("budget"), std::string::npos);
+}
+
+TEST(HostPipeline, WritingIntoThePristineTensorsIsAHarnessErrorNotAPass) {
+  HostContractKernel k;
+  DeviceDetection none;
+  PipelineOptions opt;
+  opt.after_kernel_hook = [](Checkpoint& pristine) { pristine.routed.w13.bytes()[0] ^= std::byte{0x80}; };
+  const CaseRecord r = execute_case(small_suite().cases[0], k, none, opt);
+  EXPECT_EQ(r.status, "error");
+  EXPECT_NE(r.reason.find("reference inputs were mutated"), std::string::npos) << r.reason;
+}
+
+namespace {
+// A kernel that leaves the last token unwritten (non-power-of-two batch bug).
+class DropsLastToken : public HostContractKernel {
+ public:
+  RunInfo run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r, Tensor& out) override {
+    Tensor full("full", out.dtype(), out.shape());
+    RunInfo info = HostContractKernel::run(p, c, r, full);
+    std::memcpy(out.bytes(), full.bytes(), out.nbytes() - std::size_t(p.hidden) * dtype_size(out.dtype()));
+    return info;
+  }
+};
+}  // namespace
+
+TEST(HostPipeline, UnwrittenLastTokenIsCaught) {
+  DropsLastToken k;
+  DeviceDetection none;
+  const CaseRecord r = execute_case(small_suite().cases[1], k, none, {});  // tokens 5
+  EXPECT_EQ(r.status, "fail");
+  EXPECT_EQ(r.failed_check, "unwritten");
+}
+
+TEST(HostPipeline, SameWeightsFromTheCacheAsGeneratedDirectly) {
+  WeightCache cache;
+  const Suite s = small_suite();
+  const auto& p = s.cases[1].problem;
+  const Checkpoint direct = generate_checkpoint(p);
+  EXPECT_EQ(cache.checkpoint_for(p).fingerprint(), direct.fingerprint());
+  EXPECT_EQ(cache.checkpoint_for(p).fingerprint(), direct.fingerprint());
+  EXPECT_EQ(cache.misses(), 1u);
+  EXPECT_EQ(cache.hits(), 1u);
+}
+
+}  // namespace moe

@@ -1,0 +1,53 @@
+// The run report's data model (plain values, no harness types), written as versioned JSON and a Markdown summary.
+// Schema: reports/schema/run_report.schema.json (kRunReportSchemaVersion).
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace moe {
+
+inline constexpr int kRunReportSchemaVersion = 1;
+
+struct CaseRecord {
+  std::string id, kernel;
+  std::string status;   // "pass", "fail", "skip", "error"
+  std::string reason;   // skip reason, failure summary, or the harness error
+  std::string failed_check;
+  std::string source;   // file:line of the case
+  std::string variant;  // what the kernel dispatched
+  std::map<std::string, double> metrics;  // min_cos, max_rel, max_abs, mismatch_fraction, ...
+  std::vector<double> token_cos, token_rel;
+  double kernel_us = 0, reference_s = 0;
+  std::string details;  // multi-line diagnostics (worst tokens and elements)
+  std::uint64_t fixture_fingerprint = 0;
+};
+
+struct Provenance {
+  std::string harness_version, harness_commit;
+  std::vector<std::pair<std::string, std::string>> kernels;  // id, version
+  std::string device_name, device_arch, device_vendor, driver_version, runtime_version, device_message;
+  int compute_units = 0;
+  std::string suite, suite_file;
+  std::uint64_t suite_hash = 0;
+  std::string seed;  // "case" when each case keeps its own seed, else the override
+  std::string start_time, end_time;  // UTC ISO 8601
+  std::string host;
+};
+
+struct RunReport {
+  Provenance provenance;
+  std::vector<CaseRecord> cases;
+  int count(const std::string& status) const;
+};
+
+std::string to_json_text(const RunReport& r);
+std::string to_markdown(const RunReport& r);
+// report_dir/report.json and report_dir/summary.md, each written atomically.
+void write_reports(const RunReport& r, const std::filesystem::path& json_path, const std::filesystem::path& md_path);
+
+std::string utc_now_iso8601();
+
+}  // namespace moe
