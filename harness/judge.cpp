@@ -96,6 +96,9 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
     }
   }
   j.ref_norm = std::sqrt(ref2);
+  if (j.ref_norm == 0.0)
+    throw_harness_error("reference", "the contract reference is all zeros: the fixture proves nothing about the kernel",
+                        "change the case's seed, input distribution or weight_std");
   j.out_norm = std::sqrt(out2);
   j.mismatch_fraction = double(j.mismatches) / double(std::max<std::int64_t>(1, t * h));
 

@@ -105,6 +105,16 @@ TEST(Judge, NonFiniteOutputFails_NonFiniteReferenceIsAHarnessError) {
   }
 }
 
+TEST(Judge, AllZeroReferenceIsAHarnessError) {
+  const std::vector<float> zeros(kT * kH, 0.0f);
+  try {
+    judge(zeros, {}, as_output(zeros), kT, kH, th(), routing());
+    FAIL() << "a degenerate fixture must not pass";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::harness_error);
+  }
+}
+
 TEST(Judge, AllZeroOutputFails) {
   const auto r = reference();
   const Judgement j = judge(r, {}, as_output(std::vector<float>(kT * kH, 0.0f)), kT, kH, th(), routing());
