@@ -22,7 +22,7 @@ if(MOE_GPU_BACKEND STREQUAL "CUDA")
     set(CMAKE_CUDA_ARCHITECTURES 90)
   endif()
   enable_language(CUDA)
-  set(CMAKE_CUDA_STANDARD 20)
+  set(CMAKE_CUDA_STANDARD 17)  # CMake 3.25 cannot pass C++20 to nvcc; the .hip sources need only C++17
   set(CMAKE_CUDA_STANDARD_REQUIRED ON)
   find_package(CUDAToolkit REQUIRED)
   message(STATUS "moe-harness GPU code: CUDA (HIP sources through kernels/runtime/hip_compat.hpp), sm_${CMAKE_CUDA_ARCHITECTURES}")

@@ -60,7 +60,8 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
                    {"mismatch_fraction", j.mismatch_fraction}, {"non_finite", double(j.non_finite)},
                    {"unwritten", double(j.unwritten)}, {"bit_mismatches", double(j.bit_mismatches)},
                    {"ref_norm", j.ref_norm}, {"out_norm", j.out_norm}, {"ideal_min_cos", j.ideal_min_cos},
-                   {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel}};
+                   {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel},
+                   {"kernel_us", info.median_us}, {"achieved_tbps", info.achieved_tbps}, {"achieved_tflops", info.achieved_tflops}};
     rec.token_cos = j.token_cos;
     rec.token_rel = j.token_rel;
   } catch (const Error& e) {

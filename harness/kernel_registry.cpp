@@ -2,10 +2,17 @@
 
 #include "fixtures/error.hpp"
 #include "kernels/host/host_contract_kernel.hpp"
+#ifdef MOE_HAVE_GPU_RUNTIME
+#include "kernels/gpu/gpu_fused_moe_kernel.hpp"
+#endif
 
 namespace moe {
 
-std::string available_kernel_ids() { return "host-contract"; }
+#ifdef MOE_HAVE_GPU_RUNTIME
+std::string available_kernel_ids() { return "host-contract, gpu-fused-moe"; }
+#else
+std::string available_kernel_ids() { return "host-contract (this build has no GPU kernels)"; }
+#endif
 
 std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget) {
   std::vector<std::unique_ptr<KernelUnderTest>> out;
@@ -15,8 +22,14 @@ std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std
     return ids.empty();
   };
   if (want("host-contract")) out.push_back(std::make_unique<HostContractKernel>(budget));
+#ifdef MOE_HAVE_GPU_RUNTIME
+  if (want("gpu-fused-moe")) out.push_back(std::make_unique<GpuFusedMoeKernel>());
+  const bool gpu_ids = true;
+#else
+  const bool gpu_ids = false;
+#endif
   for (const auto& id : ids)
-    if (id != "all" && id != "host-contract")
+    if (id != "all" && id != "host-contract" && !(gpu_ids && id == "gpu-fused-moe"))
       throw_bad_input("command line", "--kernel", "unknown kernel '" + id + "'",
                       "use one of: " + available_kernel_ids());
   return out;

@@ -1,0 +1,29 @@
+// The BF16/FP16 fused MoE GPU kernels (kernels/moe/fused_moe.hip) as a KernelUnderTest: uploads the working
+// checkpoint and the reference routing, poisons the device output with the harness's sentinel before every run,
+// dispatches one-stage (decode) or two-stage (prefill), records the variant, and times with device events
+// (warm-up, then the median of repeats). Present in GPU builds only (MOE_HAVE_GPU_RUNTIME).
+#pragma once
+#include "kernels/kernel_under_test.hpp"
+
+namespace moe {
+
+class GpuFusedMoeKernel : public KernelUnderTest {
+ public:
+  // fail_launch_for_test: every run issues an invalid launch first (a test hook proving launch errors are reported
+  // with the runtime's message for that case, not a crash).
+  explicit GpuFusedMoeKernel(bool fail_launch_for_test = false) : fail_launch_(fail_launch_for_test) {}
+  std::string id() const override { return fail_launch_ ? "gpu-fused-moe-faulty" : "gpu-fused-moe"; }
+  std::string version() const override { return "1"; }
+  bool needs_device() const override { return true; }
+  Support supports(const ProblemSpec& p, const DeviceInfo* device) const override;
+  void prepare(const ProblemSpec& p, Checkpoint& working) override {}
+  RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
+
+  static constexpr std::int64_t kOneStageMaxInter = 6144;
+  static constexpr std::int64_t kOneStageMaxTokens = 16;
+
+ private:
+  bool fail_launch_;
+};
+
+}  // namespace moe
