@@ -14,4 +14,11 @@
                                      hipGetErrorString(moe_err_));                                            \
   } while (0)
 
-#define MOE_GPU_CHECK_LAUNCH(what) MOE_GPU_CHECK((hipGetLastError()))
+#define MOE_GPU_CHECK_LAUNCH(what)                                                                            \
+  do {                                                                                                        \
+    const auto moe_err_ = hipGetLastError();                                                                  \
+    if (moe_err_ != hipSuccess)                                                                               \
+      ::moe::throw_harness_error(std::string(__FILE__) + ":" + std::to_string(__LINE__),                      \
+                                 std::string("launch of ") + (what) + " failed: " + hipGetErrorName(moe_err_) + \
+                                     ": " + hipGetErrorString(moe_err_));                                     \
+  } while (0)

@@ -15,7 +15,7 @@ DeviceDetection detect_device() {
   if (e == hipErrorNoDevice || e == hipErrorInsufficientDriver) {
     d.runtime_present = false;
     d.message = std::string("GPU runtime present but no usable device: ") + hipGetErrorString(e);
-    hipGetLastError();
+    (void)hipGetLastError();
     return d;
   }
   d.runtime_present = true;
@@ -50,8 +50,8 @@ DeviceDetection detect_device() {
   info.compute_units = p.multiProcessorCount;
   info.memory_bytes = p.totalGlobalMem;
   int drv = 0, rt = 0;
-  hipDriverGetVersion(&drv);
-  hipRuntimeGetVersion(&rt);
+  (void)hipDriverGetVersion(&drv);
+  (void)hipRuntimeGetVersion(&rt);
   info.driver_version = std::to_string(drv);
   info.runtime_version = std::to_string(rt);
   if (info.arch.empty()) {
@@ -69,11 +69,11 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes) : n_(bytes) {
   if (bytes) MOE_GPU_CHECK(hipMalloc(&p_, bytes));
 }
 DeviceBuffer::~DeviceBuffer() {
-  if (p_) hipFree(p_);
+  if (p_) (void)hipFree(p_);
 }
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (p_) hipFree(p_);
+    if (p_) (void)hipFree(p_);
     p_ = o.p_; n_ = o.n_;
     o.p_ = nullptr; o.n_ = 0;
   }
@@ -107,8 +107,8 @@ double time_median_us(void (*fn)(void*), void* ctx, int warmup, int repeats) {
     MOE_GPU_CHECK(hipEventElapsedTime(&t, a, b));
     ms.push_back(t);
   }
-  hipEventDestroy(a);
-  hipEventDestroy(b);
+  (void)hipEventDestroy(a);
+  (void)hipEventDestroy(b);
   std::sort(ms.begin(), ms.end());
   return repeats ? double(ms[ms.size() / 2]) * 1000.0 : 0.0;
 }
