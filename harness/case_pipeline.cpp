@@ -49,6 +49,11 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
                                    "while the kernel ran (a converter wrote into tensors it was never given?)",
                           "kernels must only touch the working clone handed to prepare()");
 
+    if (opt.capture) {
+      std::vector<float> o(static_cast<std::size_t>(out.numel()));
+      for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = output_value(out, i);
+      opt.capture({contract.begin(), contract.end()}, o);
+    }
     const Thresholds th = apply_override(default_thresholds(p, spec.tier), spec.tolerance, spec.source);
     const Judgement j = judge({contract.begin(), contract.end()}, {ideal.begin(), ideal.end()}, out, p.tokens,
                               p.hidden, th, routing);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "harness/case_spec.hpp"
 #include "harness/gating.hpp"
@@ -23,6 +24,8 @@ struct PipelineOptions {
   // Test hook for the harness's own self-checks: called with the pristine checkpoint after the kernel ran, to
   // emulate a bug that wrote into tensors the reference reads (must surface as a harness error, never a pass).
   std::function<void(Checkpoint& pristine)> after_kernel_hook;
+  // Selftest: receives the contract reference and the kernel's output (decoded to float) of a judged case.
+  std::function<void(const std::vector<float>& ref, const std::vector<float>& out)> capture;
 };
 
 CaseRecord execute_case(const CaseSpec& c, KernelUnderTest& kernel, const DeviceDetection& device,

@@ -8,4 +8,5 @@ void add_list_command(CLI::App& app, int& exit_code);
 void add_describe_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
 void add_export_command(CLI::App& app, int& exit_code);
+void add_selftest_command(CLI::App& app, int& exit_code);
 }  // namespace moe::cli

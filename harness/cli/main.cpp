@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   moe::cli::add_describe_command(app, exit_code);
   moe::cli::add_run_command(app, exit_code);
   moe::cli::add_export_command(app, exit_code);
+  moe::cli::add_selftest_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

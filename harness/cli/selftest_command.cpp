@@ -1,0 +1,16 @@
+#include "harness/cli/commands.hpp"
+#include "harness/selftest.hpp"
+
+namespace moe::cli {
+
+void add_selftest_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("selftest", "Prove every mutant is caught and the clean kernel never fails (host kernel)");
+  auto opt = std::make_shared<SelftestOptions>();
+  cmd->add_option("--suite", opt->suite, "suite of selftest cases")->capture_default_str();
+  cmd->add_option("--seeds", opt->seeds, "seeds for the clean kernel")->capture_default_str();
+  cmd->add_option("--json", opt->json, "write the table as JSON");
+  cmd->add_option("--expect-missed", opt->expect_missed, "mutant names documented as not yet caught (repeatable)");
+  cmd->callback([=, &exit_code] { exit_code = run_selftest(*opt); });
+}
+
+}  // namespace moe::cli
