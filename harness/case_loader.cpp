@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "fixtures/error.hpp"
+#include "fixtures/exact_tier.hpp"
 #include "fixtures/tensor.hpp"
 #include "harness/model_presets.hpp"
 #include "harness/thresholds.hpp"
@@ -232,6 +233,8 @@ CaseSpec read_case(const Reader& r, const YAML::Node& n) {
     c.tier = t == "exact" ? Tier::exact : Tier::statistical;
   }
   if (auto prob = validate(p)) r.fail(n, prob->key, prob->problem, prob->fix);
+  if (c.tier == Tier::exact)
+    if (auto prob = validate_exact_tier(p)) r.fail(n, prob->key, prob->problem, prob->fix);
   apply_override(default_thresholds(p, c.tier), c.tolerance, c.source);  // loosening without a reason fails here
   c.id = canonical_id(c);
   return c;

@@ -5,6 +5,7 @@
 
 #include "fixtures/checkpoint.hpp"
 #include "fixtures/error.hpp"
+#include "fixtures/exact_tier.hpp"
 #include "harness/judge.hpp"
 #include "harness/thresholds.hpp"
 #include "reference/moe/reference_moe.hpp"
@@ -28,7 +29,9 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
   if (opt.seed) p.seed = *opt.seed;
   try {
     const auto t0 = std::chrono::steady_clock::now();
-    Checkpoint pristine = opt.weights ? opt.weights->checkpoint_for(p) : generate_checkpoint(p);
+    Checkpoint pristine = spec.tier == Tier::exact ? generate_exact_checkpoint(p)
+                          : opt.weights              ? opt.weights->checkpoint_for(p)
+                                                     : generate_checkpoint(p);
     const std::uint64_t fingerprint = pristine.fingerprint();
     rec.fixture_fingerprint = fingerprint;
     const RoutingResult routing = route(p, pristine);

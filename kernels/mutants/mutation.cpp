@@ -53,6 +53,8 @@ std::string mutation_names() {
   return s;
 }
 
+bool exact_tier_only(Mutation m) { return m == Mutation::e8m0_scale_off_by_one; }
+
 bool mutation_applies(Mutation m, const ProblemSpec& p) {
   const bool renorm_routing = p.routing.kind == RoutingKind::softmax_topk && p.routing.renormalize && p.topk > 1;
   switch (m) {

@@ -40,5 +40,8 @@ std::optional<Mutation> parse_mutation(std::string_view s);
 std::string mutation_names();
 // Whether the bug can change the output of problem p at all (the selftest then checks it really did).
 bool mutation_applies(Mutation m, const ProblemSpec& p);
+// Bugs too small for any statistical tolerance (DESIGN.md: "one wrong block scale"): the exact tier must catch them
+// on every live case; on statistical cases a miss is reported, not failed.
+bool exact_tier_only(Mutation m);
 
 }  // namespace moe
