@@ -12,7 +12,6 @@
 #include <omp.h>
 
 #include <Eigen/Core>
-#include <chrono>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -111,60 +110,6 @@ void BM_Prefill_NaiveOneThread(benchmark::State& st) {
   st.counters["threads"] = 1;
 }
 
-// Paired measurements: each iteration times the baseline and the reference back to back, so machine noise (this is
-// a shared VM) hits both alike; the ratio of the summed times is reported beside both rates.
-template <class A, class B>
-void paired(benchmark::State& st, A baseline, B subject, double baseline_work, double subject_work, const char* unit) {
-  double tb = 0, ts = 0;
-  for (auto _ : st) {
-    auto t0 = std::chrono::steady_clock::now();
-    baseline();
-    auto t1 = std::chrono::steady_clock::now();
-    subject();
-    auto t2 = std::chrono::steady_clock::now();
-    tb += std::chrono::duration<double>(t1 - t0).count();
-    ts += std::chrono::duration<double>(t2 - t1).count();
-  }
-  const double n = double(st.iterations());
-  st.counters[std::string("baseline_") + unit] = baseline_work * n / tb;
-  st.counters[std::string("subject_") + unit] = subject_work * n / ts;
-  st.counters["ratio"] = (subject_work / ts) / (baseline_work / tb);
-  st.counters["threads"] = omp_get_max_threads();
-}
-
-void BM_Paired_Prefill_ReferenceVsDense(benchmark::State& st) {
-  Prepared& p = prepared(deepseek_prefill(), 0);
-  const ProblemSpec& s = p.spec;
-  const Eigen::Index m = s.tokens, k = s.hidden, n = s.topk * 3 * s.local_inter();
-  Eigen::MatrixXf a = Eigen::MatrixXf::Random(m, k), b = Eigen::MatrixXf::Random(k, n), c(m, n);
-  reference_moe(p.spec, p.ckpt, p.routing, ReferenceKind::contract);  // warm the workspace (see the cold figure)
-  paired(st, [&] { c.noalias() = a * b; benchmark::DoNotOptimize(c.data()); },
-         [&] { benchmark::DoNotOptimize(reference_moe(p.spec, p.ckpt, p.routing, ReferenceKind::contract)); },
-         2.0 * double(m) * double(k) * double(n) * 1e-9, routed_flops(s) * 1e-9, "GFLOPs");
-}
-
-double hit_weight_bytes(const Prepared& p);
-
-void paired_decode(benchmark::State& st, WeightFormat f, int key) {
-  Prepared& p = prepared(qwen3_decode(f), key);
-  const std::size_t n = std::size_t(1) << 30;
-  std::vector<char> src(n, 1), dst(n, 0);
-  paired(st,
-         [&] {
-#pragma omp parallel
-           {
-             const std::size_t nt = std::size_t(omp_get_num_threads()), id = std::size_t(omp_get_thread_num());
-             const std::size_t b = n / nt * id, e = id + 1 == nt ? n : n / nt * (id + 1);
-             std::memcpy(dst.data() + b, src.data() + b, e - b);
-           }
-           benchmark::DoNotOptimize(dst.data());
-         },
-         [&] { benchmark::DoNotOptimize(reference_moe(p.spec, p.ckpt, p.routing, ReferenceKind::contract)); },
-         double(n), hit_weight_bytes(p), "bytes_per_s");
-}
-void BM_Paired_Decode_Bf16VsMemcpy(benchmark::State& st) { paired_decode(st, WeightFormat::bf16, 1); }
-void BM_Paired_Decode_Fp8ChannelVsMemcpy(benchmark::State& st) { paired_decode(st, WeightFormat::fp8_channel, 2); }
-
 double hit_weight_bytes(const Prepared& p) {
   std::set<int> hit(p.routing.ids.begin(), p.routing.ids.end());
   const auto& w = p.ckpt.routed;
@@ -207,8 +152,5 @@ BENCHMARK(moe::BM_Decode_Reference_Fp8Channel)->Unit(benchmark::kMillisecond)->U
 BENCHMARK(moe::BM_Prefill_DenseSgemm)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 BENCHMARK(moe::BM_Prefill_Reference_Cold)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK(moe::BM_Prefill_Reference)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
-BENCHMARK(moe::BM_Paired_Decode_Bf16VsMemcpy)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(20);
-BENCHMARK(moe::BM_Paired_Decode_Fp8ChannelVsMemcpy)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(20);
-BENCHMARK(moe::BM_Paired_Prefill_ReferenceVsDense)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(4);
 BENCHMARK(moe::BM_Prefill_NaiveOneThread)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1);
 BENCHMARK_MAIN();
