@@ -349,6 +349,12 @@ Suite load_suite_file(const std::filesystem::path& file) {
   return parse(ss.str(), file.string());
 }
 
+const CaseSpec& find_case(const Suite& s, const std::string& id) {
+  for (const auto& c : s.cases)
+    if (c.id == id) return c;
+  throw_bad_input(s.file, "CASE", "no case with id '" + id + "'", "list ids with `moe-harness list --suite " + s.file + "`");
+}
+
 std::filesystem::path resolve_suite(const std::string& s) {
   if (s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".yaml")) return s;
   const char* env = std::getenv("MOE_CASES_DIR");

@@ -24,5 +24,7 @@ Suite load_suite_text(const std::string& text, const std::string& file_label);  
 // "smoke" -> <cases dir>/smoke.yaml; a path (contains '/' or ends in .yaml) is used as is. The cases dir is
 // $MOE_CASES_DIR when set, else the source tree's cases/.
 std::filesystem::path resolve_suite(const std::string& name_or_path);
+// The case with this canonical id; bad_input naming the suite file (and how to list ids) when there is none.
+const CaseSpec& find_case(const Suite& s, const std::string& id);
 
 }  // namespace moe

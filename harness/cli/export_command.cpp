@@ -5,6 +5,7 @@
 #include "fixtures/atomic_file.hpp"
 #include "fixtures/checkpoint.hpp"
 #include "fixtures/error.hpp"
+#include "fixtures/exact_tier.hpp"
 #include "fixtures/safetensors.hpp"
 #include "harness/case_json.hpp"
 #include "harness/case_loader.hpp"
@@ -23,12 +24,10 @@ void add_export_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", *out, "output directory")->required();
   cmd->callback([=, &exit_code] {
     const Suite s = load_suite_file(resolve_suite(*suite));
-    const CaseSpec* c = nullptr;
-    for (const auto& x : s.cases) if (x.id == *id) c = &x;
-    if (!c) throw_bad_input(s.file, "CASE", "no case with id '" + *id + "'", "list ids with `moe-harness list --suite " + *suite + "`");
+    const CaseSpec* c = &find_case(s, *id);
     const ProblemSpec& p = c->problem;
     // Everything is computed before anything is written: a failure leaves no partial export behind.
-    const Checkpoint ck = generate_checkpoint(p);
+    const Checkpoint ck = c->tier == Tier::exact ? generate_exact_checkpoint(p) : generate_checkpoint(p);
     const RoutingResult r = route(p, ck);
     const Values contract = reference_moe(p, ck, r, ReferenceKind::contract);
     const Values ideal = reference_moe(p, ck, r, ReferenceKind::ideal);

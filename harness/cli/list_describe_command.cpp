@@ -35,9 +35,7 @@ void add_describe_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--suite", *suite, "suite name in cases/ or a .yaml path")->capture_default_str();
   cmd->callback([=, &exit_code] {
     const Suite s = load_suite_file(resolve_suite(*suite));
-    const CaseSpec* c = nullptr;
-    for (const auto& x : s.cases) if (x.id == *id) c = &x;
-    if (!c) throw_bad_input(s.file, "CASE", "no case with id '" + *id + "'", "list ids with `moe-harness list --suite " + *suite + "`");
+    const CaseSpec* c = &find_case(s, *id);
     std::printf("%s", case_to_json_text(*c).c_str());
     const DeviceDetection d = detect_device();
     std::printf("device: %s\n", d.device ? fmt::format("{} {} ({} CU)", d.device->name, d.device->arch, d.device->compute_units).c_str()
