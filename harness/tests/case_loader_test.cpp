@@ -17,7 +17,9 @@ void expect_error(const std::string& yaml, int line, const std::string& key, con
     EXPECT_NE(m.find("s.yaml:" + std::to_string(line)), std::string::npos) << m;
     EXPECT_NE(m.find("'" + key + "'"), std::string::npos) << m;
     EXPECT_NE(m.find("Fix:"), std::string::npos) << m;
-    if (!needle.empty()) EXPECT_NE(m.find(needle), std::string::npos) << m;
+    if (!needle.empty()) {
+      EXPECT_NE(m.find(needle), std::string::npos) << m;
+    }
   }
 }
 const char* kHead = "suite: t\ndefaults: {hidden: 64, inter: 64, experts: 8, topk: 2}\ncases:\n";
