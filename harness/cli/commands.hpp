@@ -9,4 +9,6 @@ void add_describe_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);
 void add_export_command(CLI::App& app, int& exit_code);
 void add_selftest_command(CLI::App& app, int& exit_code);
+void add_compare_command(CLI::App& app, int& exit_code);
+void add_gate_command(CLI::App& app, int& exit_code);
 }  // namespace moe::cli

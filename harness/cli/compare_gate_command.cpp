@@ -1,0 +1,51 @@
+#include <cstdio>
+
+#include "fixtures/atomic_file.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/drift.hpp"
+#include "harness/release_gate.hpp"
+
+namespace moe::cli {
+
+void add_compare_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("compare", "Drift between two run reports (exit 1 when anything drifted)");
+  auto base = std::make_shared<std::string>(), next = std::make_shared<std::string>();
+  auto m = std::make_shared<DriftMargins>();
+  auto json = std::make_shared<std::string>(), md = std::make_shared<std::string>();
+  cmd->add_option("BASE", *base, "base report.json")->required();
+  cmd->add_option("NEW", *next, "new report.json")->required();
+  cmd->add_option("--cos-drop", m->cos_drop, "allowed drop of min cos and of any token's cos")->capture_default_str();
+  cmd->add_option("--rel-factor", m->rel_factor, "allowed growth factor of max rel")->capture_default_str();
+  cmd->add_option("--rel-floor", m->rel_floor, "max rel below this never counts as drift")->capture_default_str();
+  cmd->add_option("--json", *json, "write the findings as JSON");
+  cmd->add_option("--markdown", *md, "write the findings as Markdown");
+  cmd->callback([=, &exit_code] {
+    const ReadReport b = read_report(*base), n = read_report(*next);
+    const auto f = compare_reports(b, n, *m);
+    const std::string text = drift_markdown(b, n, f);
+    std::printf("%s", text.c_str());
+    if (!json->empty()) write_file_atomically(*json, drift_json(f));
+    if (!md->empty()) write_file_atomically(*md, text);
+    exit_code = drift_failures(f) > 0 ? 1 : 0;
+  });
+}
+
+void add_gate_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("gate", "Release gate: every required (case, kernel) on this device present and passed");
+  auto policy = std::make_shared<std::string>(), report = std::make_shared<std::string>();
+  auto kernels = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--policy", *policy, "the policy suite (cases/release.yaml)")->required();
+  cmd->add_option("REPORT", *report, "report.json of the release run")->required();
+  cmd->add_option("--kernel", *kernels, "kernels that must pass (default: every kernel in the report)");
+  cmd->callback([=, &exit_code] {
+    const Suite s = load_suite_file(resolve_suite(*policy));
+    const ReadReport r = read_report(*report);
+    const auto v = check_release_gate(s, r, *kernels);
+    for (const auto& x : v) std::printf("GATE FAIL %s %s: %s\n  to do: %s\n", x.kernel.c_str(), x.id.c_str(), x.problem.c_str(), x.todo.c_str());
+    std::printf("gate: %s (%zu violation(s); policy %s, report %s, device %s)\n", v.empty() ? "PASS" : "FAIL", v.size(),
+                s.file.c_str(), r.file.c_str(), r.device_arch.empty() ? "none" : r.device_arch.c_str());
+    exit_code = v.empty() ? 0 : 1;
+  });
+}
+
+}  // namespace moe::cli

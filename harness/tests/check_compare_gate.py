@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""`moe-harness compare` and `moe-harness gate` on a real smoke report and copies edited the ways regressions show up.
+
+Usage: check_compare_gate.py MOE_HARNESS WORK_DIR
+"""
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+
+def run(*args):
+    return subprocess.run(list(args), capture_output=True, text=True)
+
+
+def main():
+    exe, work = sys.argv[1], sys.argv[2]
+    shutil.rmtree(work, ignore_errors=True)
+    p = run(exe, "run", "--suite", "smoke", "--report-dir", f"{work}/base")
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
+    base_path = f"{work}/base/report.json"
+    base = json.load(open(base_path))
+
+    def write(name, report):
+        path = f"{work}/{name}.json"
+        json.dump(report, open(path, "w"))
+        return path
+
+    # Identical runs: no drift.
+    same = run(exe, "compare", base_path, base_path)
+    assert same.returncode == 0 and "No drift" in same.stdout, same.stdout
+
+    # Each regression kind, one at a time, must be flagged and exit 1.
+    edits = {
+        "missing": lambda r: r["cases"].pop(0),
+        "skipped": lambda r: r["cases"][1].update(status="skip", reason="no GPU: test"),
+        "status": lambda r: r["cases"][2].update(status="fail", reason="min_cos: test"),
+        "variant": lambda r: r["cases"][3].update(variant="other/path"),
+        "min_cos": lambda r: r["cases"][4]["metrics"].update(min_cos=r["cases"][4]["metrics"]["min_cos"] - 0.01),
+        "max_rel": lambda r: r["cases"][5]["metrics"].update(max_rel=0.5),
+        "token_cos": lambda r: r["cases"][6]["token_cos"].__setitem__(0, r["cases"][6]["token_cos"][0] - 0.01),
+    }
+    for kind, edit in edits.items():
+        new = copy.deepcopy(base)
+        edit(new)
+        path = write(kind, new)
+        c = run(exe, "compare", base_path, path, "--json", f"{work}/{kind}.drift.json")
+        findings = json.load(open(f"{work}/{kind}.drift.json"))["findings"]
+        assert c.returncode == 1, (kind, c.returncode, c.stdout)
+        assert any(f["kind"] == kind for f in findings), (kind, findings)
+        print(f"compare flags {kind}: ok")
+
+    # A newly added case alone is information, not drift.
+    new = copy.deepcopy(base)
+    extra = copy.deepcopy(new["cases"][0])
+    extra["id"] = extra["id"] + "/extra"
+    new["cases"].append(extra)
+    assert run(exe, "compare", base_path, write("new", new)).returncode == 0
+
+    # Bad input: not a report.
+    bad = write("bad", {"hello": 1})
+    b = run(exe, "compare", base_path, bad)
+    assert b.returncode == 2 and "schema_version" in b.stderr, (b.returncode, b.stderr)
+
+    # Gate: the smoke report passes a smoke policy; a missing, a skipped or a failed case fails it, saying what to do.
+    g = run(exe, "gate", "--policy", "smoke", base_path)
+    assert g.returncode == 0 and "gate: PASS" in g.stdout, g.stdout
+    for kind in ("missing", "skipped", "status"):
+        g = run(exe, "gate", "--policy", "smoke", f"{work}/{kind}.json")
+        assert g.returncode == 1 and "GATE FAIL" in g.stdout and "to do:" in g.stdout, (kind, g.stdout)
+        print(f"gate fails on {kind}: ok")
+
+
+if __name__ == "__main__":
+    main()
