@@ -5,6 +5,10 @@
 #include "harness/case_loader.hpp"
 #include "harness/case_pipeline.hpp"
 #include "kernels/gpu/gpu_fused_moe_kernel.hpp"
+#include "kernels/gpu/gpu_routing.hpp"
+
+#include <algorithm>
+#include <cmath>
 
 namespace moe {
 namespace {
@@ -51,6 +55,45 @@ TEST(GpuFusedMoe, AFailingLaunchIsAReportedCaseErrorWithTheRuntimeMessage) {
   // The process is still healthy: the next case on a sound kernel passes.
   GpuFusedMoeKernel ok;
   EXPECT_EQ(execute_case(suite().cases[0], ok, device(), {}).status, "pass");
+}
+
+// Device routing against the reference's ids and weights. Softmax and sigmoid use the device's expf, which may
+// differ from the host's by an ulp: a token whose k-th and (k+1)-th scores are that close may legitimately swap,
+// so such near-ties are counted and excluded; everything else must match exactly (ids) and to 1e-6 (weights).
+TEST(GpuRouting, MatchesTheReferenceIdsAndWeights) {
+  REQUIRE_GPU();
+  std::vector<ProblemSpec> specs;
+  ProblemSpec s;
+  s.hidden = 64; s.inter = 64; s.tokens = 512; s.seed = 3;
+  s.experts = 256; s.topk = 8; s.routing = {RoutingKind::softmax_topk, true, 1, 1, 1.0f}; specs.push_back(s);
+  s.routing.renormalize = false; specs.push_back(s);
+  s.routing = {RoutingKind::grouped_sigmoid, true, 8, 4, 2.5f}; specs.push_back(s);
+  s.experts = 384; s.routing = {RoutingKind::grouped_sigmoid, true, 1, 1, 2.827f}; specs.push_back(s);
+  s.experts = 16; s.topk = 1; s.routing = {RoutingKind::sigmoid_top1, false, 1, 1, 1.0f}; specs.push_back(s);
+  for (const ProblemSpec& p : specs) {
+    const Checkpoint c = generate_checkpoint(p);
+    const RoutingResult want = route(p, c), got = gpu_route(p, c);
+    int near_ties = 0, mismatched = 0;
+    for (std::int64_t t = 0; t < p.tokens; ++t) {
+      bool same = true;
+      for (int j = 0; j < p.topk; ++j) same &= want.ids[t * p.topk + j] == got.ids[t * p.topk + j];
+      if (same) {
+        for (int j = 0; j < p.topk; ++j)
+          EXPECT_NEAR(got.weights[t * p.topk + j], want.weights[t * p.topk + j], 1e-6f * std::fabs(want.weights[t * p.topk + j]) + 1e-7f);
+        continue;
+      }
+      // Swapped only within a near-tie of the reference's selection scores?
+      ++near_ties;
+      std::vector<float> w(got.weights.begin() + t * p.topk, got.weights.begin() + (t + 1) * p.topk);
+      std::vector<float> r(want.weights.begin() + t * p.topk, want.weights.begin() + (t + 1) * p.topk);
+      std::sort(w.begin(), w.end());
+      std::sort(r.begin(), r.end());
+      for (int j = 0; j < p.topk; ++j)
+        if (std::fabs(w[j] - r[j]) > 1e-5f * std::fabs(r[j]) + 1e-6f) { ++mismatched; break; }
+    }
+    EXPECT_EQ(mismatched, 0) << name(p.routing.kind);
+    EXPECT_LE(near_ties, 2) << name(p.routing.kind) << ": more near-ties than expf ulps explain";
+  }
 }
 
 TEST(GpuFusedMoe, DeclinesQuantizedSchemesWithAReason) {
