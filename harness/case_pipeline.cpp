@@ -63,12 +63,36 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.status = j.pass ? "pass" : "fail";
     rec.failed_check = j.failed_check;
     rec.reason = j.pass ? "" : j.failed_check + ": " + j.summary;
+    // Structural probe: run again into the second (inverse-pattern) sentinel. Every element must be written again,
+    // and a kernel that declares itself deterministic must reproduce the first output bit for bit.
+    std::int64_t rerun_unwritten = 0, rerun_mismatches = 0;
+    if (opt.rerun_probe && j.pass) {
+      Tensor out2("out2", p.output_dtype, {p.tokens, p.hidden});
+      fill_sentinel(out2, 1);
+      kernel.run(p, working, routing, out2);
+      const std::uint32_t s2 = sentinel_bits(p.output_dtype, 1);
+      const bool two = dtype_size(p.output_dtype) == 2;
+      for (std::int64_t i = 0; i < out.numel(); ++i) {
+        const std::uint32_t a = two ? out.span<std::uint16_t>()[i] : out.span<std::uint32_t>()[i];
+        const std::uint32_t b = two ? out2.span<std::uint16_t>()[i] : out2.span<std::uint32_t>()[i];
+        if (b == s2) ++rerun_unwritten;
+        else if (a != b) ++rerun_mismatches;
+      }
+      if (rerun_unwritten > 0 || (kernel.deterministic(p) && rerun_mismatches > 0)) {
+        rec.status = "fail";
+        rec.failed_check = "rerun";
+        rec.reason = fmt::format("rerun: the second run into the inverse sentinel left {} element(s) unwritten and "
+                                 "differs from the first in {} element(s) (the kernel declares itself {})",
+                                 rerun_unwritten, rerun_mismatches, kernel.deterministic(p) ? "deterministic" : "non-deterministic");
+      }
+    }
     rec.details = j.details();
     rec.metrics = {{"min_cos", j.min_cos}, {"max_rel", j.max_rel}, {"max_abs", j.max_abs},
                    {"mismatch_fraction", j.mismatch_fraction}, {"non_finite", double(j.non_finite)},
                    {"unwritten", double(j.unwritten)}, {"bit_mismatches", double(j.bit_mismatches)},
                    {"ref_norm", j.ref_norm}, {"out_norm", j.out_norm}, {"ideal_min_cos", j.ideal_min_cos},
                    {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel},
+                   {"rerun_unwritten", double(rerun_unwritten)}, {"rerun_mismatches", double(rerun_mismatches)},
                    {"kernel_us", info.median_us}, {"achieved_tbps", info.achieved_tbps}, {"achieved_tflops", info.achieved_tflops}};
     rec.token_cos = j.token_cos;
     rec.token_rel = j.token_rel;

@@ -21,6 +21,7 @@ struct PipelineOptions {
   DeviceRequirement device_requirement;
   std::optional<std::uint64_t> seed;  // overrides every case's seed
   WeightCache* weights = nullptr;     // shared across a run's cases; nullptr: generate per case
+  bool rerun_probe = true;            // second run into the inverse sentinel (bit-identical if deterministic)
   // Test hook for the harness's own self-checks: called with the pristine checkpoint after the kernel ran, to
   // emulate a bug that wrote into tensors the reference reads (must surface as a harness error, never a pass).
   std::function<void(Checkpoint& pristine)> after_kernel_hook;

@@ -29,7 +29,8 @@ struct WorstElement {
 
 struct Judgement {
   bool pass = false;
-  std::string failed_check;  // "", "unwritten", "non_finite", "zero_output", "bitwise", "min_cos", "max_rel", "mismatch_fraction"
+  std::string failed_check;  // "", "unwritten", "non_finite", "zero_output", "bitwise", "min_cos", "max_rel",
+                             // "mismatch_fraction" (the pipeline adds "rerun", "harness_error", "gating")
   std::string summary;       // one line
   double min_cos = 1, max_rel = 0, max_abs = 0, mismatch_fraction = 0;
   std::int64_t min_cos_token = -1, max_rel_token = -1, mismatches = 0, non_finite = 0, unwritten = 0, bit_mismatches = 0;

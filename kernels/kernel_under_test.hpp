@@ -39,6 +39,8 @@ class KernelUnderTest {
   // `out` [T, H] in the output dtype, pre-filled with a NaN sentinel. Judged on `routing` (the reference's ids and
   // weights), so routing differences never blur a GEMM verdict.
   virtual RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) = 0;
+  // Whether two runs on the same inputs must agree bit for bit (a fused-atomic float reduce need not).
+  virtual bool deterministic(const ProblemSpec& p) const { return true; }
 };
 
 }  // namespace moe

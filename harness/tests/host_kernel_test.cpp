@@ -73,6 +73,48 @@ TEST(HostPipeline, UnwrittenLastTokenIsCaught) {
   EXPECT_EQ(r.failed_check, "unwritten");
 }
 
+namespace {
+// A kernel whose second run differs from its first in one element (a race), and one that skips an element on its
+// second run (it "remembers" the output from the first): both pass a single-run judge.
+class RacyKernel : public HostContractKernel {
+ public:
+  RunInfo run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r, Tensor& out) override {
+    RunInfo info = HostContractKernel::run(p, c, r, out);
+    if (++runs_ == 2) out.span<std::uint16_t>()[3] ^= 1;  // one bf16 ulp
+    return info;
+  }
+  int runs_ = 0;
+};
+class LazySecondRun : public HostContractKernel {
+ public:
+  RunInfo run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r, Tensor& out) override {
+    const std::uint16_t keep = out.span<std::uint16_t>()[7];
+    RunInfo info = HostContractKernel::run(p, c, r, out);
+    if (++runs_ == 2) out.span<std::uint16_t>()[7] = keep;  // element 7 left as it was: the sentinel
+    return info;
+  }
+  int runs_ = 0;
+};
+}  // namespace
+
+TEST(HostPipeline, RerunProbeCatchesNondeterminismAndSecondRunHoles) {
+  DeviceDetection none;
+  RacyKernel racy;
+  CaseRecord r = execute_case(small_suite().cases[1], racy, none, {});
+  EXPECT_EQ(r.status, "fail");
+  EXPECT_EQ(r.failed_check, "rerun");
+  EXPECT_NE(r.reason.find("differs from the first in 1 element"), std::string::npos) << r.reason;
+  LazySecondRun lazy;
+  r = execute_case(small_suite().cases[1], lazy, none, {});
+  EXPECT_EQ(r.failed_check, "rerun");
+  EXPECT_NE(r.reason.find("left 1 element(s) unwritten"), std::string::npos) << r.reason;
+  // The correct kernel is deterministic and writes everything twice.
+  HostContractKernel ok;
+  r = execute_case(small_suite().cases[1], ok, none, {});
+  EXPECT_EQ(r.status, "pass");
+  EXPECT_EQ(r.metrics.at("rerun_mismatches"), 0.0);
+}
+
 TEST(HostPipeline, SameWeightsFromTheCacheAsGeneratedDirectly) {
   WeightCache cache;
   const Suite s = small_suite();

@@ -18,6 +18,7 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   Support supports(const ProblemSpec& p, const DeviceInfo* device) const override;
   void prepare(const ProblemSpec& p, Checkpoint& working) override {}
   RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
+  bool deterministic(const ProblemSpec& p) const override { return p.reduce != ReduceMode::fused_atomic; }
 
   static constexpr std::int64_t kOneStageMaxInter = 6144;
   static constexpr std::int64_t kOneStageMaxTokens = 16;
