@@ -11,4 +11,5 @@ void add_export_command(CLI::App& app, int& exit_code);
 void add_selftest_command(CLI::App& app, int& exit_code);
 void add_compare_command(CLI::App& app, int& exit_code);
 void add_gate_command(CLI::App& app, int& exit_code);
+void add_calibrate_command(CLI::App& app, int& exit_code);
 }  // namespace moe::cli
