@@ -36,7 +36,7 @@ void add_gate_command(CLI::App& app, int& exit_code) {
   auto kernels = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--policy", *policy, "the policy suite (cases/release.yaml)")->required();
   cmd->add_option("REPORT", *report, "report.json of the release run")->required();
-  cmd->add_option("--kernel", *kernels, "kernels that must pass (default: every kernel in the report)");
+  cmd->add_option("--kernel", *kernels, "kernels that must pass (default: every kernel in the report)")->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
     const Suite s = load_suite_file(resolve_suite(*policy));
     const ReadReport r = read_report(*report);

@@ -16,7 +16,7 @@ void add_list_command(CLI::App& app, int& exit_code) {
   auto suite = std::make_shared<std::string>("smoke");
   auto filters = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--suite", *suite, "suite name in cases/ or a .yaml path")->capture_default_str();
-  cmd->add_option("--filter", *filters, "glob on case ids ('*', '?'; '-' prefix excludes); repeatable");
+  cmd->add_option("--filter", *filters, "glob on case ids ('*', '?'; '-' prefix excludes); repeatable")->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
     const Suite s = load_suite_file(resolve_suite(*suite));
     int n = 0;

@@ -9,8 +9,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto require = std::make_shared<std::string>();
   auto seed = std::make_shared<std::uint64_t>();
   cmd->add_option("--suite", opt->suite, "suite name in cases/ or a .yaml path")->capture_default_str();
-  cmd->add_option("--filter", opt->filters, "glob on case ids ('*', '?'; '-' prefix excludes); repeatable");
-  cmd->add_option("--kernel", opt->kernels, "kernel id (repeatable; default: every kernel in this build)");
+  cmd->add_option("--filter", opt->filters, "glob on case ids ('*', '?'; '-' prefix excludes); repeatable")->allow_extra_args(false);
+  cmd->add_option("--kernel", opt->kernels, "kernel id (repeatable; default: every kernel in this build)")->allow_extra_args(false);
   auto* seed_opt = cmd->add_option("--seed", *seed, "override every case's seed");
   cmd->add_option("--report-dir", opt->report_dir, "report directory (default reports-out/<UTC time>)");
   cmd->add_option("--junit", opt->junit, "JUnit XML path (default <report-dir>/junit.xml)");
