@@ -9,7 +9,6 @@ void add_selftest_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--suite", opt->suite, "suite of selftest cases")->capture_default_str();
   cmd->add_option("--seeds", opt->seeds, "seeds for the clean kernel")->capture_default_str();
   cmd->add_option("--json", opt->json, "write the table as JSON");
-  cmd->add_option("--expect-missed", opt->expect_missed, "mutant names documented as not yet caught (repeatable)")->allow_extra_args(false);
   cmd->callback([=, &exit_code] { exit_code = run_selftest(*opt); });
 }
 

@@ -21,7 +21,6 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   bool deterministic(const ProblemSpec& p) const override { return p.reduce != ReduceMode::fused_atomic; }
 
   static constexpr std::int64_t kOneStageMaxInter = 6144;
-  static constexpr std::int64_t kOneStageMaxTokens = 16;
 
  private:
   bool fail_launch_;

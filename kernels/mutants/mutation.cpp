@@ -67,7 +67,7 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
     case Mutation::last_token_unwritten: return p.tokens > 1 && (p.tokens & (p.tokens - 1)) != 0;
     case Mutation::one_token_wrong_expert: return p.local_experts() > 1;
     case Mutation::router_weight_dropped:
-    case Mutation::router_weight_twice: return p.routing.kind != RoutingKind::precomputed || p.topk > 0;
+    case Mutation::router_weight_twice: return true;
     case Mutation::routing_not_renormalized: return renorm_routing;
     case Mutation::routed_scaling_twice: return p.routing.kind == RoutingKind::grouped_sigmoid && p.routing.routed_scaling != 1.0f;
     case Mutation::per_tensor_act_scale: return p.quant.act == ActFormat::fp8_token && p.tokens > 1;
