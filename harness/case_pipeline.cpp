@@ -66,7 +66,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     // Structural probe: run again into the second (inverse-pattern) sentinel. Every element must be written again,
     // and a kernel that declares itself deterministic must reproduce the first output bit for bit.
     std::int64_t rerun_unwritten = 0, rerun_mismatches = 0;
-    if (opt.rerun_probe && j.pass) {
+    if (opt.rerun_probe && kernel.rerunnable() && j.pass) {
       Tensor out2("out2", p.output_dtype, {p.tokens, p.hidden});
       fill_sentinel(out2, 1);
       kernel.run(p, working, routing, out2);

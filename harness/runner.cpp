@@ -79,6 +79,8 @@ class CaseTest : public testing::Test {
     CaseRecord r = execute_case(*case_, *kernel_, *device_, *opt_);
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++state_->done;
+    // GoogleTest applies --gtest_filter and sharding inside RUN_ALL_TESTS: the count is known only from here on.
+    if (state_->total == 0) state_->total = std::size_t(std::max(0, testing::UnitTest::GetInstance()->test_to_run_count()));
     std::fprintf(stderr, "[%zu/%zu] %-5s %s %s (%.2f s)%s%s\n", state_->done, state_->total, r.status.c_str(),
                  r.kernel.c_str(), r.id.c_str(), sec, r.reason.empty() ? "" : ": ", r.reason.c_str());
     for (const auto& [k, v] : r.metrics) RecordProperty(k, fmt::format("{:.9g}", v));
@@ -107,7 +109,10 @@ int run_suite(const RunOptions& opt) {
   std::vector<const CaseSpec*> cases;
   for (const CaseSpec& c : suite.cases)
     if (case_selected(opt.filters, c.id)) cases.push_back(&c);
-  auto kernels = make_kernels(opt.kernels, opt.host_budget);
+  std::vector<std::shared_ptr<KernelUnderTest>> kernels;
+  if (!opt.kernels.empty() || opt.extra_kernels.empty())
+    for (auto& k : make_kernels(opt.kernels, opt.host_budget)) kernels.push_back(std::move(k));
+  kernels.insert(kernels.end(), opt.extra_kernels.begin(), opt.extra_kernels.end());
   const DeviceDetection device = detect_device();
 
   const std::filesystem::path dir = opt.report_dir.empty()
@@ -142,8 +147,6 @@ int run_suite(const RunOptions& opt) {
                               return new CaseTest(c, kp, &device, &popt, &state, s);
                             });
     }
-  const int selected = testing::UnitTest::GetInstance()->test_to_run_count();
-  state.total = std::size_t(std::max(0, selected));
 
   RunReport report;
   Provenance& p = report.provenance;
@@ -172,7 +175,9 @@ int run_suite(const RunOptions& opt) {
   const int pass = report.count("pass"), fail = report.count("fail"), skip = report.count("skip"),
             err = report.count("error");
   std::printf("\n%s", to_markdown(report).c_str());
-  if (!device.device)
+  bool device_kernels = false;
+  for (auto& k : kernels) device_kernels |= k->needs_device();
+  if (!device.device && device_kernels)
     std::printf("\nNOTE: no GPU here (%s): GPU kernels did not run; %d case(s) skipped in all.\n",
                 device.message.c_str(), skip);
   std::printf("\nmoe-harness: %d passed, %d failed, %d skipped, %d errors; report directory: %s\n", pass, fail, skip,

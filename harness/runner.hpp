@@ -5,18 +5,22 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "harness/gating.hpp"
+#include "kernels/kernel_under_test.hpp"
 
 namespace moe {
 
 struct RunOptions {
   std::string suite = "smoke";
   std::vector<std::string> filters;  // glob patterns on case ids ('*', '?'); a leading '-' excludes
-  std::vector<std::string> kernels;  // kernel ids; empty = every kernel available in this build
+  std::vector<std::string> kernels;  // kernel ids; empty = every kernel available in this build (unless extra_kernels)
+  // Kernels built by the caller (an external output file, a plugin); with `kernels` empty, only these run.
+  std::vector<std::shared_ptr<KernelUnderTest>> extra_kernels;
   std::optional<std::uint64_t> seed;
   std::filesystem::path report_dir;  // default reports-out/<UTC timestamp>
   std::filesystem::path junit, json; // default inside report_dir

@@ -41,6 +41,9 @@ class KernelUnderTest {
   virtual RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) = 0;
   // Whether two runs on the same inputs must agree bit for bit (a fused-atomic float reduce need not).
   virtual bool deterministic(const ProblemSpec& p) const { return true; }
+  // Whether run() can be called again to probe for unwritten elements and non-determinism (an output read back
+  // from a file cannot).
+  virtual bool rerunnable() const { return true; }
 };
 
 }  // namespace moe

@@ -13,4 +13,5 @@ void add_compare_command(CLI::App& app, int& exit_code);
 void add_gate_command(CLI::App& app, int& exit_code);
 void add_calibrate_command(CLI::App& app, int& exit_code);
 void add_merge_command(CLI::App& app, int& exit_code);
+void add_judge_command(CLI::App& app, int& exit_code);
 }  // namespace moe::cli

@@ -10,6 +10,7 @@
 #include "harness/case_json.hpp"
 #include "harness/case_loader.hpp"
 #include "harness/cli/commands.hpp"
+#include "kernels/external/external_output_kernel.hpp"
 #include "reference/moe/reference_moe.hpp"
 
 namespace moe::cli {
@@ -44,7 +45,8 @@ void add_export_command(CLI::App& app, int& exit_code) {
     fixture.push_back(&ids);
     fixture.push_back(&wts);
     const std::map<std::string, std::string> meta = {
-        {"moe.case_id", c->id}, {"moe.layout.w13", std::string(name(p.layout))},
+        {"moe.case_id", c->id}, {kFixtureFingerprintKey, fingerprint_hex(ck.fingerprint())},
+        {"moe.layout.w13", std::string(name(p.layout))},
         {"moe.layout.w13_rows", "[E_local, 2*I_local, H]; K (hidden) last"}, {"moe.layout.w2", "[E_local, H, I_local]; K (inter) last"},
         {"moe.weight_format", std::string(name(p.quant.weight))}, {"moe.fp8_flavor", std::string(name(p.quant.flavor))},
         {"moe.e2m1_packing", "even element in the low nibble; last dimension halved"},

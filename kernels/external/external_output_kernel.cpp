@@ -1,0 +1,63 @@
+#include "kernels/external/external_output_kernel.hpp"
+
+#include <cstring>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "fixtures/error.hpp"
+#include "fixtures/safetensors.hpp"
+
+namespace moe {
+
+std::string fingerprint_hex(std::uint64_t f) { return fmt::format("{:016x}", f); }
+
+ExternalOutputKernel::ExternalOutputKernel(std::string id, const std::filesystem::path& path,
+                                           const std::string& tensor_name, const ProblemSpec& p)
+    : id_(std::move(id)), path_(path), tokens_(p.tokens), hidden_(p.hidden) {
+  SafetensorsFile f = read_safetensors(path);  // structural problems: bad_input naming the file
+  const std::string where = path.string();
+  Tensor* t = nullptr;
+  for (Tensor& x : f.tensors) if (x.name() == tensor_name) t = &x;
+  if (!t) {
+    std::string names;
+    for (const Tensor& x : f.tensors) names += (names.empty() ? "" : ", ") + x.name();
+    throw_bad_input(where, tensor_name, "no tensor '" + tensor_name + "' in the output file (it has: " + names + ")",
+                    "write the kernel's output as '" + tensor_name + "' or pass --tensor NAME");
+  }
+  const std::vector<std::int64_t> want = {p.tokens, p.hidden};
+  if (t->shape() != want)
+    throw_bad_input(where, tensor_name,
+                    fmt::format("shape [{}] but the case needs [tokens, hidden] = [{}, {}]", fmt::join(t->shape(), ", "),
+                                p.tokens, p.hidden),
+                    "compute the output from the exported fixture of this case");
+  if (t->dtype() != p.output_dtype)
+    throw_bad_input(where, tensor_name,
+                    fmt::format("dtype {} but the case's output dtype is {}", dtype_name(t->dtype()),
+                                dtype_name(p.output_dtype)),
+                    "round the output to the case's output dtype (case.json dtypes.output), as the kernel contract does");
+  if (auto it = f.metadata.find(kFixtureFingerprintKey); it != f.metadata.end()) {
+    std::uint64_t v = 0;
+    const std::string& s = it->second;
+    char* end = nullptr;
+    v = std::strtoull(s.c_str(), &end, 16);
+    if (s.size() != 16 || !end || *end != '\0')
+      throw_bad_input(where, std::string("__metadata__.") + kFixtureFingerprintKey,
+                      "'" + s + "' is not 16 hex digits", "copy the value from fixture.safetensors unchanged");
+    fingerprint_ = v;
+  }
+  output_ = std::move(*t);
+}
+
+Support ExternalOutputKernel::supports(const ProblemSpec& p, const DeviceInfo*) const {
+  if (p.tokens != tokens_ || p.hidden != hidden_) return Support::no("the output file was made for another shape");
+  return Support::yes();
+}
+
+void ExternalOutputKernel::prepare(const ProblemSpec&, Checkpoint&) {}
+
+RunInfo ExternalOutputKernel::run(const ProblemSpec& p, const Checkpoint&, const RoutingResult&, Tensor& out) {
+  std::memcpy(out.bytes(), output_.bytes(), out.nbytes());
+  return {"external file " + path_.string(), 0.0, 0, 0.0, 0.0};
+}
+
+}  // namespace moe

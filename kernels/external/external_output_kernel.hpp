@@ -1,0 +1,47 @@
+// A kernel that ran somewhere else: outputs produced by any program (a Python/Triton kernel, a vendor library) from
+// the fixture `moe-harness export` wrote, handed back as a safetensors file and judged by the same pipeline, verdict
+// and reports as an in-process kernel (`moe-harness judge`). It never sees the harness's tensors: run() only copies
+// the file's output tensor into the sentinel-filled buffer, so an element the program did not produce stays NaN.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "fixtures/tensor.hpp"
+#include "kernels/kernel_under_test.hpp"
+
+namespace moe {
+
+// Metadata key export writes into fixture.safetensors and a runner copies into its output: the pristine checkpoint's
+// fingerprint (16 hex digits), so an output computed from another fixture (another seed, a stale export) is refused.
+inline constexpr const char* kFixtureFingerprintKey = "moe.fixture_fingerprint";
+
+class ExternalOutputKernel : public KernelUnderTest {
+ public:
+  // Reads `path` and takes its tensor `tensor_name`; throws moe::Error(bad_input) naming the file and the tensor
+  // when it is missing or not [tokens, hidden] in the case's output dtype.
+  ExternalOutputKernel(std::string id, const std::filesystem::path& path, const std::string& tensor_name,
+                       const ProblemSpec& p);
+  std::string id() const override { return id_; }
+  std::string version() const override { return "file:" + path_.filename().string(); }
+  bool needs_device() const override { return false; }
+  Support supports(const ProblemSpec& p, const DeviceInfo*) const override;
+  void prepare(const ProblemSpec& p, Checkpoint& working) override;
+  RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
+  // Re-reading the same file proves nothing: the inverse-sentinel rerun probe does not apply.
+  bool rerunnable() const override { return false; }
+  // The fixture fingerprint the producer recorded, if it did (`moe-harness judge` compares it with the case's).
+  const std::optional<std::uint64_t>& recorded_fingerprint() const { return fingerprint_; }
+
+ private:
+  std::string id_;
+  std::filesystem::path path_;
+  Tensor output_;
+  std::int64_t tokens_, hidden_;
+  std::optional<std::uint64_t> fingerprint_;
+};
+
+std::string fingerprint_hex(std::uint64_t f);
+
+}  // namespace moe
