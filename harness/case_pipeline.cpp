@@ -8,7 +8,6 @@
 #include "fixtures/exact_tier.hpp"
 #include "harness/judge.hpp"
 #include "harness/thresholds.hpp"
-#include "reference/moe/reference_moe.hpp"
 
 namespace moe {
 
@@ -34,9 +33,11 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
                                                      : generate_checkpoint(p);
     const std::uint64_t fingerprint = pristine.fingerprint();
     rec.fixture_fingerprint = fingerprint;
-    const RoutingResult routing = route(p, pristine);
-    const Values contract = reference_moe(p, pristine, routing, ReferenceKind::contract);
-    const Values ideal = reference_moe(p, pristine, routing, ReferenceKind::ideal);
+    const ReferenceSet refs = opt.references ? opt.references->get(spec, p, pristine, fingerprint)
+                                             : compute_references(p, pristine);
+    const RoutingResult& routing = refs.routing;
+    const Values& contract = refs.contract;
+    const Values& ideal = refs.ideal;
     rec.reference_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     Checkpoint working = pristine.clone();

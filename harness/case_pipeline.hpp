@@ -11,6 +11,7 @@
 
 #include "harness/case_spec.hpp"
 #include "harness/gating.hpp"
+#include "harness/reference_cache.hpp"
 #include "harness/weight_cache.hpp"
 #include "kernels/kernel_under_test.hpp"
 #include "reports/run_report.hpp"
@@ -21,6 +22,7 @@ struct PipelineOptions {
   DeviceRequirement device_requirement;
   std::optional<std::uint64_t> seed;  // overrides every case's seed
   WeightCache* weights = nullptr;     // shared across a run's cases; nullptr: generate per case
+  ReferenceCache* references = nullptr;  // on-disk references kept across runs; nullptr: compute every time
   bool rerun_probe = true;            // second run into the inverse sentinel (bit-identical if deterministic)
   // Test hook for the harness's own self-checks: called with the pristine checkpoint after the kernel ran, to
   // emulate a bug that wrote into tensors the reference reads (must surface as a harness error, never a pass).

@@ -12,6 +12,7 @@
 #include "harness/case_loader.hpp"
 #include "harness/case_pipeline.hpp"
 #include "harness/kernel_registry.hpp"
+#include "kernels/plugin/plugin_kernel.hpp"
 #include "reports/run_report.hpp"
 
 #ifndef MOE_GIT_COMMIT
@@ -109,10 +110,11 @@ int run_suite(const RunOptions& opt) {
   std::vector<const CaseSpec*> cases;
   for (const CaseSpec& c : suite.cases)
     if (case_selected(opt.filters, c.id)) cases.push_back(&c);
-  std::vector<std::shared_ptr<KernelUnderTest>> kernels;
-  if (!opt.kernels.empty() || opt.extra_kernels.empty())
+  std::vector<std::shared_ptr<KernelUnderTest>> kernels, extra = opt.extra_kernels;
+  for (const std::string& path : opt.plugins) extra.push_back(std::make_shared<PluginKernel>(path));
+  if (!opt.kernels.empty() || extra.empty())
     for (auto& k : make_kernels(opt.kernels, opt.host_budget)) kernels.push_back(std::move(k));
-  kernels.insert(kernels.end(), opt.extra_kernels.begin(), opt.extra_kernels.end());
+  kernels.insert(kernels.end(), extra.begin(), extra.end());
   const DeviceDetection device = detect_device();
 
   const std::filesystem::path dir = opt.report_dir.empty()
@@ -130,8 +132,14 @@ int run_suite(const RunOptions& opt) {
   int argc = int(argv.size());
   testing::InitGoogleTest(&argc, argv.data());
 
-  WeightCache weight_cache;
-  PipelineOptions popt{opt.device, opt.seed, &weight_cache, {}};
+  WeightCache weight_cache(std::size_t(6) << 30, opt.reference_cache);
+  std::optional<ReferenceCache> reference_cache;
+  if (!opt.reference_cache.empty()) reference_cache.emplace(opt.reference_cache);
+  PipelineOptions popt;
+  popt.device_requirement = opt.device;
+  popt.seed = opt.seed;
+  popt.weights = &weight_cache;
+  popt.references = reference_cache ? &*reference_cache : nullptr;
   RunState state;
   state.records.resize(cases.size() * kernels.size());
   state.ran.assign(state.records.size(), false);
@@ -182,6 +190,11 @@ int run_suite(const RunOptions& opt) {
                 device.message.c_str(), skip);
   std::printf("\nmoe-harness: %d passed, %d failed, %d skipped, %d errors; report directory: %s\n", pass, fail, skip,
               err, dir.string().c_str());
+  if (reference_cache)
+    std::printf("reference cache %s: references %zu hit(s), %zu computed; expert weights %zu loaded, %zu generated "
+                "(reference version %.12s)\n",
+                reference_cache->dir().string().c_str(), reference_cache->hits(), reference_cache->misses(),
+                weight_cache.disk_hits(), weight_cache.misses() - weight_cache.disk_hits(), reference_version().c_str());
   if (err > 0) return int(ExitCode::harness_error);
   if (fail > 0 || gtest_rc != 0) return int(ExitCode::case_failed);
   return 0;

@@ -21,10 +21,12 @@ struct RunOptions {
   std::vector<std::string> kernels;  // kernel ids; empty = every kernel available in this build (unless extra_kernels)
   // Kernels built by the caller (an external output file, a plugin); with `kernels` empty, only these run.
   std::vector<std::shared_ptr<KernelUnderTest>> extra_kernels;
+  std::vector<std::string> plugins;  // plugin library paths (kernels/plugin/moe_plugin.h), judged like extra kernels
   std::optional<std::uint64_t> seed;
   std::filesystem::path report_dir;  // default reports-out/<UTC timestamp>
   std::filesystem::path junit, json; // default inside report_dir
   DeviceRequirement device;
+  std::filesystem::path reference_cache;  // empty: no cache (harness/reference_cache.hpp)
   double host_budget = 0;            // 0: the host kernel's default
   std::vector<std::string> gtest_args;  // passed through to GoogleTest
 };

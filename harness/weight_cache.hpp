@@ -1,8 +1,12 @@
 // Expert weights shared by the cases of a run: cases that differ only in tokens, reduce mode, stage or activation
 // layout use the same checkpoint weights (fixtures/checkpoint.hpp weights_key), generated once and kept, least
 // recently used first out, under a byte budget. Entries are never handed out mutable: each case gets a clone.
+// With a disk directory (`run --reference-cache DIR`), generated weights are also kept there across runs, keyed by
+// (weights key, reference version): a bisect step loads them instead of generating them again. A file whose bytes
+// no longer match the fingerprint recorded when it was written is regenerated, never used.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <list>
 #include <string>
 
@@ -12,16 +16,20 @@ namespace moe {
 
 class WeightCache {
  public:
-  explicit WeightCache(std::size_t max_bytes = std::size_t(6) << 30) : max_bytes_(max_bytes) {}
+  explicit WeightCache(std::size_t max_bytes = std::size_t(6) << 30, std::filesystem::path disk_dir = {})
+      : max_bytes_(max_bytes), disk_dir_(std::move(disk_dir)) {}
   // A fresh pristine checkpoint for p: cached weights (cloned) plus p's inputs.
   Checkpoint checkpoint_for(const ProblemSpec& p);
   std::size_t hits() const { return hits_; }
   std::size_t misses() const { return misses_; }
+  std::size_t disk_hits() const { return disk_hits_; }
 
  private:
   struct Entry { std::string key; Checkpoint weights; std::size_t bytes; };
+  Checkpoint generate_or_load(const ProblemSpec& p, const std::string& key);
   std::list<Entry> entries_;
-  std::size_t bytes_ = 0, max_bytes_, hits_ = 0, misses_ = 0;
+  std::size_t bytes_ = 0, max_bytes_, hits_ = 0, misses_ = 0, disk_hits_ = 0;
+  std::filesystem::path disk_dir_;
 };
 
 }  // namespace moe

@@ -11,6 +11,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--suite", opt->suite, "suite name in cases/ or a .yaml path")->capture_default_str();
   cmd->add_option("--filter", opt->filters, "glob on case ids ('*', '?'; '-' prefix excludes); repeatable")->allow_extra_args(false);
   cmd->add_option("--kernel", opt->kernels, "kernel id (repeatable; default: every kernel in this build)")->allow_extra_args(false);
+  cmd->add_option("--plugin", opt->plugins,
+                  "kernel plugin library to judge, by path (kernels/plugin/moe_plugin.h); repeatable; without "
+                  "--kernel only the plugins run")->allow_extra_args(false);
   auto* seed_opt = cmd->add_option("--seed", *seed, "override every case's seed");
   cmd->add_option("--report-dir", opt->report_dir, "report directory (default reports-out/<UTC time>)");
   cmd->add_option("--junit", opt->junit, "JUnit XML path (default <report-dir>/junit.xml)");
@@ -18,6 +21,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto* req = cmd->add_option("--require-device", *require,
                               "fail instead of skip when no GPU is present; optionally the arch it must be")
                   ->expected(0, 1);
+  cmd->add_option("--reference-cache", opt->reference_cache,
+                  "directory keeping references across runs, keyed by (case, reference version, case hash, fixture "
+                  "fingerprint)");
   cmd->add_option("--host-budget", opt->host_budget, "FLOP budget above which the host kernel declines a case");
   cmd->add_option("--gtest", opt->gtest_args, "arguments passed to GoogleTest (e.g. --gtest --gtest_repeat=2)")
       ->allow_extra_args();

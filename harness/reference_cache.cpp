@@ -1,0 +1,92 @@
+#include "harness/reference_cache.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "fixtures/error.hpp"
+#include "fixtures/safetensors.hpp"
+#include "fixtures/tensor.hpp"
+#include "harness/case_json.hpp"
+
+#ifndef MOE_REFERENCE_VERSION
+#error "MOE_REFERENCE_VERSION must be set by harness/CMakeLists.txt (a hash of the reference and fixture sources)"
+#endif
+
+namespace moe {
+
+std::string reference_version() { return MOE_REFERENCE_VERSION; }
+
+ReferenceSet compute_references(const ProblemSpec& p, const Checkpoint& pristine) {
+  ReferenceSet r;
+  r.routing = route(p, pristine);
+  r.contract = reference_moe(p, pristine, r.routing, ReferenceKind::contract);
+  r.ideal = reference_moe(p, pristine, r.routing, ReferenceKind::ideal);
+  return r;
+}
+
+ReferenceCache::ReferenceCache(std::filesystem::path dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec)
+    throw_bad_input(dir_.string(), "--reference-cache", "cannot create the reference cache directory: " + ec.message(),
+                    "give a writable directory");
+}
+
+std::string ReferenceCache::key(const CaseSpec& c, std::uint64_t fingerprint) {
+  // Every field of the canonical case except where it was written (moving a case in its file keeps its entry).
+  nlohmann::json j = nlohmann::json::parse(case_to_json_text(c));
+  j.erase("source");
+  const std::string canon = j.dump();
+  return fmt::format("{}|ref={}|case={:016x}|fixture={:016x}", c.id, reference_version(),
+                     hash_bytes(canon.data(), canon.size()), fingerprint);
+}
+
+std::optional<ReferenceSet> ReferenceCache::load(const std::filesystem::path& file, const std::string& key,
+                                                 const ProblemSpec& p) const {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return std::nullopt;
+  try {
+    const SafetensorsFile f = read_safetensors(file);
+    auto it = f.metadata.find("moe.reference_cache_key");
+    if (it == f.metadata.end() || it->second != key) return std::nullopt;
+    const Tensor *ids = f.find("topk_ids"), *w = f.find("topk_weights"), *c = f.find("out_contract"),
+                 *i = f.find("out_ideal");
+    if (!ids || !w || !c || !i || ids->dtype() != DType::i32 || w->dtype() != DType::f32 ||
+        c->dtype() != DType::f32 || i->dtype() != DType::f32 || ids->numel() != w->numel() || ids->dim(0) != p.tokens ||
+        c->numel() != p.tokens * p.hidden || i->numel() != c->numel())
+      return std::nullopt;
+    ReferenceSet r;
+    r.routing.tokens = p.tokens;
+    r.routing.k = int(ids->dim(1));
+    r.routing.ids.assign(ids->span<std::int32_t>().begin(), ids->span<std::int32_t>().end());
+    r.routing.weights.assign(w->span<float>().begin(), w->span<float>().end());
+    r.contract.assign(c->span<float>().begin(), c->span<float>().end());
+    r.ideal.assign(i->span<float>().begin(), i->span<float>().end());
+    return r;
+  } catch (const Error&) {
+    return std::nullopt;  // a truncated or foreign file: recompute and overwrite it
+  }
+}
+
+ReferenceSet ReferenceCache::get(const CaseSpec& c, const ProblemSpec& p, const Checkpoint& pristine,
+                                 std::uint64_t fingerprint) {
+  const std::string k = key(c, fingerprint);
+  const std::filesystem::path file = dir_ / fmt::format("{:016x}.safetensors", hash_bytes(k.data(), k.size()));
+  if (auto hit = load(file, k, p)) {
+    ++hits_;
+    return std::move(*hit);
+  }
+  ++misses_;
+  ReferenceSet r = compute_references(p, pristine);
+  Tensor ids("topk_ids", DType::i32, {r.routing.tokens, r.routing.k}), w("topk_weights", DType::f32, {r.routing.tokens, r.routing.k});
+  std::copy(r.routing.ids.begin(), r.routing.ids.end(), ids.span<std::int32_t>().begin());
+  std::copy(r.routing.weights.begin(), r.routing.weights.end(), w.span<float>().begin());
+  Tensor oc("out_contract", DType::f32, {p.tokens, p.hidden}), oi("out_ideal", DType::f32, {p.tokens, p.hidden});
+  std::copy(r.contract.begin(), r.contract.end(), oc.span<float>().begin());
+  std::copy(r.ideal.begin(), r.ideal.end(), oi.span<float>().begin());
+  write_safetensors(file, {&ids, &w, &oc, &oi}, {{"moe.reference_cache_key", k}});
+  return r;
+}
+
+}  // namespace moe

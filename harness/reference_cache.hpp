@@ -1,0 +1,47 @@
+// Reference results kept on disk between runs, so a developer bisecting a regression (ci/bisect-run) or rerunning
+// a nightly filter never recomputes a CPU reference it already has. Keyed by
+//   (case id, reference version, canonical case hash, fixture fingerprint)
+// where the reference version is a hash of every reference/ and fixtures/ source at configure time (so a commit
+// that changes the oracle's math or the fixture generator misses the cache), the case hash covers every field of the
+// canonical case, and the fingerprint the pristine tensors actually generated (a --seed override changes it).
+// One safetensors file per entry holding routing ids and weights and both references, with the full key in its
+// metadata (checked on load). An unreadable or mismatched entry is a miss, recomputed and rewritten, never an error.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "harness/case_spec.hpp"
+#include "reference/moe/reference_moe.hpp"
+#include "reference/routing/routing.hpp"
+
+namespace moe {
+
+struct ReferenceSet {
+  RoutingResult routing;
+  Values contract, ideal;
+};
+
+// Routing, contract and ideal references of p on the pristine checkpoint (no cache).
+ReferenceSet compute_references(const ProblemSpec& p, const Checkpoint& pristine);
+
+std::string reference_version();  // hash of the oracle's sources, fixed at configure time
+
+class ReferenceCache {
+ public:
+  explicit ReferenceCache(std::filesystem::path dir);
+  // From the cache when present under this key, else computed and stored.
+  ReferenceSet get(const CaseSpec& c, const ProblemSpec& p, const Checkpoint& pristine, std::uint64_t fingerprint);
+  std::size_t hits() const { return hits_; }
+  std::size_t misses() const { return misses_; }
+  const std::filesystem::path& dir() const { return dir_; }
+  static std::string key(const CaseSpec& c, std::uint64_t fingerprint);
+
+ private:
+  std::optional<ReferenceSet> load(const std::filesystem::path& file, const std::string& key, const ProblemSpec& p) const;
+  std::filesystem::path dir_;
+  std::size_t hits_ = 0, misses_ = 0;
+};
+
+}  // namespace moe

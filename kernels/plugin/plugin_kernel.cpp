@@ -1,0 +1,155 @@
+#include "kernels/plugin/plugin_kernel.hpp"
+
+#include <dlfcn.h>
+
+#include <fmt/format.h>
+
+#include "fixtures/error.hpp"
+
+namespace moe {
+
+std::int32_t to_plugin_dtype(DType t) {
+  switch (t) {
+    case DType::f32: return MOE_DTYPE_F32;
+    case DType::f16: return MOE_DTYPE_F16;
+    case DType::bf16: return MOE_DTYPE_BF16;
+    case DType::i32: return MOE_DTYPE_I32;
+    case DType::u8: return MOE_DTYPE_U8;
+    case DType::e4m3fn: return MOE_DTYPE_E4M3FN;
+    case DType::e4m3fnuz: return MOE_DTYPE_E4M3FNUZ;
+    case DType::e5m2: return MOE_DTYPE_E5M2;
+    case DType::e5m2fnuz: return MOE_DTYPE_E5M2FNUZ;
+    case DType::e8m0: return MOE_DTYPE_E8M0;
+    case DType::e2m1x2: return MOE_DTYPE_E2M1X2;
+  }
+  return 0;
+}
+
+namespace {
+
+moe_quant to_plugin_quant(const QuantScheme& q) {
+  moe_quant m{};
+  m.weight_format = std::int32_t(q.weight) + MOE_WEIGHT_BF16;  // same order as WeightFormat
+  m.act_format = std::int32_t(q.act) + MOE_ACTQ_NONE;          // same order as ActFormat
+  m.fnuz = q.flavor == Fp8Flavor::fnuz;
+  m.qmax = q.act_qmax;
+  m.amax_floor = q.act_amax_floor;
+  m.scale_pow2 = q.act_scale_pow2;
+  m.mx_mode = std::int32_t(q.mx_mode) + MOE_MX_FLOOR;
+  m.e8m0_edges = std::int32_t(q.e8m0_edges) + MOE_E8M0_OCP;
+  return m;
+}
+static_assert(int(WeightFormat::mxfp4) + MOE_WEIGHT_BF16 == MOE_WEIGHT_MXFP4 && int(ActFormat::mxfp8) + 1 == MOE_ACTQ_MXFP8);
+static_assert(int(Activation::gelu_erf) + 1 == MOE_ACT_GELU_ERF && int(GateUpLayout::interleaved) + 1 == MOE_LAYOUT_INTERLEAVED);
+static_assert(int(ReduceMode::per_k) + 1 == MOE_REDUCE_PER_K && int(MxScaleMode::even) + 1 == MOE_MX_EVEN);
+
+struct CTensors {
+  std::vector<moe_tensor> views;
+  explicit CTensors(const std::vector<const Tensor*>& ts) {
+    for (const Tensor* t : ts)
+      views.push_back({t->name().c_str(), to_plugin_dtype(t->dtype()), std::int32_t(t->shape().size()),
+                       t->shape().data(), const_cast<std::byte*>(t->bytes()), t->nbytes()});
+  }
+};
+
+std::string message(const char* buf, const char* fallback) { return buf[0] ? std::string(buf) : std::string(fallback); }
+
+}  // namespace
+
+moe_problem to_plugin_problem(const ProblemSpec& p) {
+  moe_problem m{};
+  m.tokens = p.tokens; m.hidden = p.hidden; m.inter_local = p.local_inter(); m.experts = p.experts;
+  m.local_experts = p.local_experts(); m.first_local_expert = p.first_local_expert(); m.topk = p.topk;
+  m.n_shared = p.n_shared; m.shared_inter_local = p.local_shared_inter(); m.ep_rank = p.ep_rank;
+  m.activation = std::int32_t(p.activation) + MOE_ACT_SILU;
+  m.layout = std::int32_t(p.layout) + MOE_LAYOUT_GATE_UP;
+  m.swiglu_alpha = p.swiglu_alpha; m.swiglu_limit = p.swiglu_limit;
+  m.clamp_shared = p.clamp_shared; m.biases = p.biases;
+  m.router_weight_on = p.router_weight_on == RouterWeightOn::output ? MOE_ROUTER_WEIGHT_ON_OUTPUT : MOE_ROUTER_WEIGHT_ON_INPUT;
+  m.quant = to_plugin_quant(p.quant);
+  m.shared_quant = to_plugin_quant(p.shared_quant);
+  m.input_dtype = to_plugin_dtype(p.input_dtype);
+  m.intermediate_dtype = p.intermediate == IntermediateDtype::bf16 ? MOE_DTYPE_BF16
+                         : p.intermediate == IntermediateDtype::f16 ? MOE_DTYPE_F16 : MOE_DTYPE_F32;
+  m.output_dtype = to_plugin_dtype(p.output_dtype);
+  m.reduce = std::int32_t(p.reduce) + MOE_REDUCE_ATOMIC;
+  m.split_k = p.split_k;
+  return m;
+}
+
+PluginKernel::PluginKernel(const std::filesystem::path& path) : path_(path) {
+  const std::string where = path.string();
+  if (!path.has_parent_path())
+    throw_bad_input(where, "--plugin", "a plugin must be given by a path, not a bare library name (no search path is used)",
+                    "pass ./" + where + " or an absolute path");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw_bad_input(where, "--plugin", "no such file", "build the plugin first, or fix the path");
+  handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle_)
+    throw_bad_input(where, "--plugin", std::string("cannot load the library: ") + ::dlerror(),
+                    "build it as a shared library for this machine with its dependencies resolvable");
+  auto entry = reinterpret_cast<moe_plugin_entry_fn>(::dlsym(handle_, MOE_PLUGIN_ENTRY_SYMBOL));
+  auto fail = [&](const std::string& problem, const std::string& fix) {
+    ::dlclose(handle_);
+    handle_ = nullptr;
+    throw_bad_input(where, "--plugin", problem, fix);
+  };
+  if (!entry)
+    fail(std::string("not a moe-harness plugin: no symbol ") + MOE_PLUGIN_ENTRY_SYMBOL,
+         "export `const moe_plugin_api* moe_plugin_entry(uint32_t)` with C linkage (kernels/plugin/moe_plugin.h)");
+  api_ = entry(MOE_PLUGIN_ABI_VERSION);
+  if (!api_)
+    fail(fmt::format("the plugin declined ABI version {} (moe_plugin_entry returned NULL)", MOE_PLUGIN_ABI_VERSION),
+         "rebuild the plugin against this harness's kernels/plugin/moe_plugin.h");
+  if (api_->abi_version != MOE_PLUGIN_ABI_VERSION)
+    fail(fmt::format("plugin ABI version {} but this harness speaks version {}", api_->abi_version, MOE_PLUGIN_ABI_VERSION),
+         "rebuild the plugin against this harness's kernels/plugin/moe_plugin.h");
+  if (api_->struct_size < sizeof(moe_plugin_api))
+    fail(fmt::format("the plugin's table is {} bytes, version {} needs {}", api_->struct_size, MOE_PLUGIN_ABI_VERSION,
+                     sizeof(moe_plugin_api)),
+         "rebuild the plugin against this harness's kernels/plugin/moe_plugin.h");
+  if (!api_->id || !api_->id[0] || !api_->version || !api_->supports || !api_->run)
+    fail("the plugin's table lacks id, version, supports or run", "fill every required field of moe_plugin_api");
+}
+
+PluginKernel::~PluginKernel() {
+  if (handle_) ::dlclose(handle_);
+}
+
+Support PluginKernel::supports(const ProblemSpec& p, const DeviceInfo*) const {
+  const moe_problem m = to_plugin_problem(p);
+  char reason[512] = {0};
+  if (api_->supports(&m, reason, sizeof reason)) return Support::yes();
+  reason[sizeof reason - 1] = '\0';
+  return Support::no(message(reason, "the plugin declined this case without a reason"));
+}
+
+void PluginKernel::prepare(const ProblemSpec& p, Checkpoint& working) {
+  if (!api_->prepare) return;
+  const moe_problem m = to_plugin_problem(p);
+  std::vector<const Tensor*> ts;
+  for (Tensor* t : working.tensors()) ts.push_back(t);  // the working clone: writable by the plugin
+  CTensors c(ts);
+  char err[1024] = {0};
+  if (api_->prepare(&m, c.views.data(), std::int32_t(c.views.size()), err, sizeof err) != 0) {
+    err[sizeof err - 1] = '\0';
+    throw_harness_error("plugin " + path_.string(), "plugin prepare() failed: " + message(err, "(no message)"));
+  }
+}
+
+RunInfo PluginKernel::run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) {
+  const moe_problem m = to_plugin_problem(p);
+  CTensors c(working.tensors());
+  CTensors o({&out});
+  char variant[256] = {0}, err[1024] = {0};
+  if (api_->run(&m, c.views.data(), std::int32_t(c.views.size()), routing.ids.data(), routing.weights.data(),
+                std::int32_t(routing.k), o.views.data(), variant, sizeof variant, err, sizeof err) != 0) {
+    err[sizeof err - 1] = '\0';
+    throw_harness_error("plugin " + path_.string(), "plugin run() failed: " + message(err, "(no message)"));
+  }
+  variant[sizeof variant - 1] = '\0';
+  return {variant, 0.0, 0, 0.0, 0.0};
+}
+
+}  // namespace moe
