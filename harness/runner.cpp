@@ -13,6 +13,8 @@
 #include "harness/case_pipeline.hpp"
 #include "harness/kernel_registry.hpp"
 #include "kernels/plugin/plugin_kernel.hpp"
+#include "fixtures/atomic_file.hpp"
+#include "reports/html_report.hpp"
 #include "reports/run_report.hpp"
 
 #ifndef MOE_GIT_COMMIT
@@ -179,6 +181,7 @@ int run_suite(const RunOptions& opt) {
   for (std::size_t i = 0; i < state.records.size(); ++i)
     if (state.ran[i]) report.cases.push_back(state.records[i]);
   write_reports(report, json, dir / "summary.md");
+  write_file_atomically(dir / "report.html", to_html(read_report(json)));
 
   const int pass = report.count("pass"), fail = report.count("fail"), skip = report.count("skip"),
             err = report.count("error");

@@ -34,10 +34,15 @@ ReadReport read_report(const std::filesystem::path& file) {
     r.device_arch = j["provenance"]["device"]["arch"].get<std::string>();
     r.device_name = j["provenance"]["device"]["name"].get<std::string>();
     r.harness_commit = j["provenance"]["harness_commit"].get<std::string>();
+    r.device_message = j["provenance"]["device"]["message"].get<std::string>();
+    r.start_time = j["provenance"]["start_time"].get<std::string>();
+    r.end_time = j["provenance"]["end_time"].get<std::string>();
+    for (const auto& k : j["provenance"]["kernels"])
+      r.kernels.push_back(k["id"].get<std::string>() + " " + k["version"].get<std::string>());
     for (const auto& c : j["cases"]) {
       ReportCase rc;
       rc.id = c["id"]; rc.kernel = c["kernel"]; rc.status = c["status"]; rc.reason = c["reason"];
-      rc.variant = c["variant"]; rc.failed_check = c["failed_check"];
+      rc.variant = c["variant"]; rc.failed_check = c["failed_check"]; rc.details = c["details"];
       for (auto it = c["metrics"].begin(); it != c["metrics"].end(); ++it) rc.metrics[it.key()] = it.value().get<double>();
       rc.token_cos = c["token_cos"].get<std::vector<double>>();
       rc.token_rel = c["token_rel"].get<std::vector<double>>();

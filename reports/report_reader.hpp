@@ -8,13 +8,14 @@
 namespace moe {
 
 struct ReportCase {
-  std::string id, kernel, status, reason, variant, failed_check;
+  std::string id, kernel, status, reason, variant, failed_check, details;
   std::map<std::string, double> metrics;
   std::vector<double> token_cos, token_rel;
 };
 
 struct ReadReport {
-  std::string file, suite, device_arch, device_name, harness_commit;
+  std::string file, suite, device_arch, device_name, harness_commit, device_message, start_time, end_time;
+  std::vector<std::string> kernels;  // "id version"
   std::vector<ReportCase> cases;
   const ReportCase* find(const std::string& id, const std::string& kernel) const;
 };

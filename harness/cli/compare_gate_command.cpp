@@ -2,7 +2,7 @@
 
 #include "fixtures/atomic_file.hpp"
 #include "harness/cli/commands.hpp"
-#include "harness/drift.hpp"
+#include "reports/drift.hpp"
 #include "harness/release_gate.hpp"
 
 namespace moe::cli {

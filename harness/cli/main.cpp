@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   moe::cli::add_calibrate_command(app, exit_code);
   moe::cli::add_merge_command(app, exit_code);
   moe::cli::add_judge_command(app, exit_code);
+  moe::cli::add_html_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

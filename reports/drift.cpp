@@ -1,4 +1,4 @@
-#include "harness/drift.hpp"
+#include "reports/drift.hpp"
 
 #include <algorithm>
 #include <fmt/format.h>

@@ -1,0 +1,40 @@
+// `moe-harness html REPORT.json --out FILE [--baseline BASE.json]`: the self-contained HTML report of a run, with
+// drift against a baseline when given (the margins of `compare`).
+#include <cstdio>
+
+#include "fixtures/atomic_file.hpp"
+#include "harness/cli/commands.hpp"
+#include "reports/drift.hpp"
+#include "reports/html_report.hpp"
+
+namespace moe::cli {
+
+void add_html_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("html", "Write a run report as one self-contained HTML file (plots, worst tokens, drift)");
+  auto report = std::make_shared<std::string>(), out = std::make_shared<std::string>(),
+       base = std::make_shared<std::string>();
+  auto m = std::make_shared<DriftMargins>();
+  cmd->add_option("REPORT", *report, "report.json of the run")->required();
+  cmd->add_option("--out", *out, "HTML file to write")->required();
+  cmd->add_option("--baseline", *base, "baseline report.json: adds a drift section");
+  cmd->add_option("--cos-drop", m->cos_drop, "drift margin: allowed drop of min cos and any token's cos")->capture_default_str();
+  cmd->add_option("--rel-factor", m->rel_factor, "drift margin: allowed growth factor of max rel")->capture_default_str();
+  cmd->callback([=, &exit_code] {
+    const ReadReport r = read_report(*report);
+    HtmlOptions opt;
+    ReadReport b;
+    std::vector<DriftFinding> f;
+    if (!base->empty()) {
+      b = read_report(*base);
+      f = compare_reports(b, r, *m);
+      opt.baseline = &b;
+      opt.drift = &f;
+    }
+    write_file_atomically(*out, to_html(r, opt));
+    std::printf("wrote %s (%zu cases%s)\n", out->c_str(), r.cases.size(),
+                base->empty() ? "" : (", " + std::to_string(f.size()) + " drift finding(s)").c_str());
+    exit_code = 0;
+  });
+}
+
+}  // namespace moe::cli
