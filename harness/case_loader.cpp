@@ -357,8 +357,16 @@ const CaseSpec& find_case(const Suite& s, const std::string& id) {
 
 std::filesystem::path resolve_suite(const std::string& s) {
   if (s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".yaml")) return s;
-  const char* env = std::getenv("MOE_CASES_DIR");
-  return std::filesystem::path(env ? env : MOE_CASES_DIR) / (s + ".yaml");
+  // $MOE_CASES_DIR, else the suites installed beside this executable (cmake --install puts them in
+  // <prefix>/share/moe-harness/cases), else the source tree this binary was built from.
+  if (const char* env = std::getenv("MOE_CASES_DIR")) return std::filesystem::path(env) / (s + ".yaml");
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const auto installed = exe.parent_path().parent_path() / "share" / "moe-harness" / "cases";
+    if (std::filesystem::is_directory(installed, ec)) return installed / (s + ".yaml");
+  }
+  return std::filesystem::path(MOE_CASES_DIR) / (s + ".yaml");
 }
 
 }  // namespace moe
