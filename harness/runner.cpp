@@ -117,6 +117,7 @@ int run_suite(const RunOptions& opt) {
   if (!opt.kernels.empty() || extra.empty())
     for (auto& k : make_kernels(opt.kernels, opt.host_budget)) kernels.push_back(std::move(k));
   kernels.insert(kernels.end(), extra.begin(), extra.end());
+  for (auto& k : kernels) k->set_timing(opt.timing);
   const DeviceDetection device = detect_device();
 
   const std::filesystem::path dir = opt.report_dir.empty()
@@ -186,7 +187,8 @@ int run_suite(const RunOptions& opt) {
   const int pass = report.count("pass"), fail = report.count("fail"), skip = report.count("skip"),
             err = report.count("error");
   std::printf("\n%s", to_markdown(report).c_str());
-  bool device_kernels = false;
+  // The note matters when GPU kernels were asked for, or the default set was (a CPU-only build has none to run).
+  bool device_kernels = opt.kernels.empty() && opt.extra_kernels.empty() && opt.plugins.empty();
   for (auto& k : kernels) device_kernels |= k->needs_device();
   if (!device.device && device_kernels)
     std::printf("\nNOTE: no GPU here (%s): GPU kernels did not run; %d case(s) skipped in all.\n",

@@ -27,6 +27,7 @@ struct RunOptions {
   std::filesystem::path junit, json; // default inside report_dir
   DeviceRequirement device;
   std::filesystem::path reference_cache;  // empty: no cache (harness/reference_cache.hpp)
+  bool timing = true;                     // kernels time themselves after the verdict run (--no-timing: off)
   double host_budget = 0;            // 0: the host kernel's default
   std::vector<std::string> gtest_args;  // passed through to GoogleTest
 };

@@ -14,6 +14,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--plugin", opt->plugins,
                   "kernel plugin library to judge, by path (kernels/plugin/moe_plugin.h); repeatable; without "
                   "--kernel only the plugins run")->allow_extra_args(false);
+  auto no_timing = std::make_shared<bool>(false);
+  cmd->add_flag("--no-timing", *no_timing, "verdicts only: kernels skip their warm-up and timed repeats");
   auto* seed_opt = cmd->add_option("--seed", *seed, "override every case's seed");
   cmd->add_option("--report-dir", opt->report_dir, "report directory (default reports-out/<UTC time>)");
   cmd->add_option("--junit", opt->junit, "JUnit XML path (default <report-dir>/junit.xml)");
@@ -29,6 +31,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->allow_extra_args();
   cmd->callback([=, &exit_code] {
     if (*seed_opt) opt->seed = *seed;
+    if (*no_timing) opt->timing = false;
     if (*req) {
       opt->device.required = true;
       opt->device.arch = *require;
