@@ -32,6 +32,17 @@ cases:
   - {tokens: 7, activation: swiglu_oai, biases: true, n_shared: 1, shared_inter: 128, clamp_shared: false}
   - {tokens: 6, topk: 1, routing: {kind: sigmoid_top1}, router_weight_on: input, n_shared: 1, shared_inter: 128}
   - {tokens: 9, ep: 2, ep_rank: 1}
+  - {tokens: 5, quant: {weight: fp8_tensor, act: fp8_token}}
+  - {tokens: 5, quant: {weight: fp8_channel, act: fp8_token, flavor: fnuz, qmax: 224}}
+  - {tokens: 16, reduce: separate, quant: {weight: fp8_channel, act: fp8_token}}
+  - {tokens: 33, quant: {weight: fp8_block, act: fp8_group128}, n_shared: 1, shared_inter: 128, shared_quant: {weight: fp8_channel, act: fp8_token}}
+  - {tokens: 7, quant: {weight: fp8_block, act: fp8_group128, flavor: fnuz, scale_pow2: true}}
+  - {tokens: 8, quant: {weight: mxfp8, act: mxfp8, mx_mode: floor}}
+  - {tokens: 5, activation: swiglu_oai, biases: true, quant: {weight: mxfp4, act: none}}
+  - {tokens: 6, quant: {weight: mxfp4, act: fp8_token}}
+  - {tokens: 6, quant: {weight: mxfp4, act: mxfp8, mx_mode: even, e8m0_edges: triton}}
+  - {tokens: 4, activation: swiglu_oai, quant: {weight: mxfp4, act: none}, n_shared: 1, shared_inter: 128, shared_quant: {weight: mxfp4, act: none}, clamp_shared: false}
+  - {tokens: 6, topk: 1, routing: {kind: sigmoid_top1}, router_weight_on: input, quant: {weight: fp8_channel, act: fp8_token}}
 )", "gpu-unit.yaml");
 }
 }  // namespace
@@ -96,14 +107,16 @@ TEST(GpuRouting, MatchesTheReferenceIdsAndWeights) {
   }
 }
 
-TEST(GpuFusedMoe, DeclinesQuantizedSchemesWithAReason) {
+TEST(GpuFusedMoe, DeclinesOneStageWithQuantizedActivationsWithAReason) {
   GpuFusedMoeKernel k;
   ProblemSpec p;
   p.quant.weight = WeightFormat::fp8_channel;
   p.quant.act = ActFormat::fp8_token;
+  EXPECT_TRUE(k.supports(p, nullptr).supported);  // auto: the two-stage path
+  p.stage = StageMode::one_stage;
   const Support s = k.supports(p, nullptr);
   EXPECT_FALSE(s.supported);
-  EXPECT_NE(s.reason.find("quantized"), std::string::npos);
+  EXPECT_NE(s.reason.find("quantized activations"), std::string::npos);
 }
 
 }  // namespace moe

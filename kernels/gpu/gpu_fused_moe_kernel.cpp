@@ -35,6 +35,43 @@ gpu::DeviceBuffer upload(const std::vector<T>& v) {
   return b;
 }
 
+gpu::WFormat wformat(WeightFormat w) {
+  switch (w) {
+    case WeightFormat::bf16: return gpu::WFormat::bf16;
+    case WeightFormat::fp16: return gpu::WFormat::f16;
+    case WeightFormat::fp8_tensor: return gpu::WFormat::fp8_tensor;
+    case WeightFormat::fp8_channel: return gpu::WFormat::fp8_channel;
+    case WeightFormat::fp8_block: return gpu::WFormat::fp8_block;
+    case WeightFormat::mxfp8: return gpu::WFormat::mxfp8;
+    case WeightFormat::mxfp4: return gpu::WFormat::mxfp4;
+  }
+  return gpu::WFormat::bf16;
+}
+
+gpu::ActQuant act_quant(const QuantScheme& q) {
+  gpu::ActQuant a;
+  a.kind = q.act == ActFormat::none ? gpu::AQuant::none : q.act == ActFormat::fp8_token ? gpu::AQuant::fp8_token
+         : q.act == ActFormat::fp8_group128 ? gpu::AQuant::fp8_group128 : gpu::AQuant::mxfp8;
+  a.fnuz = q.flavor == Fp8Flavor::fnuz;
+  a.qmax = q.act_qmax > 0 ? q.act_qmax : (a.fnuz ? 240.0f : 448.0f);
+  a.amax_floor = q.act_amax_floor;
+  a.scale_pow2 = q.act_scale_pow2;
+  a.mx_mode = q.mx_mode == MxScaleMode::floor ? gpu::MxMode::floor : q.mx_mode == MxScaleMode::rceil ? gpu::MxMode::rceil
+            : gpu::MxMode::even;
+  a.e8m0_triton = q.e8m0_edges == E8m0Edges::triton;
+  return a;
+}
+
+// The set's format fields from the WORKING tensors (a converter in prepare() may have changed the stored flavour).
+void describe_set(gpu::ExpertSet& set, const ExpertWeights& w, const QuantScheme& q, const void* s13, const void* s2) {
+  set.wfmt = wformat(q.weight);
+  set.fnuz = w.w13.dtype() == DType::e4m3fnuz;
+  set.e8m0_triton = q.e8m0_edges == E8m0Edges::triton;
+  set.s13 = s13;
+  set.s2 = s2;
+  set.aq = act_quant(q);
+}
+
 bool one_stage_for(const ProblemSpec& p) {
   const std::int64_t inter = std::max(p.local_inter(), p.n_shared ? p.local_shared_inter() : 0);
   if (inter > GpuFusedMoeKernel::kOneStageMaxInter) return false;
@@ -47,13 +84,10 @@ bool one_stage_for(const ProblemSpec& p) {
 }  // namespace
 
 Support GpuFusedMoeKernel::supports(const ProblemSpec& p, const DeviceInfo*) const {
-  auto plain = [](const QuantScheme& q) {
-    return (q.weight == WeightFormat::bf16 || q.weight == WeightFormat::fp16) && q.act == ActFormat::none;
-  };
-  if (!plain(p.quant) || (p.n_shared > 0 && !plain(p.shared_quant)))
-    return Support::no("this kernel takes bf16/fp16 weights and activations; quantized schemes are a separate kernel");
-  if (p.n_shared > 0 && p.shared_quant.weight != p.quant.weight)
-    return Support::no("routed and shared experts must share a weight dtype in this kernel");
+  const bool quant_act = p.quant.act != ActFormat::none || (p.n_shared > 0 && p.shared_quant.act != ActFormat::none);
+  if (quant_act && p.stage == StageMode::one_stage)
+    return Support::no("one-stage with quantized activations is not implemented: the stage-1 intermediate is "
+                       "quantized between two stages");
   if (p.stage == StageMode::one_stage &&
       std::max(p.local_inter(), p.n_shared ? p.local_shared_inter() : 0) > kOneStageMaxInter)
     return Support::no("one-stage kernel holds the intermediate in shared memory: local inter above " +
@@ -69,10 +103,12 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   auto wts = upload(r.weights);
   auto w13 = upload(c.routed.w13), w2 = upload(c.routed.w2);
   auto b13 = upload(c.routed.w13_bias), b2 = upload(c.routed.w2_bias);
-  gpu::DeviceBuffer sw13, sw2, sb13, sb2;
+  auto s13 = upload(c.routed.w13_scale), s2 = upload(c.routed.w2_scale);
+  gpu::DeviceBuffer sw13, sw2, sb13, sb2, ss13, ss2;
   if (p.n_shared > 0) {
     sw13 = upload(c.shared.w13); sw2 = upload(c.shared.w2);
     sb13 = upload(c.shared.w13_bias); sb2 = upload(c.shared.w2_bias);
+    ss13 = upload(c.shared.w13_scale); ss2 = upload(c.shared.w2_scale);
   }
   const std::int64_t max_inter = std::max(p.local_inter(), p.n_shared ? p.local_shared_inter() : 0);
   gpu::DeviceBuffer mid(std::size_t(slots * max_inter) * sizeof(float));
@@ -83,7 +119,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   gpu::FusedMoeArgs a;
   a.tokens = t; a.hidden = h; a.topk = r.k; a.n_shared = p.ep_rank == 0 ? p.n_shared : 0;
   a.first_local_expert = p.first_local_expert(); a.local_experts = p.local_experts();
-  a.in_type = elem(p.input_dtype); a.w_type = elem(p.quant.weight == WeightFormat::bf16 ? DType::bf16 : DType::f16);
+  a.in_type = elem(p.input_dtype);
   a.mid_type = elem(p.intermediate); a.out_type = elem(p.output_dtype);
   a.act = p.activation == Activation::silu ? gpu::ActKind::silu : p.activation == Activation::gelu_tanh ? gpu::ActKind::gelu_tanh
         : p.activation == Activation::gelu_erf ? gpu::ActKind::gelu_erf : gpu::ActKind::swiglu_oai;
@@ -91,10 +127,25 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
            : gpu::LayoutKind::interleaved;
   a.alpha = p.swiglu_alpha; a.limit = p.swiglu_limit;
   a.weight_on_input = p.router_weight_on == RouterWeightOn::input;
-  a.routed = {w13.get(), w2.get(), static_cast<const float*>(b13.get()), static_cast<const float*>(b2.get()), p.local_inter(), true};
-  a.shared = {sw13.get(), sw2.get(), static_cast<const float*>(sb13.get()), static_cast<const float*>(sb2.get()),
-              p.n_shared ? p.local_shared_inter() : 0, p.clamp_shared};
+  a.routed.w13 = w13.get(); a.routed.w2 = w2.get();
+  a.routed.b13 = static_cast<const float*>(b13.get()); a.routed.b2 = static_cast<const float*>(b2.get());
+  a.routed.inter = p.local_inter(); a.routed.clamp = true;
+  a.shared.w13 = sw13.get(); a.shared.w2 = sw2.get();
+  a.shared.b13 = static_cast<const float*>(sb13.get()); a.shared.b2 = static_cast<const float*>(sb2.get());
+  a.shared.inter = p.n_shared ? p.local_shared_inter() : 0; a.shared.clamp = p.clamp_shared;
+  describe_set(a.routed, c.routed, p.quant, s13.get(), s2.get());
+  describe_set(a.shared, c.shared, p.shared_quant, ss13.get(), ss2.get());
   a.x = x.get();
+  gpu::DeviceBuffer xq_routed, xq_shared;
+  const bool quant = gpu::quantizes_activations(a);
+  if (quant) {
+    xq_routed = gpu::DeviceBuffer(std::size_t((a.weight_on_input ? slots : t) * h) * sizeof(float));
+    a.xq_routed = static_cast<float*>(xq_routed.get());
+    if (a.n_shared > 0) {
+      xq_shared = gpu::DeviceBuffer(std::size_t(t * h) * sizeof(float));
+      a.xq_shared = static_cast<float*>(xq_shared.get());
+    }
+  }
   a.topk_ids = static_cast<const std::int32_t*>(ids.get());
   a.topk_weights = static_cast<const float*>(wts.get());
   a.mid = static_cast<float*>(mid.get());
@@ -103,7 +154,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   a.out = dout.get();
   a.reduce = p.reduce == ReduceMode::fused_atomic ? gpu::ReduceKind::fused_atomic
            : p.reduce == ReduceMode::separate ? gpu::ReduceKind::separate : gpu::ReduceKind::per_k;
-  a.one_stage = one_stage_for(p);
+  a.one_stage = one_stage_for(p) && !quant;
   a.fail_launch_for_test = fail_launch_;
 
   // The verdict run: the device output starts as the harness's sentinel, so an element the kernel never writes
@@ -140,7 +191,8 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   }
 
   RunInfo info;
-  info.variant = std::string(a.one_stage ? "one_stage" : "two_stage") + "/" + std::string(name(p.reduce));
+  info.variant = std::string(a.one_stage ? "one_stage" : "two_stage") + "/" + std::string(name(p.reduce)) + "/" +
+                 std::string(name(p.quant.weight)) + (quant ? "+" + std::string(name(p.quant.act)) : std::string());
   struct Ctx { gpu::FusedMoeArgs* a; gpu::DeviceBuffer* acc; } ctx{&a, &acc};
   a.fail_launch_for_test = false;
   if (!timing_) return info;

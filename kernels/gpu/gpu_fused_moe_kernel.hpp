@@ -1,5 +1,6 @@
-// The BF16/FP16 fused MoE GPU kernels (kernels/moe/fused_moe.hip) as a KernelUnderTest: uploads the working
-// checkpoint and the reference routing, poisons the device output with the harness's sentinel before every run,
+// The fused MoE GPU kernels (kernels/moe/fused_moe.hip; bf16/fp16, fp8 and MX weights, quantized activations) as
+// a KernelUnderTest: uploads the working checkpoint and the reference routing, poisons the device output with the
+// harness's sentinel before every run,
 // dispatches one-stage (decode) or two-stage (prefill), records the variant, and times with device events
 // (warm-up, then the median of repeats). Present in GPU builds only (MOE_HAVE_GPU_RUNTIME).
 #pragma once

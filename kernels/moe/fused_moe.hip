@@ -1,4 +1,4 @@
-// BF16/FP16 fused MoE kernels. Written against the HIP runtime API (kernels/runtime/hip_compat.hpp maps it to CUDA on
+// Fused MoE kernels (bf16/fp16, fp8 and MX weights; quantized activations). Written against the HIP runtime API (kernels/runtime/hip_compat.hpp maps it to CUDA on
 // NVIDIA). No warp-size assumption anywhere: reductions go through shared memory with any block size.
 //
 // Work decomposition: a "slot" is one (token, routed k) or (token, shared expert) pair, slot = t * (k + S) + j.
@@ -86,6 +86,135 @@ __device__ inline void store(void* p, std::int64_t i, float v, ElemType t) {
   else static_cast<std::uint16_t*>(p)[i] = to_f16(v);
 }
 
+// ---- Formats, by bit arithmetic (no fp8/fp4 hardware support assumed; fnuz decoded in software everywhere) ----
+// e4m3: the code's exponent and mantissa placed under fp32's fields give 2^(e-127) (1 + m/8), or (m/8) 2^-126 for
+// e = 0; one exact multiplication by 2^(127 - bias) yields the value of every finite code.
+__device__ inline float e4m3_decode(std::uint32_t b, bool fnuz) {
+  if (fnuz ? b == 0x80u : (b & 0x7Fu) == 0x7Fu) return __uint_as_float(0x7FC00000u);
+  const float m = __uint_as_float((b & 0x7Fu) << 20) * (fnuz ? 0x1p119f : 0x1p120f);
+  return (b & 0x80u) ? -m : m;
+}
+// e2m1 (s e e m): the same placement; times 2^(127 - 1).
+__device__ inline float e2m1_decode(std::uint32_t nib) {
+  const float m = __uint_as_float((nib & 0x7u) << 22) * 0x1p126f;
+  return (nib & 0x8u) ? -m : m;
+}
+__device__ inline float e8m0_decode(std::uint32_t code, bool triton) {
+  if (code == 0u) return triton ? 0.0f : __uint_as_float(0x00400000u);  // 2^-127, an fp32 subnormal
+  if (code == 255u) return triton ? __uint_as_float(0x7F800000u) : __uint_as_float(0x7FC00000u);
+  return __uint_as_float(code << 23);
+}
+// Round to the e4m3 grid (nearest even; |v| already within the format's range after the clamp), as a value.
+__device__ inline float e4m3_round(float v, bool fnuz) {
+  if (v != v) return v;
+  const float a = fabsf(v);
+  int e;
+  frexpf(a, &e);                                   // a = f 2^e, f in [0.5, 1): floor(log2 a) = e - 1
+  const int ex = max(e - 1, fnuz ? -7 : -6);       // below the smallest normal: the subnormal quantum
+  const float q = ldexpf(1.0f, ex - 3);
+  const float r = rintf(a / q) * q;                // a / q and the product are exact (q a power of two)
+  if (r == 0.0f) return fnuz ? 0.0f : copysignf(0.0f, v);  // fnuz has no -0
+  return copysignf(r, v);
+}
+
+__device__ inline float scale_pow2_ceil(float s) {
+  int e;
+  const float f = frexpf(s, &e);
+  return f == 0.5f ? s : ldexpf(1.0f, e);
+}
+__device__ inline int floor_log2(float a) { int e; frexpf(a, &e); return e - 1; }
+__device__ inline int ceil_log2(float a) { int e; const float f = frexpf(a, &e); return f == 0.5f ? e - 1 : e; }
+// OCP MX shared exponent of a block for an e4m3 element (emax 8, max finite 448), in the case's mode.
+__device__ inline int mx_shared_exponent(float amax, MxMode mode) {
+  if (!(amax > 0.0f)) return -127;
+  if (isinf(amax)) return 127;
+  int x;
+  if (mode == MxMode::floor) x = floor_log2(amax) - 8;
+  else if (mode == MxMode::rceil) x = ceil_log2(amax / 448.0f);
+  else {
+    const float rounded = __uint_as_float((__float_as_uint(amax) + (1u << 19)) & 0xFF800000u);
+    x = isinf(rounded) ? 128 - 8 : floor_log2(rounded) - 8;
+  }
+  return min(max(x, -127), 127);
+}
+
+// One weight element: decode(code) * scale formed in fp32 (one rounding), as the contract defines.
+// rows/K: the matrix's [rows, K] per expert (w13: [2 inter, H]; w2: [H, inter]).
+__device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
+                              std::int64_t rows, std::int64_t K) {
+  const void* p = is13 ? set.w13 : set.w2;
+  const std::int64_t i = (e * rows + row) * K + c;
+  switch (set.wfmt) {
+    case WFormat::bf16: return load(p, i, ElemType::bf16);
+    case WFormat::f16: return load(p, i, ElemType::f16);
+    case WFormat::fp8_tensor: case WFormat::fp8_channel: case WFormat::fp8_block: {
+      const float* sc = static_cast<const float*>(is13 ? set.s13 : set.s2);
+      float s;
+      if (set.wfmt == WFormat::fp8_tensor) s = sc[e];
+      else if (set.wfmt == WFormat::fp8_channel) s = sc[e * rows + row];
+      else {
+        // 128x128 blocks; w13 blocks its gate and up halves separately.
+        const std::int64_t nbc = (K + 127) / 128;
+        std::int64_t br, nbr;
+        if (is13) {
+          const std::int64_t inter = rows / 2, half = (inter + 127) / 128;
+          br = row < inter ? row / 128 : half + (row - inter) / 128;
+          nbr = 2 * half;
+        } else {
+          br = row / 128;
+          nbr = (rows + 127) / 128;
+        }
+        s = sc[(e * nbr + br) * nbc + c / 128];
+      }
+      return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], set.fnuz) * s;
+    }
+    case WFormat::mxfp8: case WFormat::mxfp4: {
+      const std::uint8_t* sc = static_cast<const std::uint8_t*>(is13 ? set.s13 : set.s2);
+      const float s = e8m0_decode(sc[(e * rows + row) * (K / 32) + c / 32], set.e8m0_triton);
+      if (set.wfmt == WFormat::mxfp8) return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], false) * s;
+      const std::uint32_t byte = static_cast<const std::uint8_t*>(p)[i / 2];
+      return e2m1_decode((c & 1) ? byte >> 4 : byte & 0xFu) * s;
+    }
+  }
+  return 0.0f;
+}
+
+// Eight consecutive weight elements of one row (c a multiple of 8): one 16-byte load for bf16/fp16.
+__device__ inline void load8w(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
+                              std::int64_t rows, std::int64_t K, float (&w)[8]) {
+  if (set.wfmt == WFormat::bf16 || set.wfmt == WFormat::f16) {
+    load8(is13 ? set.w13 : set.w2, (e * rows + row) * K + c, set.wfmt == WFormat::bf16 ? ElemType::bf16 : ElemType::f16, w);
+    return;
+  }
+  for (int q = 0; q < 8; ++q) w[q] = loadw(set, is13, e, row, c + q, rows, K);
+}
+
+// Quantizes then dequantizes one group of n values (stride 1) in place, as the contract's activation recipe does.
+__device__ void fake_quantize_group(float* v, std::int64_t n, const ActQuant& q) {
+  float amax = 0.0f;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float a = fabsf(v[i]);
+    amax = a > amax ? a : amax;
+  }
+  if (q.kind == AQuant::mxfp8) {
+    const int se = mx_shared_exponent(amax, q.mx_mode);
+    const float scale = e8m0_decode(std::uint32_t(se + 127), q.e8m0_triton);
+    for (std::int64_t i = 0; i < n; ++i) {
+      float x = ldexpf(v[i], -se);  // exact: a power-of-two scale
+      x = x != x ? x : fminf(fmaxf(x, -448.0f), 448.0f);  // saturate to the largest finite e4m3fn
+      v[i] = e4m3_round(x, false) * scale;
+    }
+    return;
+  }
+  float s = fmaxf(amax, q.amax_floor) / q.qmax;
+  if (q.scale_pow2) s = scale_pow2_ceil(s);
+  for (std::int64_t i = 0; i < n; ++i) {
+    float x = v[i] / s;
+    x = x < -q.qmax ? -q.qmax : (x > q.qmax ? q.qmax : x);  // NaN passes through
+    v[i] = e4m3_round(x, q.fnuz) * s;
+  }
+}
+
 __device__ inline float activate(float g, float u, const FusedMoeArgs& a, bool clamp) {
   switch (a.act) {
     case ActKind::silu: return g / (1.0f + expf(-g)) * u;
@@ -106,15 +235,16 @@ struct SlotInfo {
   bool shared;
   std::int64_t token, expert;  // expert: index within its set
   float weight;
+  std::int64_t slot;
 };
 
 __device__ inline SlotInfo slot_info(const FusedMoeArgs& a, std::int64_t slot) {
   const int per = a.topk + a.n_shared;
   const std::int64_t t = slot / per;
   const int j = int(slot % per);
-  if (j >= a.topk) return {true, true, t, std::int64_t(j - a.topk), 1.0f};
+  if (j >= a.topk) return {true, true, t, std::int64_t(j - a.topk), 1.0f, slot};
   const std::int64_t g = a.topk_ids[t * a.topk + j] - a.first_local_expert;
-  return {g >= 0 && g < a.local_experts, false, t, g, a.topk_weights[t * a.topk + j]};
+  return {g >= 0 && g < a.local_experts, false, t, g, a.topk_weights[t * a.topk + j], slot};
 }
 
 // Stage-1 row pair for intermediate index i in the stored layout.
@@ -127,6 +257,10 @@ __device__ inline void gate_up_rows(const FusedMoeArgs& a, std::int64_t inter, s
 
 // The stage-1 input element c of a slot's token (router weight on the input: x * w rounded to the input dtype).
 __device__ inline float input_at(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t c) {
+  if (a.xq_routed) {  // quantized activations, prepared by prepare_inputs_kernel + quantize_rows_kernel
+    if (s.shared) return a.xq_shared[s.token * a.hidden + c];
+    return a.xq_routed[(a.weight_on_input ? s.slot : s.token) * a.hidden + c];
+  }
   const float x = load(a.x, s.token * a.hidden + c, a.in_type);
   return (a.weight_on_input && !s.shared) ? round_to(x * s.weight, a.in_type) : x;
 }
@@ -149,7 +283,6 @@ __device__ inline void block_sum(float (&v)[N], float* red) {
 __device__ void stage1_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t i0, float* red, float* dst) {
   const ExpertSet& set = s.shared ? a.shared : a.routed;
   const std::int64_t inter = set.inter, h = a.hidden;
-  const std::int64_t base = s.expert * 2 * inter * h;
   float part[2 * kRows];
   std::int64_t rg[kRows], ru[kRows];
   for (int r = 0; r < kRows; ++r) {
@@ -162,9 +295,9 @@ __device__ void stage1_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64
       float x[8], w[8];
       for (int q = 0; q < 8; ++q) x[q] = input_at(a, s, c + q);
       for (int r = 0; r < kRows; ++r) {
-        load8(set.w13, base + rg[r] * h + c, a.w_type, w);
+        load8w(set, true, s.expert, rg[r], c, 2 * inter, h, w);
         for (int q = 0; q < 8; ++q) part[2 * r] += x[q] * w[q];
-        load8(set.w13, base + ru[r] * h + c, a.w_type, w);
+        load8w(set, true, s.expert, ru[r], c, 2 * inter, h, w);
         for (int q = 0; q < 8; ++q) part[2 * r + 1] += x[q] * w[q];
       }
     }
@@ -172,8 +305,8 @@ __device__ void stage1_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64
     for (std::int64_t c = threadIdx.x; c < h; c += kThreads) {
       const float x = input_at(a, s, c);
       for (int r = 0; r < kRows; ++r) {
-        part[2 * r] += x * load(set.w13, base + rg[r] * h + c, a.w_type);
-        part[2 * r + 1] += x * load(set.w13, base + ru[r] * h + c, a.w_type);
+        part[2 * r] += x * loadw(set, true, s.expert, rg[r], c, 2 * inter, h);
+        part[2 * r + 1] += x * loadw(set, true, s.expert, ru[r], c, 2 * inter, h);
       }
     }
   }
@@ -198,7 +331,6 @@ __device__ void stage2_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64
                             const float* z, float* red) {
   const ExpertSet& set = s.shared ? a.shared : a.routed;
   const std::int64_t inter = set.inter, h = a.hidden;
-  const std::int64_t base = s.expert * h * inter;
   float part[kRows];
   for (int r = 0; r < kRows; ++r) part[r] = 0.0f;
   std::int64_t rows[kRows];
@@ -207,14 +339,14 @@ __device__ void stage2_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64
     for (std::int64_t i = std::int64_t(threadIdx.x) * 8; i < inter; i += std::int64_t(kThreads) * 8) {
       float w[8];
       for (int r = 0; r < kRows; ++r) {
-        load8(set.w2, base + rows[r] * inter + i, a.w_type, w);
+        load8w(set, false, s.expert, rows[r], i, h, inter, w);
         for (int q = 0; q < 8; ++q) part[r] += z[i + q] * w[q];
       }
     }
   } else {
     for (std::int64_t i = threadIdx.x; i < inter; i += kThreads) {
       const float zi = z[i];
-      for (int r = 0; r < kRows; ++r) part[r] += zi * load(set.w2, base + rows[r] * inter + i, a.w_type);
+      for (int r = 0; r < kRows; ++r) part[r] += zi * loadw(set, false, s.expert, rows[r], i, h, inter);
     }
   }
   block_sum(part, red);
@@ -266,6 +398,39 @@ __global__ void __launch_bounds__(kThreads) one_stage_kernel(FusedMoeArgs a) {
   }
 }
 
+// Stage-1 inputs as fp32 rows before quantization: x per token for each set, or, with the router weight on the
+// input, x * w rounded to the input dtype per routed slot (what the model feeds the expert).
+__global__ void prepare_inputs_kernel(FusedMoeArgs a) {
+  const std::int64_t rows = a.weight_on_input ? a.tokens * (a.topk + a.n_shared) : a.tokens;
+  const std::int64_t stride = std::int64_t(gridDim.x) * blockDim.x;
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < rows * a.hidden; i += stride) {
+    if (a.weight_on_input) {
+      const SlotInfo s = slot_info(a, i / a.hidden);
+      const float x = load(a.x, s.token * a.hidden + i % a.hidden, a.in_type);
+      a.xq_routed[i] = s.shared ? x : round_to(x * s.weight, a.in_type);
+    } else {
+      a.xq_routed[i] = load(a.x, i, a.in_type);
+    }
+  }
+  if (a.xq_shared)
+    for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.tokens * a.hidden; i += stride)
+      a.xq_shared[i] = load(a.x, i, a.in_type);
+}
+
+// Fake-quantizes rows [n, k] (row stride `stride`) per group: the whole row (per token), 128 columns, or 32 (MX).
+// With per > 0 only the rows whose slot belongs to the wanted set (shared: slot % per >= topk) are touched.
+__global__ void quantize_rows_kernel(float* rows, std::int64_t n, std::int64_t k, std::int64_t stride, ActQuant q,
+                                     int per, int topk, bool want_shared) {
+  const std::int64_t group = q.kind == AQuant::fp8_token ? k : q.kind == AQuant::fp8_group128 ? 128 : 32;
+  const std::int64_t groups = (k + group - 1) / group;
+  for (std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; g < n * groups;
+       g += std::int64_t(gridDim.x) * blockDim.x) {
+    const std::int64_t r = g / groups, c0 = (g % groups) * group;
+    if (per > 0 && ((r % per) >= topk) != want_shared) continue;
+    fake_quantize_group(rows + r * stride + c0, min(group, k - c0), q);
+  }
+}
+
 // out[t, :] = acc[t, :] (fused_atomic) or the k-ordered sum of the slots that hold a local expert (separate).
 __global__ void finalize_kernel(FusedMoeArgs a) {
   const std::int64_t n = a.tokens * a.hidden;
@@ -297,6 +462,23 @@ void launch_fused_moe(const FusedMoeArgs& a) {
     one_stage_kernel<<<dim3(1), dim3(4096)>>>(a);
     MOE_GPU_CHECK_LAUNCH("one_stage_kernel (test hook: invalid launch)");
   }
+  const bool quant = quantizes_activations(a);
+  if (quant && a.one_stage)
+    throw_harness_error("launch_fused_moe", "quantized activations need the two-stage path (the adapter picks it)");
+  const int per = a.topk + a.n_shared;
+  auto quantize = [&](float* rows, std::int64_t n, std::int64_t k, std::int64_t stride, const ActQuant& q, int p,
+                      bool shared, const char* what) {
+    if (q.kind == AQuant::none || n == 0 || k == 0) return;
+    quantize_rows_kernel<<<dim3(1024), dim3(128)>>>(rows, n, k, stride, q, p, a.topk, shared);
+    MOE_GPU_CHECK_LAUNCH(what);
+  };
+  if (quant) {
+    prepare_inputs_kernel<<<dim3(1024), dim3(256)>>>(a);
+    MOE_GPU_CHECK_LAUNCH("prepare_inputs_kernel");
+    if (a.weight_on_input) quantize(a.xq_routed, slots, a.hidden, a.hidden, a.routed.aq, per, false, "quantize_rows_kernel (x, routed slots)");
+    else quantize(a.xq_routed, a.tokens, a.hidden, a.hidden, a.routed.aq, 0, false, "quantize_rows_kernel (x, routed)");
+    if (a.n_shared > 0) quantize(a.xq_shared, a.tokens, a.hidden, a.hidden, a.shared.aq, 0, false, "quantize_rows_kernel (x, shared)");
+  }
   if (a.one_stage) {
     if (max_inter > kOneStageMaxInter)
       throw_harness_error("launch_fused_moe", "one-stage kernel called with inter above its shared-memory limit");
@@ -305,6 +487,11 @@ void launch_fused_moe(const FusedMoeArgs& a) {
   } else {
     stage1_kernel<<<dim3(unsigned(slots), unsigned((max_inter + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
     MOE_GPU_CHECK_LAUNCH("stage1_kernel");
+    if (quant) {  // the intermediate, already rounded to its dtype, quantized per slot row as each set declares
+      quantize(a.mid, slots, a.routed.inter, max_inter, a.routed.aq, per, false, "quantize_rows_kernel (intermediate, routed)");
+      if (a.n_shared > 0)
+        quantize(a.mid, slots, a.shared.inter, max_inter, a.shared.aq, per, true, "quantize_rows_kernel (intermediate, shared)");
+    }
     stage2_kernel<<<dim3(unsigned(slots), unsigned((a.hidden + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
     MOE_GPU_CHECK_LAUNCH("stage2_kernel");
   }

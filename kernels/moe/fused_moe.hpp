@@ -1,5 +1,9 @@
-// Launch interface of the BF16/FP16 fused MoE kernels (kernels/moe/fused_moe.hip), in plain types so the host-side
-// adapter compiles without a GPU header. Every offset into a buffer that can pass 2^31 elements is 64-bit.
+// Launch interface of the fused MoE kernels (kernels/moe/fused_moe.hip), in plain types so the host-side adapter
+// compiles without a GPU header. Every offset into a buffer that can pass 2^31 elements is 64-bit.
+// Weights: bf16/fp16, or fp8 e4m3 (fn or fnuz, decoded in software on every GPU) with per-tensor, per-channel or
+// 128x128 block fp32 scales, or MX (e4m3 fn or packed e2m1 elements with E8M0 scales per 32 along K). Activations
+// and the stage-1 intermediate are quantized and dequantized exactly as the case declares (per-token or 1x128 fp8,
+// MXFP8) before each GEMM; the products decode(code) * scale are formed in fp32 as the contract defines.
 #pragma once
 #include <cstdint>
 
@@ -9,8 +13,25 @@ enum class ElemType : int { bf16 = 0, f16 = 1, f32 = 2 };
 enum class ActKind : int { silu = 0, gelu_tanh = 1, gelu_erf = 2, swiglu_oai = 3 };
 enum class LayoutKind : int { gate_up = 0, up_gate = 1, interleaved = 2 };
 enum class ReduceKind : int { fused_atomic = 0, separate = 1, per_k = 2 };
+enum class WFormat : int { bf16 = 0, f16 = 1, fp8_tensor = 2, fp8_channel = 3, fp8_block = 4, mxfp8 = 5, mxfp4 = 6 };
+enum class AQuant : int { none = 0, fp8_token = 1, fp8_group128 = 2, mxfp8 = 3 };
+enum class MxMode : int { floor = 0, rceil = 1, even = 2 };
 
-// One expert set (routed or shared): [count, 2*inter, hidden] and [count, hidden, inter] in `wtype`.
+// How activations entering a GEMM are quantized (then dequantized): s = max(amax, amax_floor) / qmax per token or
+// per 1x128 group (rounded up to a power of two when scale_pow2), q = rne(clamp(x / s, +-qmax)) in e4m3; or MXFP8
+// with the case's shared-exponent mode.
+struct ActQuant {
+  AQuant kind = AQuant::none;
+  bool fnuz = false;
+  float qmax = 448.0f;
+  float amax_floor = 1e-10f;
+  bool scale_pow2 = false;
+  MxMode mx_mode = MxMode::rceil;
+  bool e8m0_triton = false;  // E8M0 0x00 = 0 and 0xFF = +Inf (else OCP: 2^-127 and NaN)
+};
+
+// One expert set (routed or shared): [count, 2*inter, hidden] and [count, hidden, inter] in `wfmt`, with the
+// checkpoint's scale tensors (fixtures/checkpoint.hpp layouts) and its own activation quantization.
 struct ExpertSet {
   const void* w13 = nullptr;
   const void* w2 = nullptr;
@@ -18,13 +39,19 @@ struct ExpertSet {
   const float* b2 = nullptr;   // [count, hidden] or null
   std::int64_t inter = 0;
   bool clamp = true;           // SwiGLU-OAI limit applied
+  WFormat wfmt = WFormat::bf16;
+  bool fnuz = false;           // fp8 weight codes are e4m3fnuz
+  bool e8m0_triton = false;    // MX weight scales decoded with the Triton edges
+  const void* s13 = nullptr;   // fp32 scales (fp8) or E8M0 codes (MX)
+  const void* s2 = nullptr;
+  ActQuant aq;
 };
 
 struct FusedMoeArgs {
   std::int64_t tokens = 0, hidden = 0;
   int topk = 0, n_shared = 0;
   std::int64_t first_local_expert = 0, local_experts = 0;
-  ElemType in_type = ElemType::bf16, w_type = ElemType::bf16, mid_type = ElemType::bf16, out_type = ElemType::bf16;
+  ElemType in_type = ElemType::bf16, mid_type = ElemType::bf16, out_type = ElemType::bf16;
   ActKind act = ActKind::silu;
   LayoutKind layout = LayoutKind::gate_up;
   float alpha = 1.702f, limit = 7.0f;
@@ -34,6 +61,8 @@ struct FusedMoeArgs {
   const std::int32_t* topk_ids = nullptr;  // [T, k] global ids
   const float* topk_weights = nullptr;     // [T, k]
   // Work buffers owned by the caller:
+  float* xq_routed = nullptr;  // quantized activations: [T, H], or [T * (k + n_shared), H] with the weight on input
+  float* xq_shared = nullptr;  // [T, H]; both null when no set quantizes its activations
   float* mid = nullptr;     // [T * (k + n_shared), max inter] stage-1 output (two-stage path)
   float* slots = nullptr;   // [T * (k + n_shared), H] per-slot results (separate / per_k)
   float* acc = nullptr;     // [T, H] fp32 accumulation (fused_atomic)
@@ -43,7 +72,12 @@ struct FusedMoeArgs {
   bool fail_launch_for_test = false;  // test hook: an invalid launch configuration, to prove errors are reported
 };
 
+inline bool quantizes_activations(const FusedMoeArgs& a) {
+  return a.routed.aq.kind != AQuant::none || (a.n_shared > 0 && a.shared.aq.kind != AQuant::none);
+}
+
 // Enqueues the whole MoE on the default stream; checks the last error after every launch (throws moe::Error).
+// With quantized activations it runs the two-stage path (the intermediate is quantized between the stages).
 // per_k leaves the per-slot results in `slots` for the caller to sum in k order and does not write `out`.
 void launch_fused_moe(const FusedMoeArgs& a);
 
