@@ -7,6 +7,7 @@
 //             the down projection and reduces (atomic into acc, or per-slot rows).
 //  one-stage: one block per slot does both stages with the intermediate in shared memory (decode token counts).
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/moe/fused_moe.hpp"
 #include "kernels/runtime/gpu_check.hpp"
@@ -139,19 +140,23 @@ __device__ inline int mx_shared_exponent(float amax, MxMode mode) {
 }
 
 // One weight element: decode(code) * scale formed in fp32 (one rounding), as the contract defines.
-// rows/K: the matrix's [rows, K] per expert (w13: [2 inter, H]; w2: [H, inter]).
+// rows/K: the matrix's [rows, K] per expert (w13: [2 inter, H]; w2: [H, inter]). F: the format known at compile
+// time (the kernels are instantiated per routed-expert format, so the bf16 path carries no decode code), or -1 to
+// read it from the set (a shared expert whose format differs from the routed experts').
+template <int F>
 __device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
                               std::int64_t rows, std::int64_t K) {
   const void* p = is13 ? set.w13 : set.w2;
   const std::int64_t i = (e * rows + row) * K + c;
-  switch (set.wfmt) {
+  switch (F < 0 ? set.wfmt : WFormat(F)) {
     case WFormat::bf16: return load(p, i, ElemType::bf16);
     case WFormat::f16: return load(p, i, ElemType::f16);
     case WFormat::fp8_tensor: case WFormat::fp8_channel: case WFormat::fp8_block: {
       const float* sc = static_cast<const float*>(is13 ? set.s13 : set.s2);
+      const WFormat f = F < 0 ? set.wfmt : WFormat(F);
       float s;
-      if (set.wfmt == WFormat::fp8_tensor) s = sc[e];
-      else if (set.wfmt == WFormat::fp8_channel) s = sc[e * rows + row];
+      if (f == WFormat::fp8_tensor) s = sc[e];
+      else if (f == WFormat::fp8_channel) s = sc[e * rows + row];
       else {
         // 128x128 blocks; w13 blocks its gate and up halves separately.
         const std::int64_t nbc = (K + 127) / 128;
@@ -171,7 +176,7 @@ __device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, s
     case WFormat::mxfp8: case WFormat::mxfp4: {
       const std::uint8_t* sc = static_cast<const std::uint8_t*>(is13 ? set.s13 : set.s2);
       const float s = e8m0_decode(sc[(e * rows + row) * (K / 32) + c / 32], set.e8m0_triton);
-      if (set.wfmt == WFormat::mxfp8) return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], false) * s;
+      if ((F < 0 ? set.wfmt : WFormat(F)) == WFormat::mxfp8) return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], false) * s;
       const std::uint32_t byte = static_cast<const std::uint8_t*>(p)[i / 2];
       return e2m1_decode((c & 1) ? byte >> 4 : byte & 0xFu) * s;
     }
@@ -180,13 +185,14 @@ __device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, s
 }
 
 // Eight consecutive weight elements of one row (c a multiple of 8): one 16-byte load for bf16/fp16.
+template <int F>
 __device__ inline void load8w(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
                               std::int64_t rows, std::int64_t K, float (&w)[8]) {
-  if (set.wfmt == WFormat::bf16 || set.wfmt == WFormat::f16) {
-    load8(is13 ? set.w13 : set.w2, (e * rows + row) * K + c, set.wfmt == WFormat::bf16 ? ElemType::bf16 : ElemType::f16, w);
-    return;
-  }
-  for (int q = 0; q < 8; ++q) w[q] = loadw(set, is13, e, row, c + q, rows, K);
+  const WFormat f = F < 0 ? set.wfmt : WFormat(F);
+  if (f == WFormat::bf16 || f == WFormat::f16)
+    load8(is13 ? set.w13 : set.w2, (e * rows + row) * K + c, f == WFormat::bf16 ? ElemType::bf16 : ElemType::f16, w);
+  else
+    for (int q = 0; q < 8; ++q) w[q] = loadw<F>(set, is13, e, row, c + q, rows, K);
 }
 
 // Quantizes then dequantizes one group of n values (stride 1) in place, as the contract's activation recipe does.
@@ -280,8 +286,13 @@ __device__ inline void block_sum(float (&v)[N], float* red) {
 }
 
 // Computes kRows intermediate values [i0, i0 + kRows) of one slot into dst (activation, rounded).
+template <int F>
 __device__ void stage1_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t i0, float* red, float* dst) {
   const ExpertSet& set = s.shared ? a.shared : a.routed;
+  if (F >= 0 && s.shared && a.shared.wfmt != WFormat(F)) {
+    stage1_rows<-1>(a, s, i0, red, dst);
+    return;
+  }
   const std::int64_t inter = set.inter, h = a.hidden;
   float part[2 * kRows];
   std::int64_t rg[kRows], ru[kRows];
@@ -295,9 +306,9 @@ __device__ void stage1_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64
       float x[8], w[8];
       for (int q = 0; q < 8; ++q) x[q] = input_at(a, s, c + q);
       for (int r = 0; r < kRows; ++r) {
-        load8w(set, true, s.expert, rg[r], c, 2 * inter, h, w);
+        load8w<F>(set, true, s.expert, rg[r], c, 2 * inter, h, w);
         for (int q = 0; q < 8; ++q) part[2 * r] += x[q] * w[q];
-        load8w(set, true, s.expert, ru[r], c, 2 * inter, h, w);
+        load8w<F>(set, true, s.expert, ru[r], c, 2 * inter, h, w);
         for (int q = 0; q < 8; ++q) part[2 * r + 1] += x[q] * w[q];
       }
     }
@@ -305,8 +316,8 @@ __device__ void stage1_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64
     for (std::int64_t c = threadIdx.x; c < h; c += kThreads) {
       const float x = input_at(a, s, c);
       for (int r = 0; r < kRows; ++r) {
-        part[2 * r] += x * loadw(set, true, s.expert, rg[r], c, 2 * inter, h);
-        part[2 * r + 1] += x * loadw(set, true, s.expert, ru[r], c, 2 * inter, h);
+        part[2 * r] += x * loadw<F>(set, true, s.expert, rg[r], c, 2 * inter, h);
+        part[2 * r + 1] += x * loadw<F>(set, true, s.expert, ru[r], c, 2 * inter, h);
       }
     }
   }
@@ -327,9 +338,14 @@ __device__ void stage1_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64
 }
 
 // Down projection of kRows hidden outputs [h0, h0 + kRows) of one slot from its intermediate `z`, then reduce.
+template <int F>
 __device__ void stage2_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t slot, std::int64_t h0,
                             const float* z, float* red) {
   const ExpertSet& set = s.shared ? a.shared : a.routed;
+  if (F >= 0 && s.shared && a.shared.wfmt != WFormat(F)) {
+    stage2_rows<-1>(a, s, slot, h0, z, red);
+    return;
+  }
   const std::int64_t inter = set.inter, h = a.hidden;
   float part[kRows];
   for (int r = 0; r < kRows; ++r) part[r] = 0.0f;
@@ -339,14 +355,14 @@ __device__ void stage2_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64
     for (std::int64_t i = std::int64_t(threadIdx.x) * 8; i < inter; i += std::int64_t(kThreads) * 8) {
       float w[8];
       for (int r = 0; r < kRows; ++r) {
-        load8w(set, false, s.expert, rows[r], i, h, inter, w);
+        load8w<F>(set, false, s.expert, rows[r], i, h, inter, w);
         for (int q = 0; q < 8; ++q) part[r] += z[i + q] * w[q];
       }
     }
   } else {
     for (std::int64_t i = threadIdx.x; i < inter; i += kThreads) {
       const float zi = z[i];
-      for (int r = 0; r < kRows; ++r) part[r] += zi * loadw(set, false, s.expert, rows[r], i, h, inter);
+      for (int r = 0; r < kRows; ++r) part[r] += zi * loadw<F>(set, false, s.expert, rows[r], i, h, inter);
     }
   }
   block_sum(part, red);
@@ -362,6 +378,7 @@ __device__ void stage2_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64
   }
 }
 
+template <int F>
 __global__ void __launch_bounds__(kThreads) stage1_kernel(FusedMoeArgs a, std::int64_t mid_stride) {
   __shared__ float red[2 * kRows * kThreads];
   __shared__ float vals[kRows];
@@ -370,20 +387,22 @@ __global__ void __launch_bounds__(kThreads) stage1_kernel(FusedMoeArgs a, std::i
   const ExpertSet& set = s.shared ? a.shared : a.routed;
   const std::int64_t i0 = std::int64_t(blockIdx.y) * kRows;
   if (!s.valid || i0 >= set.inter) return;
-  stage1_rows(a, s, i0, red, vals);
+  stage1_rows<F>(a, s, i0, red, vals);
   if (threadIdx.x == 0)
     for (int r = 0; r < kRows && i0 + r < set.inter; ++r) a.mid[slot * mid_stride + i0 + r] = vals[r];
 }
 
+template <int F>
 __global__ void __launch_bounds__(kThreads) stage2_kernel(FusedMoeArgs a, std::int64_t mid_stride) {
   __shared__ float red[kRows * kThreads];
   const std::int64_t slot = blockIdx.x;
   const SlotInfo s = slot_info(a, slot);
   const std::int64_t h0 = std::int64_t(blockIdx.y) * kRows;
   if (!s.valid || h0 >= a.hidden) return;
-  stage2_rows(a, s, slot, h0, a.mid + slot * mid_stride, red);
+  stage2_rows<F>(a, s, slot, h0, a.mid + slot * mid_stride, red);
 }
 
+template <int F>
 __global__ void __launch_bounds__(kThreads) one_stage_kernel(FusedMoeArgs a) {
   __shared__ float red[2 * kRows * kThreads];
   __shared__ float z[kOneStageMaxInter];
@@ -391,9 +410,9 @@ __global__ void __launch_bounds__(kThreads) one_stage_kernel(FusedMoeArgs a) {
   const SlotInfo s = slot_info(a, slot);
   if (!s.valid) return;
   const ExpertSet& set = s.shared ? a.shared : a.routed;
-  for (std::int64_t i0 = 0; i0 < set.inter; i0 += kRows) stage1_rows(a, s, i0, red, z + i0);
+  for (std::int64_t i0 = 0; i0 < set.inter; i0 += kRows) stage1_rows<F>(a, s, i0, red, z + i0);
   for (std::int64_t h0 = 0; h0 < a.hidden; h0 += kRows) {
-    stage2_rows(a, s, slot, h0, z, red);
+    stage2_rows<F>(a, s, slot, h0, z, red);
     __syncthreads();
   }
 }
@@ -451,6 +470,21 @@ __global__ void finalize_kernel(FusedMoeArgs a) {
   }
 }
 
+// Calls fn(std::integral_constant<int, F>) for the routed experts' weight format: one instantiation per format.
+template <class Fn>
+void dispatch_format(WFormat f, Fn&& fn) {
+  switch (f) {
+    case WFormat::bf16: fn(std::integral_constant<int, int(WFormat::bf16)>{}); return;
+    case WFormat::f16: fn(std::integral_constant<int, int(WFormat::f16)>{}); return;
+    case WFormat::fp8_tensor: fn(std::integral_constant<int, int(WFormat::fp8_tensor)>{}); return;
+    case WFormat::fp8_channel: fn(std::integral_constant<int, int(WFormat::fp8_channel)>{}); return;
+    case WFormat::fp8_block: fn(std::integral_constant<int, int(WFormat::fp8_block)>{}); return;
+    case WFormat::mxfp8: fn(std::integral_constant<int, int(WFormat::mxfp8)>{}); return;
+    case WFormat::mxfp4: fn(std::integral_constant<int, int(WFormat::mxfp4)>{}); return;
+  }
+  throw_harness_error("launch_fused_moe", "unknown weight format");
+}
+
 }  // namespace
 
 void launch_fused_moe(const FusedMoeArgs& a) {
@@ -459,7 +493,7 @@ void launch_fused_moe(const FusedMoeArgs& a) {
   if (slots == 0) return;
   if (a.fail_launch_for_test) {
     // 4096 threads per block exceeds every vendor's limit: the launch itself fails.
-    one_stage_kernel<<<dim3(1), dim3(4096)>>>(a);
+    one_stage_kernel<0><<<dim3(1), dim3(4096)>>>(a);
     MOE_GPU_CHECK_LAUNCH("one_stage_kernel (test hook: invalid launch)");
   }
   const bool quant = quantizes_activations(a);
@@ -482,17 +516,23 @@ void launch_fused_moe(const FusedMoeArgs& a) {
   if (a.one_stage) {
     if (max_inter > kOneStageMaxInter)
       throw_harness_error("launch_fused_moe", "one-stage kernel called with inter above its shared-memory limit");
-    one_stage_kernel<<<dim3(unsigned(slots)), dim3(kThreads)>>>(a);
+    dispatch_format(a.routed.wfmt, [&](auto f) {
+      one_stage_kernel<decltype(f)::value><<<dim3(unsigned(slots)), dim3(kThreads)>>>(a);
+    });
     MOE_GPU_CHECK_LAUNCH("one_stage_kernel");
   } else {
-    stage1_kernel<<<dim3(unsigned(slots), unsigned((max_inter + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
+    dispatch_format(a.routed.wfmt, [&](auto f) {
+      stage1_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((max_inter + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
+    });
     MOE_GPU_CHECK_LAUNCH("stage1_kernel");
     if (quant) {  // the intermediate, already rounded to its dtype, quantized per slot row as each set declares
       quantize(a.mid, slots, a.routed.inter, max_inter, a.routed.aq, per, false, "quantize_rows_kernel (intermediate, routed)");
       if (a.n_shared > 0)
         quantize(a.mid, slots, a.shared.inter, max_inter, a.shared.aq, per, true, "quantize_rows_kernel (intermediate, shared)");
     }
-    stage2_kernel<<<dim3(unsigned(slots), unsigned((a.hidden + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
+    dispatch_format(a.routed.wfmt, [&](auto f) {
+      stage2_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((a.hidden + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
+    });
     MOE_GPU_CHECK_LAUNCH("stage2_kernel");
   }
   if (a.reduce != ReduceKind::per_k) {
