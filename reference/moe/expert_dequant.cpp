@@ -1,6 +1,10 @@
 #include "reference/moe/expert_dequant.hpp"
 
 #include <bit>
+#include <type_traits>
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -18,7 +22,8 @@ namespace {
 // Branch-free decoders the compiler vectorizes. Placing an e4m3 code's exponent and mantissa under fp32's field
 // positions gives 2^(e-127) * (1 + m/8) for e > 0 and exactly (m/8) * 2^-126 (an fp32 subnormal) for e = 0; one
 // multiplication by 2^(127 - bias) is then exact and yields the spec value for every finite code (the spec tests
-// in reference/tests pin the table decoder; DequantRows_* tests pin these against it). NaN codes are patched after.
+// in reference/tests pin the table decoder; tests/expert_dequant_test.cpp pins these against it). NaN codes are
+// patched after.
 inline float e4m3_bits(std::uint8_t b) {
   return std::bit_cast<float>((std::uint32_t(b & 0x80u) << 24) | (std::uint32_t(b & 0x7Fu) << 20));
 }
@@ -39,6 +44,18 @@ const std::vector<float>& fp16_table() {
   return t;
 }
 
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__F16C__)
+// 16 e4m3 codes -> fp32 through the half-precision converter: the code's bits moved under fp16's fields (sign to bit
+// 15, exponent and mantissa to bits 13..7) give exactly value * 2^-8 (fn; 2^-7 for fnuz's bias 8) for every finite
+// code, subnormals included, since fp16's exponent range covers e4m3's; times 2^8 (2^7) is exact. About 6
+// instructions per 16 elements against 10 for the fp32 placement (the decode bench is bound by this decode).
+inline __m512 e4m3x16_times(const std::uint8_t* codes, __m512 unbias_times) {
+  const __m256i w = _mm256_cvtepu8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(codes)));
+  const __m256i h = _mm256_and_si256(_mm256_srai_epi16(_mm256_slli_epi16(w, 8), 1), _mm256_set1_epi16(std::int16_t(0xBFFF)));
+  return _mm512_mul_ps(_mm512_maskz_cvtph_ps(__mmask16(0xFFFF), h), unbias_times);
+}
+#endif
+
 // decode(code) * scale for k codes whose scale changes every `block` columns (block = k: one scale per row).
 template <class S>
 void fp8_row(const std::uint8_t* codes, std::int64_t k, Fp8Flavor f, const float* scales, std::int64_t block, S* out) {
@@ -47,7 +64,23 @@ void fp8_row(const std::uint8_t* codes, std::int64_t k, Fp8Flavor f, const float
   for (std::int64_t c0 = 0, b = 0; c0 < k; c0 += block, ++b) {
     const S s = S(scales[b]);
     const std::int64_t c1 = std::min(k, c0 + block);
-    for (std::int64_t c = c0; c < c1; ++c) {
+    std::int64_t c = c0;
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__F16C__)
+    if constexpr (std::is_same_v<S, float>) {
+      const __m512 half_unbias = _mm512_set1_ps(f == Fp8Flavor::fn ? 256.0f : 128.0f), vs = _mm512_set1_ps(s);
+      const __m128i nan_code = _mm_set1_epi8(f == Fp8Flavor::fn ? 0x7F : char(0x80));
+      const __m128i nan_mask = _mm_set1_epi8(f == Fp8Flavor::fn ? 0x7F : char(0xFF));
+      __mmask16 any_nan = 0;
+      for (; c + 16 <= c1; c += 16) {
+        // (v * 2^8) * s: the first product exact, one rounding in all, as in the scalar loop below.
+        _mm512_storeu_ps(out + c, _mm512_mul_ps(e4m3x16_times(codes + c, half_unbias), vs));
+        const __m128i b16 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(codes + c));
+        any_nan |= _mm_cmpeq_epi8_mask(_mm_and_si128(b16, nan_mask), nan_code);
+      }
+      nan |= unsigned(any_nan != 0);
+    }
+#endif
+    for (; c < c1; ++c) {
       out[c] = S(e4m3_bits(codes[c]) * unbias) * s;  // the first product is exact: one rounding in all
       nan |= f == Fp8Flavor::fn ? unsigned((codes[c] & 0x7F) == 0x7F) : unsigned(codes[c] == 0x80);
     }
