@@ -1,6 +1,7 @@
 #include "harness/case_pipeline.hpp"
 
 #include <chrono>
+#include <map>
 #include <fmt/format.h>
 
 #include "fixtures/checkpoint.hpp"
@@ -87,6 +88,55 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
                                  rerun_unwritten, rerun_mismatches, kernel.deterministic(p) ? "deterministic" : "non-deterministic");
       }
     }
+    // Linearity probes (exact, so only on kernels that declare themselves deterministic). Router weights are
+    // applied to each expert's output as a product, so scaling them by 2 is exact everywhere downstream:
+    //  (1) every router weight doubled (weights on the output, no shared expert on this rank): the output must be
+    //      exactly twice the first one (catches weights dropped, applied twice, applied before a bias or on the
+    //      input, or mixed into anything else);
+    //  (2) one expert's weights doubled (the most-used local expert): every token that does not route to it must
+    //      come out bit-identical (catches one token's or expert's work leaking into another's).
+    std::int64_t lin_mismatches = 0;
+    std::string lin_what;
+    if (opt.linearity_probe && kernel.rerunnable() && kernel.deterministic(p) && rec.status == "pass") {
+      auto rerun_with = [&](const RoutingResult& r2) {
+        Tensor o2("out_linearity", p.output_dtype, {p.tokens, p.hidden});
+        fill_sentinel(o2, 1);
+        kernel.run(p, working, r2, o2);
+        return o2;
+      };
+      const bool shared_here = p.n_shared > 0 && p.ep_rank == 0;
+      if (p.router_weight_on == RouterWeightOn::output && !shared_here) {
+        RoutingResult r2 = routing;
+        for (float& w : r2.weights) w *= 2.0f;
+        const Tensor o2 = rerun_with(r2);
+        for (std::int64_t i = 0; i < out.numel(); ++i)
+          if (!(output_value(o2, i) == 2.0f * output_value(out, i))) ++lin_mismatches;
+        if (lin_mismatches) lin_what = "with every router weight doubled the output is not exactly doubled";
+      }
+      std::map<std::int32_t, int> uses;
+      for (std::int32_t id : routing.ids)
+        if (id >= p.first_local_expert() && id < p.first_local_expert() + p.local_experts()) ++uses[id];
+      if (lin_mismatches == 0 && !uses.empty()) {
+        std::int32_t star = uses.begin()->first;
+        for (auto [id, n] : uses) if (n > uses[star]) star = id;
+        RoutingResult r2 = routing;
+        std::vector<bool> touched(static_cast<std::size_t>(p.tokens), false);
+        for (std::size_t i = 0; i < r2.ids.size(); ++i)
+          if (r2.ids[i] == star) { r2.weights[i] *= 2.0f; touched[i / std::size_t(r2.k)] = true; }
+        const Tensor o2 = rerun_with(r2);
+        for (std::int64_t t = 0; t < p.tokens; ++t)
+          if (!touched[std::size_t(t)])
+            for (std::int64_t c = 0; c < p.hidden; ++c)
+              if (!(output_value(o2, t * p.hidden + c) == output_value(out, t * p.hidden + c))) ++lin_mismatches;
+        if (lin_mismatches)
+          lin_what = fmt::format("with expert {}'s router weights doubled, tokens that do not route to it changed", star);
+      }
+      if (lin_mismatches) {
+        rec.status = "fail";
+        rec.failed_check = "linearity";
+        rec.reason = fmt::format("linearity: {} ({} element(s))", lin_what, lin_mismatches);
+      }
+    }
     rec.details = j.details();
     rec.metrics = {{"min_cos", j.min_cos}, {"max_rel", j.max_rel}, {"max_abs", j.max_abs},
                    {"mismatch_fraction", j.mismatch_fraction}, {"non_finite", double(j.non_finite)},
@@ -94,6 +144,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
                    {"ref_norm", j.ref_norm}, {"out_norm", j.out_norm}, {"ideal_min_cos", j.ideal_min_cos},
                    {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel},
                    {"rerun_unwritten", double(rerun_unwritten)}, {"rerun_mismatches", double(rerun_mismatches)},
+                   {"linearity_mismatches", double(lin_mismatches)},
                    {"kernel_us", info.median_us}, {"achieved_tbps", info.achieved_tbps}, {"achieved_tflops", info.achieved_tflops}};
     rec.token_cos = j.token_cos;
     rec.token_rel = j.token_rel;

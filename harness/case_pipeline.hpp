@@ -1,7 +1,8 @@
 // One (case, kernel) from fixture to verdict (DESIGN.md "Data flow of one case"):
 //   gate -> generate the pristine checkpoint (fingerprinted) -> route -> contract + ideal references from the
 //   pristine tensors -> kernel.prepare() on a CLONE -> kernel.run() into a NaN-sentinel-filled output ->
-//   pristine fingerprint unchanged? (else a harness error: "reference inputs were mutated") -> judge.
+//   pristine fingerprint unchanged? (else a harness error: "reference inputs were mutated") -> judge -> structural
+//   probes on a pass: rerun into the inverse sentinel; linearity (router weights doubled).
 // Never throws for a case: harness errors become status "error" (exit 3 for the run).
 #pragma once
 #include <cstdint>
@@ -24,6 +25,7 @@ struct PipelineOptions {
   WeightCache* weights = nullptr;     // shared across a run's cases; nullptr: generate per case
   ReferenceCache* references = nullptr;  // on-disk references kept across runs; nullptr: compute every time
   bool rerun_probe = true;            // second run into the inverse sentinel (bit-identical if deterministic)
+  bool linearity_probe = true;        // exact router-weight probes on deterministic kernels (case_pipeline.cpp)
   // Test hook for the harness's own self-checks: called with the pristine checkpoint after the kernel ran, to
   // emulate a bug that wrote into tensors the reference reads (must surface as a harness error, never a pass).
   std::function<void(Checkpoint& pristine)> after_kernel_hook;

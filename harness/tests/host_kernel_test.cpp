@@ -127,3 +127,73 @@ TEST(HostPipeline, SameWeightsFromTheCacheAsGeneratedDirectly) {
 }
 
 }  // namespace moe
+
+namespace moe {
+namespace {
+// Kernels that pass every tolerance but break the exact linearity of router weights: one bends the weight slightly
+// (w * (1 + w / 16384): under 0.01% off, far inside the bf16 thresholds), one lets every token see a trace of the
+// batch's total weight (a cross-token leak).
+class BendsRouterWeights : public HostContractKernel {
+ public:
+  RunInfo run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r, Tensor& out) override {
+    RoutingResult bent = r;
+    for (float& w : bent.weights) w *= 1.0f + w / 16384.0f;
+    return HostContractKernel::run(p, c, bent, out);
+  }
+};
+class LeaksAcrossTokens : public HostContractKernel {
+ public:
+  RunInfo run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r, Tensor& out) override {
+    float total = 0.0f;
+    for (float w : r.weights) total += w;
+    RoutingResult leaky = r;
+    for (float& w : leaky.weights) w += total * 1e-4f;
+    return HostContractKernel::run(p, c, leaky, out);
+  }
+};
+}  // namespace
+
+TEST(HostPipeline, LinearityProbeCatchesBentRouterWeightsThatPassEveryTolerance) {
+  BendsRouterWeights k;
+  DeviceDetection none;
+  const Suite s = small_suite();
+  const CaseSpec& c = s.cases[3];  // tokens 5, weights on the output, no shared expert
+  ASSERT_NE(c.id.find("/T5/"), std::string::npos) << c.id;
+  PipelineOptions no_probe;
+  no_probe.linearity_probe = false;
+  EXPECT_EQ(execute_case(c, k, none, no_probe).status, "pass");  // the tolerance alone lets it through
+  const CaseRecord r = execute_case(c, k, none, {});
+  EXPECT_EQ(r.status, "fail");
+  EXPECT_EQ(r.failed_check, "linearity");
+  EXPECT_NE(r.reason.find("not exactly doubled"), std::string::npos) << r.reason;
+}
+
+TEST(HostPipeline, LinearityProbeCatchesACrossTokenLeakWithSharedExperts) {
+  LeaksAcrossTokens k;
+  DeviceDetection none;
+  // A shared expert on this rank: the all-weights probe does not apply, the one-expert probe does.
+  const Suite s = load_suite_text(R"(suite: t
+cases:
+  - {hidden: 128, inter: 128, experts: 8, topk: 2, tokens: 9, n_shared: 1, shared_inter: 64}
+)", "t.yaml");
+  PipelineOptions no_probe;
+  no_probe.linearity_probe = false;
+  EXPECT_EQ(execute_case(s.cases[0], k, none, no_probe).status, "pass");
+  const CaseRecord r = execute_case(s.cases[0], k, none, {});
+  EXPECT_EQ(r.status, "fail");
+  EXPECT_EQ(r.failed_check, "linearity");
+  EXPECT_NE(r.reason.find("tokens that do not route to it changed"), std::string::npos) << r.reason;
+}
+
+TEST(HostPipeline, LinearityProbeHoldsExactlyOnTheCleanKernel) {
+  HostContractKernel k;
+  DeviceDetection none;
+  const Suite s = small_suite();
+  for (const CaseSpec& c : s.cases) {
+    const CaseRecord r = execute_case(c, k, none, {});
+    EXPECT_EQ(r.status, "pass") << c.id << ": " << r.reason;
+    EXPECT_EQ(r.metrics.at("linearity_mismatches"), 0.0) << c.id;
+  }
+}
+
+}  // namespace moe
