@@ -98,6 +98,10 @@ typedef struct moe_plugin_api {
   int (*run)(const moe_problem* p, const moe_tensor* tensors, int32_t n_tensors, const int32_t* topk_ids,
              const float* topk_weights, int32_t k, moe_tensor* out, char* variant, size_t variant_len, char* err,
              size_t err_len);
+  /* 1 if two runs on the same inputs give the same bits (may be NULL: deterministic). Return 0 where the result may
+   * differ in the last bits between runs (float atomics): the harness then skips its bitwise rerun and linearity
+   * probes for that problem instead of failing them. */
+  int (*deterministic)(const moe_problem* p);
 } moe_plugin_api;
 
 typedef const moe_plugin_api* (*moe_plugin_entry_fn)(uint32_t host_abi_version);

@@ -138,6 +138,12 @@ void PluginKernel::prepare(const ProblemSpec& p, Checkpoint& working) {
   }
 }
 
+bool PluginKernel::deterministic(const ProblemSpec& p) const {
+  if (!api_->deterministic) return true;
+  const moe_problem m = to_plugin_problem(p);
+  return api_->deterministic(&m) != 0;
+}
+
 RunInfo PluginKernel::run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) {
   const moe_problem m = to_plugin_problem(p);
   CTensors c(working.tensors());

@@ -22,6 +22,7 @@ class PluginKernel : public KernelUnderTest {
   Support supports(const ProblemSpec& p, const DeviceInfo* device) const override;
   void prepare(const ProblemSpec& p, Checkpoint& working) override;
   RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
+  bool deterministic(const ProblemSpec& p) const override;
 
  private:
   std::filesystem::path path_;

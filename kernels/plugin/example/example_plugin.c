@@ -3,7 +3,9 @@
  * tests build it as a shared library and judge it with `moe-harness run --plugin`.
  *
  * Built with -DEXAMPLE_PLUGIN_BUG_SWAP_GATE_UP it reads the gate and up halves the wrong way round (one realistic
- * bug), so the tests can show a plugin's verdict is a real one.
+ * bug), so the tests can show a plugin's verdict is a real one. Built with -DEXAMPLE_PLUGIN_RACY every other call
+ * perturbs one element slightly, as a float-atomic reduce does; with -DEXAMPLE_PLUGIN_DECLARES_NONDETERMINISTIC as
+ * well it says so through the ABI, and the harness then does not ask for bit-identical reruns.
  */
 #include <math.h>
 #include <stdio.h>
@@ -132,6 +134,12 @@ static int run(const moe_problem* p, const moe_tensor* ts, int32_t n, const int3
       for (int64_t s = 0; s < p->n_shared; ++s)
         expert(p, s13, s2, NULL, NULL, s, p->shared_inter_local, xin, 1.0f, p->clamp_shared, acc, h, y);
     }
+#ifdef EXAMPLE_PLUGIN_RACY
+    {
+      static int calls = 0;
+      if (t == 0 && (calls++ & 1)) acc[0] *= 1.0f + 1.0f / 64.0f;  /* another summation order, another last bit */
+    }
+#endif
     for (int64_t c = 0; c < H; ++c) {
       if (out->dtype == MOE_DTYPE_BF16) ((uint16_t*)out->data)[t * H + c] = f32_to_bf16(acc[c]);
       else if (out->dtype == MOE_DTYPE_F16) ((_Float16*)out->data)[t * H + c] = (_Float16)acc[c];
@@ -143,8 +151,15 @@ static int run(const moe_problem* p, const moe_tensor* ts, int32_t n, const int3
   return 0;
 }
 
+#ifdef EXAMPLE_PLUGIN_DECLARES_NONDETERMINISTIC
+static int deterministic(const moe_problem* p) { return 0; }
+#else
+#define deterministic NULL /* plain loops in a fixed order */
+#endif
+
 static const moe_plugin_api kApi = {
     MOE_PLUGIN_ABI_VERSION, sizeof(moe_plugin_api), "example-c-plugin", "1.0", supports, NULL, run,
+    deterministic,
 };
 
 MOE_PLUGIN_EXPORT const moe_plugin_api* moe_plugin_entry(uint32_t host_abi_version) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Plugins through `moe-harness run --plugin PATH`: the in-tree C example passes every case it supports and declines
-the rest with its reason; its compile-time mutant (gate/up swapped) fails every case it runs; libraries the loader
+the rest with its reason; its compile-time mutant (gate/up swapped) fails every case it runs; a racy build is caught
+by the rerun probe unless it declares itself non-deterministic through the ABI; libraries the loader
 must refuse (another ABI version, no entry point, a bare name, a missing file) are bad input (exit 2) with the fix,
 and no report directory is written.
 
@@ -42,6 +43,15 @@ def main():
     assert r.returncode == 1, r.returncode
     ran = [c for c in report["cases"] if c["status"] != "skip"]
     assert len(ran) == len(passed) and all(c["status"] == "fail" for c in ran), [c["status"] for c in ran]
+
+    # A plugin whose reruns differ in one element (as float atomics do): caught by the rerun probe when it claims
+    # determinism (the default); accepted when it declares itself non-deterministic through the ABI.
+    r, report = run(exe, f"{plugins}/libmoe_example_plugin_racy.so", f"{work}/racy")
+    assert r.returncode == 1, r.returncode
+    checks = {c["failed_check"] for c in report["cases"] if c["status"] == "fail"}
+    assert checks == {"rerun"}, checks
+    r, report = run(exe, f"{plugins}/libmoe_example_plugin_racy_declared.so", f"{work}/racy_declared")
+    assert r.returncode == 0, r.stdout[-2000:]
 
     for name, plugin, want in [
             ("wrong_abi", f"{plugins}/libmoe_test_plugin_wrong_abi.so", "plugin ABI version 999 but this harness speaks version 1"),
