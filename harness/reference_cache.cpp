@@ -1,6 +1,7 @@
 #include "harness/reference_cache.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -85,7 +86,11 @@ ReferenceSet ReferenceCache::get(const CaseSpec& c, const ProblemSpec& p, const 
   Tensor oc("out_contract", DType::f32, {p.tokens, p.hidden}), oi("out_ideal", DType::f32, {p.tokens, p.hidden});
   std::copy(r.contract.begin(), r.contract.end(), oc.span<float>().begin());
   std::copy(r.ideal.begin(), r.ideal.end(), oi.span<float>().begin());
-  write_safetensors(file, {&ids, &w, &oc, &oi}, {{"moe.reference_cache_key", k}});
+  try {
+    write_safetensors(file, {&ids, &w, &oc, &oi}, {{"moe.reference_cache_key", k}});
+  } catch (const Error& e) {  // a full or read-only disk costs the cache, never the case
+    std::fprintf(stderr, "reference cache: not stored (%s)\n", e.what());
+  }
   return r;
 }
 
