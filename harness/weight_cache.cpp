@@ -1,6 +1,7 @@
 #include "harness/weight_cache.hpp"
 
 #include <cstdio>
+#include <utility>
 #include <fmt/format.h>
 
 #include "fixtures/error.hpp"
@@ -14,20 +15,6 @@ std::size_t bytes_of(const Checkpoint& c) {
   for (const Tensor* t : c.tensors()) n += t->nbytes();
   return n;
 }
-void clone_weights(const ExpertWeights& from, ExpertWeights& to) {
-  to.w13 = from.w13.clone(); to.w13_scale = from.w13_scale.clone();
-  to.w2 = from.w2.clone(); to.w2_scale = from.w2_scale.clone();
-  to.w13_bias = from.w13_bias.clone(); to.w2_bias = from.w2_bias.clone();
-}
-std::vector<std::pair<std::string, Tensor*>> slots(Checkpoint& c) {
-  std::vector<std::pair<std::string, Tensor*>> v;
-  for (auto [prefix, w] : {std::pair{"", &c.routed}, std::pair{"shared_", &c.shared}})
-    for (auto [n, t] : {std::pair{"w13", &w->w13}, std::pair{"w13_scale", &w->w13_scale}, std::pair{"w2", &w->w2},
-                        std::pair{"w2_scale", &w->w2_scale}, std::pair{"w13_bias", &w->w13_bias},
-                        std::pair{"w2_bias", &w->w2_bias}})
-      v.emplace_back(std::string(prefix) + n, t);
-  return v;
-}
 }  // namespace
 
 Checkpoint WeightCache::generate_or_load(const ProblemSpec& p, const std::string& key) {
@@ -38,24 +25,19 @@ Checkpoint WeightCache::generate_or_load(const ProblemSpec& p, const std::string
   if (std::filesystem::exists(file, ec)) {
     try {
       SafetensorsFile f = read_safetensors(file);
-      Checkpoint c;
-      std::size_t found = 0;
-      for (auto& [n, slot] : slots(c))
-        for (Tensor& t : f.tensors)
-          if (t.name() == n) { *slot = std::move(t); ++found; }
-      if (found == f.tensors.size() && f.metadata["moe.weights_key"] == full &&
-          f.metadata["moe.weights_fingerprint"] == fmt::format("{:016x}", c.fingerprint())) {
+      const bool key_ok = f.metadata["moe.weights_key"] == full;
+      const std::string recorded = f.metadata["moe.weights_fingerprint"];
+      if (std::optional<Checkpoint> c = key_ok ? Checkpoint::from_tensors(std::move(f.tensors)) : std::nullopt;
+          c && recorded == fmt::format("{:016x}", c->fingerprint())) {
         ++disk_hits_;
-        return c;
+        return std::move(*c);
       }
     } catch (const Error&) {
       // truncated or foreign: regenerate below and overwrite it
     }
   }
   Checkpoint c = generate_expert_weights(p);
-  std::vector<const Tensor*> ts;
-  for (auto& [n, slot] : slots(c))
-    if (!slot->empty()) ts.push_back(slot);  // generated under these names (fixtures/checkpoint.cpp)
+  const std::vector<const Tensor*> ts = std::as_const(c).tensors();  // under their generated names
   try {
     write_safetensors(file, ts, {{"moe.weights_key", full}, {"moe.weights_fingerprint", fmt::format("{:016x}", c.fingerprint())}});
   } catch (const Error& e) {  // a full or read-only disk costs the cache, never the case
@@ -84,9 +66,7 @@ Checkpoint WeightCache::checkpoint_for(const ProblemSpec& p) {
     entries_.splice(entries_.begin(), entries_, it);
     it = entries_.begin();
   }
-  Checkpoint c;
-  clone_weights(it->weights.routed, c.routed);
-  clone_weights(it->weights.shared, c.shared);
+  Checkpoint c = it->weights.clone();  // entries hold expert weights only
   generate_inputs(p, c);
   return c;
 }

@@ -13,7 +13,7 @@ std::string fingerprint_hex(std::uint64_t f) { return fmt::format("{:016x}", f);
 
 ExternalOutputKernel::ExternalOutputKernel(std::string id, const std::filesystem::path& path,
                                            const std::string& tensor_name, const ProblemSpec& p)
-    : id_(std::move(id)), path_(path), tokens_(p.tokens), hidden_(p.hidden) {
+    : id_(std::move(id)), path_(path) {
   SafetensorsFile f = read_safetensors(path);  // structural problems: bad_input naming the file
   const std::string where = path.string();
   Tensor* t = nullptr;
@@ -47,13 +47,6 @@ ExternalOutputKernel::ExternalOutputKernel(std::string id, const std::filesystem
   }
   output_ = std::move(*t);
 }
-
-Support ExternalOutputKernel::supports(const ProblemSpec& p, const DeviceInfo*) const {
-  if (p.tokens != tokens_ || p.hidden != hidden_) return Support::no("the output file was made for another shape");
-  return Support::yes();
-}
-
-void ExternalOutputKernel::prepare(const ProblemSpec&, Checkpoint&) {}
 
 RunInfo ExternalOutputKernel::run(const ProblemSpec& p, const Checkpoint&, const RoutingResult&, Tensor& out) {
   std::memcpy(out.bytes(), output_.bytes(), out.nbytes());
