@@ -1,6 +1,7 @@
 #include "harness/selftest.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fmt/format.h>
@@ -11,7 +12,11 @@
 #include "harness/anchor_criteria.hpp"
 #include "harness/case_loader.hpp"
 #include "harness/case_pipeline.hpp"
+#include "fixtures/error.hpp"
 #include "kernels/host/host_contract_kernel.hpp"
+#ifdef MOE_HAVE_GPU_RUNTIME
+#include "kernels/gpu/gpu_fused_moe_kernel.hpp"
+#endif
 
 namespace moe {
 namespace {
@@ -31,15 +36,37 @@ struct Outcome {
   std::vector<float> ref, out;
 };
 
-Outcome run_one(const CaseSpec& c, KernelUnderTest& k, std::optional<std::uint64_t> seed, WeightCache& cache,
+std::unique_ptr<KernelUnderTest> make_kernel(const std::string& kind, Mutation m) {
+  std::unique_ptr<KernelUnderTest> k;
+  if (kind == "host") k = std::make_unique<HostContractKernel>(HostContractKernel::kDefaultFlopBudget, m);
+#ifdef MOE_HAVE_GPU_RUNTIME
+  if (kind == "gpu") k = std::make_unique<GpuFusedMoeKernel>(m);
+#else
+  if (kind == "gpu")
+    throw_bad_input("command line", "--kernel", "this build has no GPU kernels",
+                    "configure with `cmake --preset cuda` or `--preset hip` to build them");
+#endif
+  if (!k) throw_bad_input("command line", "--kernel", "unknown selftest kernel '" + kind + "'", "use host or gpu");
+  k->set_timing(false);  // verdicts only
+  return k;
+}
+
+struct Env {
+  DeviceDetection device;
+  DeviceRequirement requirement;
+  WeightCache* cache;
+};
+
+Outcome run_one(const CaseSpec& c, KernelUnderTest& k, std::optional<std::uint64_t> seed, const Env& env,
                 std::function<void(Checkpoint&)> hook = {}) {
   Outcome o;
   PipelineOptions opt;
+  opt.device_requirement = env.requirement;
   opt.seed = seed;
-  opt.weights = &cache;
+  opt.weights = env.cache;
   opt.after_kernel_hook = std::move(hook);
   opt.capture = [&o](const std::vector<float>& r, const std::vector<float>& out) { o.ref = r; o.out = out; };
-  o.rec = execute_case(c, k, DeviceDetection{}, opt);
+  o.rec = execute_case(c, k, env.device, opt);
   return o;
 }
 
@@ -50,18 +77,40 @@ bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
 }  // namespace
 
 int run_selftest(const SelftestOptions& opt) {
-  const Suite suite = load_suite_file(resolve_suite(opt.suite));
+  std::vector<std::string> suite_names = opt.suites;
+  if (suite_names.empty()) suite_names = opt.kernel == "gpu" ? std::vector<std::string>{"selftest", "selftest-gpu"}
+                                                             : std::vector<std::string>{"selftest"};
+  Suite suite;  // the named suites' cases, in order
+  for (const auto& n : suite_names) {
+    Suite s = load_suite_file(resolve_suite(n));
+    suite.name += (suite.name.empty() ? "" : "+") + s.name;
+    for (auto& c : s.cases) suite.cases.push_back(std::move(c));
+  }
   const auto& anchors = anchor_criteria();
   WeightCache cache;
-  HostContractKernel clean;
+  auto clean_kernel = make_kernel(opt.kernel, Mutation::none);
+  KernelUnderTest& clean = *clean_kernel;
+  Env env{opt.kernel == "gpu" ? detect_device() : DeviceDetection{}, {}, &cache};
+  if (opt.kernel == "gpu") {
+    env.requirement.required = true;  // no GPU: every case fails, never a skip
+    if (!env.device.device) {
+      std::fprintf(stderr, "selftest --kernel gpu: no usable GPU (%s)\n", env.device.message.c_str());
+      return 1;
+    }
+    std::printf("selftest on %s (%s), kernel %s\n", env.device.device->name.c_str(), env.device.device->arch.c_str(),
+                clean.id().c_str());
+  }
 
   // 1. The clean kernel over N seeds: our verdict must pass every time; count each anchor's false alarms.
   int clean_runs = 0, clean_failures = 0;
   std::map<std::string, int> anchor_false_alarms;
   std::vector<std::string> clean_failed;
-  for (int seed = 0; seed < opt.seeds; ++seed)
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  for (int seed = 0; seed < opt.seeds; ++seed) {
+    std::fprintf(stderr, "selftest: clean kernel, seed %d/%d (%.0f s)\n", seed + 1, opt.seeds, elapsed());
     for (const CaseSpec& c : suite.cases) {
-      const Outcome o = run_one(c, clean, std::uint64_t(seed) + 1, cache);
+      const Outcome o = run_one(c, clean, std::uint64_t(seed) + 1, env);
       ++clean_runs;
       if (o.rec.status != "pass") {
         ++clean_failures;
@@ -70,16 +119,27 @@ int run_selftest(const SelftestOptions& opt) {
       for (const auto& a : anchors)
         if (!o.ref.empty() && a.fails(o.ref, o.out, c.problem.tokens, c.problem.hidden)) ++anchor_false_alarms[a.name];
     }
+  }
 
   // 2. Every mutant on the cases where it applies; live = its output differs from the clean kernel's.
   std::vector<Row> rows;
+  std::vector<std::string> not_applicable;
   for (Mutation m : all_mutations()) {
-    Row row{std::string(mutation_name(m)), exact_tier_only(m)};
-    HostContractKernel mutant(HostContractKernel::kDefaultFlopBudget, m);
+    if (gpu_only(m) && opt.kernel != "gpu") {
+      not_applicable.push_back(std::string(mutation_name(m)));
+      continue;
+    }
+    std::fprintf(stderr, "selftest: mutant %s (%.0f s)\n", std::string(mutation_name(m)).c_str(), elapsed());
+    Row row{std::string(mutation_name(m)), exact_tier_only(m, opt.kernel == "gpu")};
+    auto mutant_kernel = make_kernel(opt.kernel, m);
+    KernelUnderTest& mutant = *mutant_kernel;
     for (const CaseSpec& c : suite.cases) {
       if (!mutation_applies(m, c.problem)) continue;
-      const Outcome good = run_one(c, clean, std::nullopt, cache);
-      const Outcome bad = run_one(c, mutant, std::nullopt, cache);
+      // Cases tagged large (buffers past 2^32 elements, seconds per run) exist for the GPU-only offset bug; every
+      // other mutant is judged on the small cases.
+      if (!gpu_only(m) && std::find(c.tags.begin(), c.tags.end(), "large") != c.tags.end()) continue;
+      const Outcome good = run_one(c, clean, std::nullopt, env);
+      const Outcome bad = run_one(c, mutant, std::nullopt, env);
       const bool live = bad.rec.status == "error" || !bitwise_equal(good.out, bad.out);
       if (!live) continue;
       ++row.live;
@@ -100,7 +160,7 @@ int run_selftest(const SelftestOptions& opt) {
   {
     Row row{"converter_writes_pristine"};
     for (const CaseSpec& c : suite.cases) {
-      const Outcome o = run_one(c, clean, std::nullopt, cache,
+      const Outcome o = run_one(c, clean, std::nullopt, env,
                                 [](Checkpoint& p) { p.routed.w13.bytes()[0] ^= std::byte{0x01}; });
       ++row.live;
       if (o.rec.status == "error" && o.rec.reason.find("mutated") != std::string::npos) {
@@ -138,12 +198,16 @@ int run_selftest(const SelftestOptions& opt) {
   for (const auto& a : anchors) fa += fmt::format(" {:>14}", fmt::format("{}/{}", anchor_false_alarms[a.name], clean_runs));
   std::printf("%s\n", fa.c_str());
   for (const auto& a : anchors) std::printf("  %-14s %s\n", a.name.c_str(), a.source.c_str());
+  for (const auto& n : not_applicable) std::printf("  %s: a GPU-only bug (the %s kernel has no such code)\n", n.c_str(), opt.kernel.c_str());
   for (const Row& r : rows)
     for (const auto& m : r.missed) std::printf("MISSED: %s on %s\n", r.name.c_str(), m.c_str());
   for (const auto& f : clean_failed) std::printf("FALSE ALARM: %s\n", f.c_str());
 
   if (!opt.json.empty()) {
     nlohmann::ordered_json j;
+    j["kernel"] = clean.id();
+    j["suites"] = suite_names;
+    if (env.device.device) j["device"] = env.device.device->name + " (" + env.device.device->arch + ")";
     j["seeds"] = opt.seeds;
     j["clean_runs"] = clean_runs;
     j["clean_failures"] = clean_failures;
@@ -155,8 +219,8 @@ int run_selftest(const SelftestOptions& opt) {
     write_file_atomically(opt.json, j.dump(1) + "\n");
   }
   const bool ok = all_caught && clean_failures == 0;
-  std::printf("\nselftest: %s (%zu mutants, %d clean runs over %d seeds)\n", ok ? "PASS" : "FAIL", rows.size(),
-              clean_runs, opt.seeds);
+  std::printf("\nselftest: %s (%zu mutants, %d clean runs over %d seeds, %.0f s)\n", ok ? "PASS" : "FAIL", rows.size(),
+              clean_runs, opt.seeds, elapsed());
   return ok ? 0 : 1;
 }
 

@@ -4,18 +4,23 @@
 //    clean kernel's (a live case), our verdict must fail it, naming the check that caught it;
 //  - a kernel that writes into the pristine tensors must surface as a harness error;
 //  - the anchors' published criteria (harness/anchor_criteria) are scored on the same outputs, side by side.
+// --kernel gpu runs the same on the live GPU: the clean kernels and their mutant build (kernels/mutants), with the
+// device required (a missing GPU fails the selftest, it never turns it into skips).
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace moe {
 
 struct SelftestOptions {
-  std::string suite = "selftest";
+  std::string kernel = "host";     // host: the host contract kernel and its mutants; gpu: the GPU kernels' mutant build
+  std::vector<std::string> suites;  // empty: selftest (host); selftest and selftest-gpu (gpu)
   int seeds = 20;
   std::filesystem::path json;  // optional machine-readable table
 };
 
-int run_selftest(const SelftestOptions& opt);  // 0: every mutant caught and no clean failure; 1 otherwise
+// 0: every mutant caught and no clean failure; 1 otherwise (also when --kernel gpu finds no GPU); bad input throws.
+int run_selftest(const SelftestOptions& opt);
 
 }  // namespace moe

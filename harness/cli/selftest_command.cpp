@@ -4,9 +4,12 @@
 namespace moe::cli {
 
 void add_selftest_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("selftest", "Prove every mutant is caught and the clean kernel never fails (host kernel)");
+  auto* cmd = app.add_subcommand("selftest", "Prove every mutant is caught and the clean kernel never fails");
   auto opt = std::make_shared<SelftestOptions>();
-  cmd->add_option("--suite", opt->suite, "suite of selftest cases")->capture_default_str();
+  cmd->add_option("--kernel", opt->kernel, "host (the host contract kernel) or gpu (the GPU kernels' mutant build)")
+      ->check(CLI::IsMember({"host", "gpu"}))
+      ->capture_default_str();
+  cmd->add_option("--suite", opt->suites, "suite(s) of selftest cases (default: selftest; with --kernel gpu also selftest-gpu)");
   cmd->add_option("--seeds", opt->seeds, "seeds for the clean kernel")->capture_default_str();
   cmd->add_option("--json", opt->json, "write the table as JSON");
   cmd->callback([=, &exit_code] { exit_code = run_selftest(*opt); });

@@ -100,7 +100,13 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   const std::int64_t t = p.tokens, h = p.hidden, slots = t * (r.k + p.n_shared);
   auto x = upload(c.x);
   auto ids = upload(r.ids);
-  auto wts = upload(r.weights);
+  std::vector<float> weights = r.weights;
+  if (mutation_ == Mutation::routing_not_renormalized)  // the routing kernel's bug: weights left unnormalized
+    for (std::int64_t tok = 0; tok < t; ++tok) {
+      const float sum = selected_probability_sum(p, c, r, tok);
+      for (int j = 0; j < r.k; ++j) weights[tok * r.k + j] *= sum;
+    }
+  auto wts = upload(weights);
   auto w13 = upload(c.routed.w13), w2 = upload(c.routed.w2);
   auto b13 = upload(c.routed.w13_bias), b2 = upload(c.routed.w2_bias);
   auto s13 = upload(c.routed.w13_scale), s2 = upload(c.routed.w2_scale);
@@ -156,12 +162,17 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
            : p.reduce == ReduceMode::separate ? gpu::ReduceKind::separate : gpu::ReduceKind::per_k;
   a.one_stage = one_stage_for(p) && !quant;
   a.fail_launch_for_test = fail_launch_;
+  a.mutation = int(mutation_);
+  if (mutation_ == Mutation::e8m0_scale_off_by_one) a.mut_expert = first_hit_local_expert(p, r);
+  if (mutation_ == Mutation::per_tensor_act_scale) a.mut_tensor_scale = per_tensor_act_scale(p, c);
+  a.mut_routed_scaling = p.routing.routed_scaling;
+  auto* launch = mutation_ == Mutation::none ? &gpu::launch_fused_moe : &gpu::launch_fused_moe_mutant;
 
   // The verdict run: the device output starts as the harness's sentinel, so an element the kernel never writes
   // comes back as the sentinel.
   dout.upload(out.bytes(), out.nbytes());
   acc.zero();
-  gpu::launch_fused_moe(a);
+  launch(a);
   gpu::synchronize();
   if (a.reduce == gpu::ReduceKind::per_k) {
     // per-k output: the harness side sums the k (and shared) slots of each token in order.
@@ -170,12 +181,15 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
     const int per = r.k + a.n_shared;
     for (std::int64_t tok = 0; tok < t; ++tok)
       for (std::int64_t col = 0; col < h; ++col) {
+        if (mutation_ == Mutation::last_token_unwritten && tok == t - 1) continue;
         float v = 0.0f;
         bool any = false;
         for (int j = 0; j < per; ++j) {
           if (j < r.k) {
             const std::int64_t g = r.ids[tok * r.k + j] - p.first_local_expert();
-            if (g < 0 || g >= p.local_experts()) continue;
+            if ((g < 0 || g >= p.local_experts()) && mutation_ != Mutation::ep_sums_nonlocal) continue;
+          } else if (mutation_ == Mutation::shared_expert_dropped) {
+            continue;
           }
           v += host[(tok * per + j) * h + col];
           any = true;
@@ -193,14 +207,14 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   RunInfo info;
   info.variant = std::string(a.one_stage ? "one_stage" : "two_stage") + "/" + std::string(name(p.reduce)) + "/" +
                  std::string(name(p.quant.weight)) + (quant ? "+" + std::string(name(p.quant.act)) : std::string());
-  struct Ctx { gpu::FusedMoeArgs* a; gpu::DeviceBuffer* acc; } ctx{&a, &acc};
+  struct Ctx { gpu::FusedMoeArgs* a; gpu::DeviceBuffer* acc; void (*launch)(const gpu::FusedMoeArgs&); } ctx{&a, &acc, launch};
   a.fail_launch_for_test = false;
   if (!timing_) return info;
   info.median_us = gpu::time_median_us(
       [](void* v) {
         auto* cx = static_cast<Ctx*>(v);
         cx->acc->zero();
-        gpu::launch_fused_moe(*cx->a);
+        cx->launch(*cx->a);
       },
       &ctx, 2, 5);
   info.timed_repeats = 5;

@@ -5,6 +5,7 @@
 // (warm-up, then the median of repeats). Present in GPU builds only (MOE_HAVE_GPU_RUNTIME).
 #pragma once
 #include "kernels/kernel_under_test.hpp"
+#include "kernels/mutants/mutation.hpp"
 
 namespace moe {
 
@@ -13,11 +14,17 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   // fail_launch_for_test: every run issues an invalid launch first (a test hook proving launch errors are reported
   // with the runtime's message for that case, not a crash).
   explicit GpuFusedMoeKernel(bool fail_launch_for_test = false) : fail_launch_(fail_launch_for_test) {}
-  std::string id() const override { return fail_launch_ ? "gpu-fused-moe-faulty" : "gpu-fused-moe"; }
+  // A mutant (kernels/mutants): the kernels' mutant build carrying one bug from the catalog, for the selftest.
+  explicit GpuFusedMoeKernel(Mutation mutation) : fail_launch_(false), mutation_(mutation) {}
+  std::string id() const override {
+    if (mutation_ != Mutation::none) return "gpu-fused-moe~" + std::string(mutation_name(mutation_));
+    return fail_launch_ ? "gpu-fused-moe-faulty" : "gpu-fused-moe";
+  }
   std::string version() const override { return "1"; }
   bool needs_device() const override { return true; }
   Support supports(const ProblemSpec& p, const DeviceInfo* device) const override;
-  void prepare(const ProblemSpec& p, Checkpoint& working) override {}
+  // The kernel decodes both e4m3 flavours itself, so it converts nothing; the fnuz mutants convert badly here.
+  void prepare(const ProblemSpec& p, Checkpoint& working) override { apply_fnuz_conversion_mutant(mutation_, working); }
   RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
   bool deterministic(const ProblemSpec& p) const override { return p.reduce != ReduceMode::fused_atomic; }
   void set_timing(bool on) override { timing_ = on; }
@@ -26,6 +33,7 @@ class GpuFusedMoeKernel : public KernelUnderTest {
 
  private:
   bool fail_launch_;
+  Mutation mutation_ = Mutation::none;
   bool timing_ = true;
 };
 

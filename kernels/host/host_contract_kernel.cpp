@@ -181,20 +181,7 @@ Support HostContractKernel::supports(const ProblemSpec& p, const DeviceInfo*) co
 
 void HostContractKernel::prepare(const ProblemSpec& p, Checkpoint& c) {
   // The fnuz mutants emulate a gfx942 kernel that converts an e4m3fn checkpoint in place (kernels/convert), badly.
-  if ((mutation_ != Mutation::fnuz_scale_not_doubled && mutation_ != Mutation::fnuz_neg_zero_kept) ||
-      c.routed.w13.dtype() != DType::e4m3fn)
-    return;
-  for (auto [w, s] : {std::pair{&c.routed.w13, &c.routed.w13_scale}, std::pair{&c.routed.w2, &c.routed.w2_scale}}) {
-    std::vector<std::size_t> neg_zero;
-    auto bytes = w->span<std::uint8_t>();
-    for (std::size_t i = 0; i < bytes.size(); ++i) if (bytes[i] == 0x80) neg_zero.push_back(i);
-    Tensor* scales[] = {s};
-    convert_fn_to_fnuz_in_place(*w, scales);
-    if (mutation_ == Mutation::fnuz_scale_not_doubled)
-      for (float& v : s->span<float>()) v *= 0.5f;
-    if (mutation_ == Mutation::fnuz_neg_zero_kept)
-      for (std::size_t i : neg_zero) w->span<std::uint8_t>()[i] = 0x80;
-  }
+  apply_fnuz_conversion_mutant(mutation_, c);
 }
 
 RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& routing, Tensor& out) {
@@ -203,17 +190,12 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
   const std::int64_t first = p.first_local_expert(), local = p.local_experts();
   Bug bug;
   bug.m = mutation_;
-  for (std::int64_t i = 0; i < t * k && bug.first_hit_expert < 0; ++i)
-    if (routing.ids[i] >= first && routing.ids[i] < first + local) bug.first_hit_expert = routing.ids[i] - first;
+  bug.first_hit_expert = first_hit_local_expert(p, routing);
   auto x_at = [&](std::int64_t i) {
     const std::uint16_t b = c.x.span<std::uint16_t>()[i];
     return p.input_dtype == DType::bf16 ? bf16_to_f32(b) : fp16_to_f32(b);
   };
-  if (mutation_ == Mutation::per_tensor_act_scale) {
-    float amax = 0.0f;
-    for (std::int64_t i = 0; i < t * h; ++i) amax = std::max(amax, std::fabs(x_at(i)));
-    bug.tensor_scale = std::max(amax, p.quant.act_amax_floor) / (p.quant.act_qmax > 0 ? p.quant.act_qmax : e4m3_max(p.quant.flavor));
-  }
+  if (mutation_ == Mutation::per_tensor_act_scale) bug.tensor_scale = per_tensor_act_scale(p, c);
   // per_k and separate keep every (token, k) result before reducing; fused_atomic accumulates as it goes. On one
   // CPU thread per token the three give the same sums in the same order, which is the contract.
   const bool keep_slots = p.reduce != ReduceMode::fused_atomic;
@@ -225,14 +207,7 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
     std::vector<float> acc(static_cast<std::size_t>(h), 0.0f);
     std::vector<std::vector<float>> slots;
     float prob_sum = 1.0f;  // routing_not_renormalized: what the top-k softmax probabilities sum to
-    if (mutation_ == Mutation::routing_not_renormalized) {
-      const float* l = c.router_logits.span<float>().data() + tok * p.experts;
-      const float m = *std::max_element(l, l + p.experts);
-      float z = 0.0f, sel = 0.0f;
-      for (std::int64_t e = 0; e < p.experts; ++e) z += std::exp(l[e] - m);
-      for (std::int64_t j = 0; j < k; ++j) sel += std::exp(l[routing.ids[tok * k + j]] - m);
-      prob_sum = sel / z;
-    }
+    if (mutation_ == Mutation::routing_not_renormalized) prob_sum = selected_probability_sum(p, c, routing, tok);
     for (std::int64_t j = 0; j < k; ++j) {
       std::int64_t e = routing.ids[tok * k + j] - first;
       if (e < 0 || e >= local) {

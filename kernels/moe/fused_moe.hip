@@ -10,8 +10,19 @@
 #include <type_traits>
 
 #include "kernels/moe/fused_moe.hpp"
+#include "kernels/mutants/mutation_id.hpp"
 #include "kernels/runtime/gpu_check.hpp"
 #include "kernels/runtime/hip_compat.hpp"
+
+// The mutant catalog lives in this file, compiled in only when kernels/mutants/fused_moe_mutants.hip includes it with
+// MOE_GPU_MUTANTS defined; in the default build every MOE_MUT(...) is the constant false and its code is gone.
+#ifdef MOE_GPU_MUTANTS
+#define MOE_MUT(args, m) ((args).mutation == int(::moe::Mutation::m))
+#define MOE_LAUNCH_FUSED_MOE launch_fused_moe_mutant
+#else
+#define MOE_MUT(args, m) false
+#define MOE_LAUNCH_FUSED_MOE launch_fused_moe
+#endif
 
 namespace moe::gpu {
 namespace {
@@ -147,7 +158,8 @@ template <int F>
 __device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
                               std::int64_t rows, std::int64_t K) {
   const void* p = is13 ? set.w13 : set.w2;
-  const std::int64_t i = (e * rows + row) * K + c;
+  std::int64_t i = (e * rows + row) * K + c;
+  if (MOE_MUT(set, offsets_32bit)) i = std::int64_t(std::uint32_t(i));  // the element offset wraps at 2^32
   switch (F < 0 ? set.wfmt : WFormat(F)) {
     case WFormat::bf16: return load(p, i, ElemType::bf16);
     case WFormat::f16: return load(p, i, ElemType::f16);
@@ -175,10 +187,13 @@ __device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, s
     }
     case WFormat::mxfp8: case WFormat::mxfp4: {
       const std::uint8_t* sc = static_cast<const std::uint8_t*>(is13 ? set.s13 : set.s2);
-      const float s = e8m0_decode(sc[(e * rows + row) * (K / 32) + c / 32], set.e8m0_triton);
+      std::uint32_t code = sc[(e * rows + row) * (K / 32) + c / 32];
+      if (MOE_MUT(set, e8m0_scale_off_by_one) && is13 && e == set.mut_expert && row == 0 && c < 32) code = (code + 1) & 0xFFu;
+      const float s = e8m0_decode(code, set.e8m0_triton);
       if ((F < 0 ? set.wfmt : WFormat(F)) == WFormat::mxfp8) return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], false) * s;
       const std::uint32_t byte = static_cast<const std::uint8_t*>(p)[i / 2];
-      return e2m1_decode((c & 1) ? byte >> 4 : byte & 0xFu) * s;
+      const bool high = (c & 1) != (MOE_MUT(set, fp4_nibbles_swapped) ? 1 : 0);
+      return e2m1_decode(high ? byte >> 4 : byte & 0xFu) * s;
     }
   }
   return 0.0f;
@@ -189,14 +204,14 @@ template <int F>
 __device__ inline void load8w(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
                               std::int64_t rows, std::int64_t K, float (&w)[8]) {
   const WFormat f = F < 0 ? set.wfmt : WFormat(F);
-  if (f == WFormat::bf16 || f == WFormat::f16)
+  if ((f == WFormat::bf16 || f == WFormat::f16) && !MOE_MUT(set, offsets_32bit))
     load8(is13 ? set.w13 : set.w2, (e * rows + row) * K + c, f == WFormat::bf16 ? ElemType::bf16 : ElemType::f16, w);
   else
     for (int q = 0; q < 8; ++q) w[q] = loadw<F>(set, is13, e, row, c + q, rows, K);
 }
 
 // Quantizes then dequantizes one group of n values (stride 1) in place, as the contract's activation recipe does.
-__device__ void fake_quantize_group(float* v, std::int64_t n, const ActQuant& q) {
+__device__ void fake_quantize_group(float* v, std::int64_t n, const ActQuant& q, float forced_scale = 0.0f) {
   float amax = 0.0f;
   for (std::int64_t i = 0; i < n; ++i) {
     const float a = fabsf(v[i]);
@@ -214,6 +229,7 @@ __device__ void fake_quantize_group(float* v, std::int64_t n, const ActQuant& q)
   }
   float s = fmaxf(amax, q.amax_floor) / q.qmax;
   if (q.scale_pow2) s = scale_pow2_ceil(s);
+  if (forced_scale > 0.0f) s = forced_scale;  // per_tensor_act_scale mutant only
   for (std::int64_t i = 0; i < n; ++i) {
     float x = v[i] / s;
     x = x < -q.qmax ? -q.qmax : (x > q.qmax ? q.qmax : x);  // NaN passes through
@@ -248,9 +264,19 @@ __device__ inline SlotInfo slot_info(const FusedMoeArgs& a, std::int64_t slot) {
   const int per = a.topk + a.n_shared;
   const std::int64_t t = slot / per;
   const int j = int(slot % per);
-  if (j >= a.topk) return {true, true, t, std::int64_t(j - a.topk), 1.0f, slot};
-  const std::int64_t g = a.topk_ids[t * a.topk + j] - a.first_local_expert;
-  return {g >= 0 && g < a.local_experts, false, t, g, a.topk_weights[t * a.topk + j], slot};
+  if (j >= a.topk) return {!MOE_MUT(a, shared_expert_dropped), true, t, std::int64_t(j - a.topk), 1.0f, slot};
+  std::int64_t g = a.topk_ids[t * a.topk + j] - a.first_local_expert;
+  bool valid = g >= 0 && g < a.local_experts;
+  if (!valid && MOE_MUT(a, ep_sums_nonlocal)) {
+    g = ((g % a.local_experts) + a.local_experts) % a.local_experts;
+    valid = true;
+  }
+  if (valid && MOE_MUT(a, one_token_wrong_expert) && t == 0 && j == 0) g = (g + 1) % a.local_experts;
+  float w = a.topk_weights[t * a.topk + j];
+  if (MOE_MUT(a, router_weight_dropped)) w = 1.0f;
+  if (MOE_MUT(a, router_weight_twice)) w *= w;
+  if (MOE_MUT(a, routed_scaling_twice)) w *= a.mut_routed_scaling;
+  return {valid, false, t, g, w, slot};
 }
 
 // Stage-1 row pair for intermediate index i in the stored layout.
@@ -259,6 +285,15 @@ __device__ inline void gate_up_rows(const FusedMoeArgs& a, std::int64_t inter, s
   if (a.layout == LayoutKind::gate_up) { g = i; u = inter + i; }
   else if (a.layout == LayoutKind::up_gate) { u = i; g = inter + i; }
   else { g = 2 * i; u = 2 * i + 1; }
+  if (MOE_MUT(a, swiglu_chunked_split) && a.layout == LayoutKind::interleaved) { g = i; u = inter + i; }
+  if (MOE_MUT(a, gate_up_swapped) && a.layout != LayoutKind::interleaved) { const std::int64_t x = g; g = u; u = x; }
+}
+
+// part + x * w; the bf16_accumulation mutant rounds the running sum to bf16 at every step.
+template <class Args>
+__device__ inline float accumulate(const Args& a, float part, float x, float w) {
+  if (MOE_MUT(a, bf16_accumulation)) return __uint_as_float(std::uint32_t(to_bf16(part + x * w)) << 16);
+  return part + x * w;
 }
 
 // The stage-1 input element c of a slot's token (router weight on the input: x * w rounded to the input dtype).
@@ -307,17 +342,17 @@ __device__ void stage1_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64
       for (int q = 0; q < 8; ++q) x[q] = input_at(a, s, c + q);
       for (int r = 0; r < kRows; ++r) {
         load8w<F>(set, true, s.expert, rg[r], c, 2 * inter, h, w);
-        for (int q = 0; q < 8; ++q) part[2 * r] += x[q] * w[q];
+        for (int q = 0; q < 8; ++q) part[2 * r] = accumulate(a, part[2 * r], x[q], w[q]);
         load8w<F>(set, true, s.expert, ru[r], c, 2 * inter, h, w);
-        for (int q = 0; q < 8; ++q) part[2 * r + 1] += x[q] * w[q];
+        for (int q = 0; q < 8; ++q) part[2 * r + 1] = accumulate(a, part[2 * r + 1], x[q], w[q]);
       }
     }
   } else {
     for (std::int64_t c = threadIdx.x; c < h; c += kThreads) {
       const float x = input_at(a, s, c);
       for (int r = 0; r < kRows; ++r) {
-        part[2 * r] += x * loadw<F>(set, true, s.expert, rg[r], c, 2 * inter, h);
-        part[2 * r + 1] += x * loadw<F>(set, true, s.expert, ru[r], c, 2 * inter, h);
+        part[2 * r] = accumulate(a, part[2 * r], x, loadw<F>(set, true, s.expert, rg[r], c, 2 * inter, h));
+        part[2 * r + 1] = accumulate(a, part[2 * r + 1], x, loadw<F>(set, true, s.expert, ru[r], c, 2 * inter, h));
       }
     }
   }
@@ -327,11 +362,14 @@ __device__ void stage1_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64
       const std::int64_t i = i0 + r;
       if (i >= inter) break;
       float g = part[2 * r], u = part[2 * r + 1];
-      if (set.b13) {
+      if (set.b13 && !MOE_MUT(a, biases_dropped)) {
         g += set.b13[s.expert * 2 * inter + rg[r]];
         u += set.b13[s.expert * 2 * inter + ru[r]];
       }
-      dst[r] = round_to(activate(g, u, a, set.clamp), a.mid_type);
+      bool clamp = set.clamp;
+      if (MOE_MUT(a, swiglu_clamp_dropped)) clamp = false;
+      if (MOE_MUT(a, shared_clamp_when_disabled) && s.shared) clamp = true;
+      dst[r] = round_to(activate(g, u, a, clamp), a.mid_type);
     }
   }
   __syncthreads();
@@ -356,13 +394,13 @@ __device__ void stage2_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64
       float w[8];
       for (int r = 0; r < kRows; ++r) {
         load8w<F>(set, false, s.expert, rows[r], i, h, inter, w);
-        for (int q = 0; q < 8; ++q) part[r] += z[i + q] * w[q];
+        for (int q = 0; q < 8; ++q) part[r] = accumulate(a, part[r], z[i + q], w[q]);
       }
     }
   } else {
     for (std::int64_t i = threadIdx.x; i < inter; i += kThreads) {
       const float zi = z[i];
-      for (int r = 0; r < kRows; ++r) part[r] += zi * loadw<F>(set, false, s.expert, rows[r], i, h, inter);
+      for (int r = 0; r < kRows; ++r) part[r] = accumulate(a, part[r], zi, loadw<F>(set, false, s.expert, rows[r], i, h, inter));
     }
   }
   block_sum(part, red);
@@ -370,8 +408,13 @@ __device__ void stage2_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64
     const float w = (a.weight_on_input && !s.shared) ? 1.0f : s.weight;
     for (int r = 0; r < kRows && h0 + r < h; ++r) {
       float y = part[r];
-      if (set.b2) y += set.b2[s.expert * h + h0 + r];
+      if (set.b2 && !MOE_MUT(a, biases_dropped)) y += set.b2[s.expert * h + h0 + r];
       y *= w;
+      // lost_atomic_update: a non-atomic read-modify-write whose update from token 0's second slot another lane
+      // overwrote (the host kernel's version of the same bug drops the same update).
+      if (MOE_MUT(a, lost_atomic_update) && a.reduce == ReduceKind::fused_atomic && s.token == 0 &&
+          slot % (a.topk + a.n_shared) == 1)
+        continue;
       if (a.reduce == ReduceKind::fused_atomic) atomicAdd(&a.acc[s.token * h + h0 + r], y);
       else a.slots[slot * h + h0 + r] = y;
     }
@@ -439,14 +482,14 @@ __global__ void prepare_inputs_kernel(FusedMoeArgs a) {
 // Fake-quantizes rows [n, k] (row stride `stride`) per group: the whole row (per token), 128 columns, or 32 (MX).
 // With per > 0 only the rows whose slot belongs to the wanted set (shared: slot % per >= topk) are touched.
 __global__ void quantize_rows_kernel(float* rows, std::int64_t n, std::int64_t k, std::int64_t stride, ActQuant q,
-                                     int per, int topk, bool want_shared) {
+                                     int per, int topk, bool want_shared, float forced_scale) {
   const std::int64_t group = q.kind == AQuant::fp8_token ? k : q.kind == AQuant::fp8_group128 ? 128 : 32;
   const std::int64_t groups = (k + group - 1) / group;
   for (std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; g < n * groups;
        g += std::int64_t(gridDim.x) * blockDim.x) {
     const std::int64_t r = g / groups, c0 = (g % groups) * group;
     if (per > 0 && ((r % per) >= topk) != want_shared) continue;
-    fake_quantize_group(rows + r * stride + c0, min(group, k - c0), q);
+    fake_quantize_group(rows + r * stride + c0, min(group, k - c0), q, forced_scale);
   }
 }
 
@@ -455,6 +498,7 @@ __global__ void finalize_kernel(FusedMoeArgs a) {
   const std::int64_t n = a.tokens * a.hidden;
   const int per = a.topk + a.n_shared;
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x) {
+    if (MOE_MUT(a, last_token_unwritten) && i / a.hidden == a.tokens - 1) continue;
     float v;
     if (a.reduce == ReduceKind::fused_atomic) {
       v = a.acc[i];
@@ -487,7 +531,15 @@ void dispatch_format(WFormat f, Fn&& fn) {
 
 }  // namespace
 
-void launch_fused_moe(const FusedMoeArgs& a) {
+void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
+#ifdef MOE_GPU_MUTANTS
+  FusedMoeArgs a = args;  // the expert sets see the bug too (weight decoding)
+  a.routed.mutation = a.shared.mutation = a.mutation;
+  a.routed.mut_expert = a.mutation == int(Mutation::e8m0_scale_off_by_one) ? a.mut_expert : -1;
+  a.shared.mut_expert = a.routed.mut_expert;
+#else
+  const FusedMoeArgs& a = args;
+#endif
   const std::int64_t slots = a.tokens * (a.topk + a.n_shared);
   const std::int64_t max_inter = a.routed.inter > a.shared.inter ? a.routed.inter : a.shared.inter;
   if (slots == 0) return;
@@ -501,16 +553,17 @@ void launch_fused_moe(const FusedMoeArgs& a) {
     throw_harness_error("launch_fused_moe", "quantized activations need the two-stage path (the adapter picks it)");
   const int per = a.topk + a.n_shared;
   auto quantize = [&](float* rows, std::int64_t n, std::int64_t k, std::int64_t stride, const ActQuant& q, int p,
-                      bool shared, const char* what) {
+                      bool shared, const char* what, float forced_scale = 0.0f) {
     if (q.kind == AQuant::none || n == 0 || k == 0) return;
-    quantize_rows_kernel<<<dim3(1024), dim3(128)>>>(rows, n, k, stride, q, p, a.topk, shared);
+    quantize_rows_kernel<<<dim3(1024), dim3(128)>>>(rows, n, k, stride, q, p, a.topk, shared, forced_scale);
     MOE_GPU_CHECK_LAUNCH(what);
   };
   if (quant) {
     prepare_inputs_kernel<<<dim3(1024), dim3(256)>>>(a);
     MOE_GPU_CHECK_LAUNCH("prepare_inputs_kernel");
-    if (a.weight_on_input) quantize(a.xq_routed, slots, a.hidden, a.hidden, a.routed.aq, per, false, "quantize_rows_kernel (x, routed slots)");
-    else quantize(a.xq_routed, a.tokens, a.hidden, a.hidden, a.routed.aq, 0, false, "quantize_rows_kernel (x, routed)");
+    const float forced = MOE_MUT(a, per_tensor_act_scale) && a.routed.aq.kind == AQuant::fp8_token ? a.mut_tensor_scale : 0.0f;
+    if (a.weight_on_input) quantize(a.xq_routed, slots, a.hidden, a.hidden, a.routed.aq, per, false, "quantize_rows_kernel (x, routed slots)", forced);
+    else quantize(a.xq_routed, a.tokens, a.hidden, a.hidden, a.routed.aq, 0, false, "quantize_rows_kernel (x, routed)", forced);
     if (a.n_shared > 0) quantize(a.xq_shared, a.tokens, a.hidden, a.hidden, a.shared.aq, 0, false, "quantize_rows_kernel (x, shared)");
   }
   if (a.one_stage) {

@@ -45,6 +45,9 @@ struct ExpertSet {
   const void* s13 = nullptr;   // fp32 scales (fp8) or E8M0 codes (MX)
   const void* s2 = nullptr;
   ActQuant aq;
+  // Mutant build only (kernels/mutants/fused_moe_mutants.hip); the default build's kernels never read these.
+  int mutation = 0;                  // a moe::Mutation (kernels/mutants/mutation_id.hpp), copied from the args
+  std::int64_t mut_expert = -1;      // e8m0_scale_off_by_one: the first local expert the routing hits
 };
 
 struct FusedMoeArgs {
@@ -70,6 +73,11 @@ struct FusedMoeArgs {
   ReduceKind reduce = ReduceKind::fused_atomic;
   bool one_stage = false;
   bool fail_launch_for_test = false;  // test hook: an invalid launch configuration, to prove errors are reported
+  // Mutant build only (launch_fused_moe_mutant): the bug to carry and what it needs to know.
+  int mutation = 0;                  // a moe::Mutation
+  std::int64_t mut_expert = -1;      // e8m0_scale_off_by_one
+  float mut_tensor_scale = 0.0f;     // per_tensor_act_scale: the one scale used for every token's routed input
+  float mut_routed_scaling = 1.0f;   // routed_scaling_twice: the factor applied a second time
 };
 
 inline bool quantizes_activations(const FusedMoeArgs& a) {
@@ -80,5 +88,8 @@ inline bool quantizes_activations(const FusedMoeArgs& a) {
 // With quantized activations it runs the two-stage path (the intermediate is quantized between the stages).
 // per_k leaves the per-slot results in `slots` for the caller to sum in k order and does not write `out`.
 void launch_fused_moe(const FusedMoeArgs& a);
+// The same kernels compiled a second time with the mutant catalog in them (kernels/mutants/fused_moe_mutants.hip),
+// carrying the bug a.mutation names; for `moe-harness selftest --kernel gpu` only.
+void launch_fused_moe_mutant(const FusedMoeArgs& a);
 
 }  // namespace moe::gpu

@@ -1,11 +1,18 @@
 #include "kernels/mutants/mutation.hpp"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <utility>
+
+#include "kernels/convert/fn_to_fnuz.hpp"
+#include "reference/formats/bf16.hpp"
+#include "reference/formats/fp16.hpp"
+#include "reference/formats/fp8.hpp"
 
 namespace moe {
 namespace {
-constexpr std::array<std::pair<Mutation, std::string_view>, 21> kNames{{
+constexpr std::array<std::pair<Mutation, std::string_view>, 22> kNames{{
     {Mutation::none, "none"},
     {Mutation::gate_up_swapped, "gate_up_swapped"},
     {Mutation::swiglu_chunked_split, "swiglu_chunked_split"},
@@ -27,6 +34,7 @@ constexpr std::array<std::pair<Mutation, std::string_view>, 21> kNames{{
     {Mutation::shared_clamp_when_disabled, "shared_clamp_when_disabled"},
     {Mutation::ep_sums_nonlocal, "ep_sums_nonlocal"},
     {Mutation::biases_dropped, "biases_dropped"},
+    {Mutation::offsets_32bit, "offsets_32bit"},
 }};
 bool mx(const QuantScheme& q) { return q.weight == WeightFormat::mxfp8 || q.weight == WeightFormat::mxfp4; }
 bool fp8_weights(const QuantScheme& q) {
@@ -53,7 +61,10 @@ std::string mutation_names() {
   return s;
 }
 
-bool exact_tier_only(Mutation m) { return m == Mutation::e8m0_scale_off_by_one; }
+bool exact_tier_only(Mutation m, bool gpu) {
+  return m == Mutation::e8m0_scale_off_by_one || (gpu && m == Mutation::bf16_accumulation);
+}
+bool gpu_only(Mutation m) { return m == Mutation::offsets_32bit; }
 
 bool mutation_applies(Mutation m, const ProblemSpec& p) {
   const bool renorm_routing = p.routing.kind == RoutingKind::softmax_topk && p.routing.renormalize && p.topk > 1;
@@ -80,8 +91,52 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
       return p.n_shared > 0 && !p.clamp_shared && p.activation == Activation::swiglu_oai;
     case Mutation::ep_sums_nonlocal: return p.ep > 1;
     case Mutation::biases_dropped: return p.biases;
+    case Mutation::offsets_32bit: {
+      // Live when a weight tensor holds more elements than 32 bits index (routed w13 is the largest).
+      const double w13 = double(p.local_experts()) * 2.0 * double(p.local_inter()) * double(p.hidden);
+      return w13 > 4294967296.0;
+    }
   }
   return false;
+}
+
+std::int64_t first_hit_local_expert(const ProblemSpec& p, const RoutingResult& r) {
+  const std::int64_t first = p.first_local_expert(), local = p.local_experts();
+  for (std::int32_t id : r.ids)
+    if (id >= first && id < first + local) return id - first;
+  return -1;
+}
+
+float per_tensor_act_scale(const ProblemSpec& p, const Checkpoint& c) {
+  float amax = 0.0f;
+  const auto x = c.x.span<std::uint16_t>();
+  for (std::uint16_t b : x) amax = std::max(amax, std::fabs(p.input_dtype == DType::bf16 ? bf16_to_f32(b) : fp16_to_f32(b)));
+  return std::max(amax, p.quant.act_amax_floor) / (p.quant.act_qmax > 0 ? p.quant.act_qmax : e4m3_max(p.quant.flavor));
+}
+
+float selected_probability_sum(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r, std::int64_t tok) {
+  const float* l = c.router_logits.span<float>().data() + tok * p.experts;
+  const float m = *std::max_element(l, l + p.experts);
+  float z = 0.0f, sel = 0.0f;
+  for (std::int64_t e = 0; e < p.experts; ++e) z += std::exp(l[e] - m);
+  for (int j = 0; j < r.k; ++j) sel += std::exp(l[r.ids[tok * r.k + j]] - m);
+  return sel / z;
+}
+
+void apply_fnuz_conversion_mutant(Mutation m, Checkpoint& c) {
+  if ((m != Mutation::fnuz_scale_not_doubled && m != Mutation::fnuz_neg_zero_kept) || c.routed.w13.dtype() != DType::e4m3fn)
+    return;
+  for (auto [w, s] : {std::pair{&c.routed.w13, &c.routed.w13_scale}, std::pair{&c.routed.w2, &c.routed.w2_scale}}) {
+    std::vector<std::size_t> neg_zero;
+    auto bytes = w->span<std::uint8_t>();
+    for (std::size_t i = 0; i < bytes.size(); ++i) if (bytes[i] == 0x80) neg_zero.push_back(i);
+    Tensor* scales[] = {s};
+    convert_fn_to_fnuz_in_place(*w, scales);
+    if (m == Mutation::fnuz_scale_not_doubled)
+      for (float& v : s->span<float>()) v *= 0.5f;
+    if (m == Mutation::fnuz_neg_zero_kept)
+      for (std::size_t i : neg_zero) w->span<std::uint8_t>()[i] = 0x80;
+  }
 }
 
 }  // namespace moe

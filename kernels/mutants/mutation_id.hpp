@@ -1,0 +1,32 @@
+// The mutant catalog's ids, in plain C++ with no includes, so device code (kernels/moe/fused_moe.hip, compiled by
+// nvcc and hipcc) and host code share one list. Names, applicability and the host implementation: mutation.hpp.
+#pragma once
+
+namespace moe {
+
+enum class Mutation : int {
+  none = 0,
+  gate_up_swapped,          // gate and up halves read from each other's rows (RTP-LLM: reorder applied twice)
+  swiglu_chunked_split,     // SwiGLU-OAI computed on a chunked split of interleaved rows (vLLM #50728)
+  swiglu_clamp_dropped,     // the SwiGLU limit not applied
+  fnuz_scale_not_doubled,   // fn -> fnuz conversion reinterprets the bytes but keeps the scales
+  fnuz_neg_zero_kept,       // fn -> fnuz conversion leaves 0x80 (-0 in fn, NaN in fnuz)
+  last_token_unwritten,     // the last token of a non-power-of-two batch never written
+  one_token_wrong_expert,   // token 0's first slot reads the next expert's weights
+  router_weight_dropped,    // router weights not applied
+  router_weight_twice,      // router weights applied twice
+  routing_not_renormalized, // top-k weights used without renormalization
+  routed_scaling_twice,     // DeepSeek routed_scaling_factor applied twice
+  per_tensor_act_scale,     // per-token activation scales replaced by one per-tensor scale
+  e8m0_scale_off_by_one,    // one E8M0 block scale of the first hit expert read one exponent high
+  fp4_nibbles_swapped,      // e2m1 nibbles unpacked odd-first
+  bf16_accumulation,        // the K reduction accumulates in bf16
+  lost_atomic_update,       // a non-atomic fused reduce: one concurrent update of token 0 is lost
+  shared_expert_dropped,    // the shared expert never added
+  shared_clamp_when_disabled, // clamp applied in the shared expert although clamp_shared is false
+  ep_sums_nonlocal,         // EP: experts of other ranks summed (through a wrapped local index)
+  biases_dropped,           // expert biases ignored
+  offsets_32bit,            // GPU only: weight element offsets computed in 32 bits (wrap past 2^32 elements)
+};
+
+}  // namespace moe
