@@ -110,7 +110,12 @@ int run_selftest(const SelftestOptions& opt) {
   for (int seed = 0; seed < opt.seeds; ++seed) {
     std::fprintf(stderr, "selftest: clean kernel, seed %d/%d (%.0f s)\n", seed + 1, opt.seeds, elapsed());
     for (const CaseSpec& c : suite.cases) {
-      const Outcome o = run_one(c, clean, std::uint64_t(seed) + 1, env);
+      // A large case (tag `large`: buffers past 2^32 elements) runs its own seed once: generating its 3.6 GB of
+      // weights takes ~45 s a seed on the H200 machine (measured 2026-11-30), and its per-token statistics are
+      // those of the nightly MXFP4 cases, calibrated over 20 seeds on the GPU.
+      const bool large = std::find(c.tags.begin(), c.tags.end(), "large") != c.tags.end();
+      if (large && seed > 0) continue;
+      const Outcome o = run_one(c, clean, large ? std::nullopt : std::optional<std::uint64_t>(seed + 1), env);
       ++clean_runs;
       if (o.rec.status != "pass") {
         ++clean_failures;
