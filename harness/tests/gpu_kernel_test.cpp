@@ -43,6 +43,9 @@ cases:
   - {tokens: 6, quant: {weight: mxfp4, act: mxfp8, mx_mode: even, e8m0_edges: triton}}
   - {tokens: 4, activation: swiglu_oai, quant: {weight: mxfp4, act: none}, n_shared: 1, shared_inter: 128, shared_quant: {weight: mxfp4, act: none}, clamp_shared: false}
   - {tokens: 6, topk: 1, routing: {kind: sigmoid_top1}, router_weight_on: input, quant: {weight: fp8_channel, act: fp8_token}}
+  - {tokens: 64, topk: 8, experts: 8, reduce: separate}
+  - {tokens: 11, hidden: 196, inter: 100, reduce: separate}
+  - {tokens: 9, n_shared: 1, shared_inter: 60, reduce: per_k}
 )", "gpu-unit.yaml");
 }
 }  // namespace
@@ -54,6 +57,24 @@ TEST(GpuFusedMoe, EveryUnitCasePasses) {
     const CaseRecord r = execute_case(c, k, device(), {});
     EXPECT_EQ(r.status, "pass") << c.id << ": " << r.reason << "\n" << r.details;
   }
+}
+
+// Two-stage runs the grouped kernels (slots sorted by expert) when every row length is a multiple of 8, and the
+// row-wise kernels otherwise; the report names which ran.
+TEST(GpuFusedMoe, TwoStageIsGroupedWhereRowsAreMultiplesOf8AndRowWiseElsewhere) {
+  REQUIRE_GPU();
+  GpuFusedMoeKernel k;
+  int grouped = 0, row_wise = 0;
+  for (const CaseSpec& c : suite().cases) {
+    if (c.problem.stage == StageMode::one_stage) continue;
+    const CaseRecord r = execute_case(c, k, device(), {});
+    const bool odd = c.problem.hidden % 8 != 0 || c.problem.local_inter() % 8 != 0 ||
+                     (c.problem.n_shared > 0 && c.problem.local_shared_inter() % 8 != 0);
+    EXPECT_EQ(r.variant.rfind(odd ? "two_stage/" : "grouped/", 0), 0u) << c.id << ": " << r.variant;
+    (odd ? row_wise : grouped) += 1;
+  }
+  EXPECT_GE(grouped, 10);
+  EXPECT_EQ(row_wise, 2);
 }
 
 TEST(GpuFusedMoe, AFailingLaunchIsAReportedCaseErrorWithTheRuntimeMessage) {

@@ -161,6 +161,16 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   a.reduce = p.reduce == ReduceMode::fused_atomic ? gpu::ReduceKind::fused_atomic
            : p.reduce == ReduceMode::separate ? gpu::ReduceKind::separate : gpu::ReduceKind::per_k;
   a.one_stage = one_stage_for(p) && !quant;
+  gpu::DeviceBuffer sort_buf;
+  if (gpu::grouped_path(a)) {
+    const std::int64_t sets = a.local_experts + a.n_shared;
+    sort_buf = gpu::DeviceBuffer(std::size_t(3 * sets + 1 + slots) * sizeof(std::int32_t));
+    auto* base = static_cast<std::int32_t*>(sort_buf.get());
+    a.expert_counts = base;
+    a.expert_offsets = base + sets;
+    a.expert_cursor = base + 2 * sets + 1;
+    a.sorted_slots = base + 3 * sets + 1;
+  }
   a.fail_launch_for_test = fail_launch_;
   a.mutation = int(mutation_);
   if (mutation_ == Mutation::e8m0_scale_off_by_one) a.mut_expert = first_hit_local_expert(p, r);
@@ -205,7 +215,8 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   }
 
   RunInfo info;
-  info.variant = std::string(a.one_stage ? "one_stage" : "two_stage") + "/" + std::string(name(p.reduce)) + "/" +
+  info.variant = std::string(a.one_stage ? "one_stage" : gpu::grouped_path(a) ? "grouped" : "two_stage") + "/" +
+                 std::string(name(p.reduce)) + "/" +
                  std::string(name(p.quant.weight)) + (quant ? "+" + std::string(name(p.quant.act)) : std::string());
   struct Ctx { gpu::FusedMoeArgs* a; gpu::DeviceBuffer* acc; void (*launch)(const gpu::FusedMoeArgs&); } ctx{&a, &acc, launch};
   a.fail_launch_for_test = false;

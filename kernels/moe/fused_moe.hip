@@ -1,11 +1,16 @@
-// Fused MoE kernels (bf16/fp16, fp8 and MX weights; quantized activations). Written against the HIP runtime API (kernels/runtime/hip_compat.hpp maps it to CUDA on
-// NVIDIA). No warp-size assumption anywhere: reductions go through shared memory with any block size.
+// Fused MoE kernels (bf16/fp16, fp8 and MX weights; quantized activations). Written against the HIP runtime API
+// (kernels/runtime/hip_compat.hpp maps it to CUDA on NVIDIA). No warp-size assumption anywhere: block reductions go
+// through shared memory with any block size, and lane exchanges stay within groups of 16 lanes.
 //
 // Work decomposition: a "slot" is one (token, routed k) or (token, shared expert) pair, slot = t * (k + S) + j.
-//  two-stage: stage1 grid (slot, inter tile of kRows) computes kRows gate/up pairs per block -> activation ->
-//             rounded to the intermediate dtype -> mid[slot, i]; stage2 grid (slot, hidden tile of kRows) computes
-//             the down projection and reduces (atomic into acc, or per-slot rows).
-//  one-stage: one block per slot does both stages with the intermediate in shared memory (decode token counts).
+//  grouped (two-stage, rows a multiple of 8; the default): slots are sorted by expert set on the device (count,
+//             scan, scatter); stage 1 grid (tile of 16 intermediate rows, set) reads each gate/up row once per pass
+//             over up to 8 of the set's tokens -> activation -> rounded to the intermediate dtype -> mid[slot, i];
+//             stage 2 grid (tile of 16 hidden rows, set) likewise for w2, then reduces (atomic into acc, or per-slot
+//             rows). Every slot's sums run over the same lanes in the same order whichever pass holds it.
+//  row-wise two-stage (other shapes): stage1 grid (slot, inter tile of kRows) computes kRows gate/up pairs per
+//             block; stage2 grid (slot, hidden tile of kRows); each slot reads its expert's weights itself.
+//  one-stage: one block per slot does both stages with the intermediate in shared memory (asked for by the case).
 #include <cstdint>
 #include <type_traits>
 
@@ -150,6 +155,35 @@ __device__ inline int mx_shared_exponent(float amax, MxMode mode) {
   return min(max(x, -127), 127);
 }
 
+// The fp32 scale of fp8 weight element (row, c) of expert e: per tensor, per output channel, or per 128x128 block
+// (w13 blocks its gate and up halves separately).
+__device__ inline float fp8_scale(const ExpertSet& set, WFormat f, bool is13, std::int64_t e, std::int64_t row,
+                                  std::int64_t c, std::int64_t rows, std::int64_t K) {
+  const float* sc = static_cast<const float*>(is13 ? set.s13 : set.s2);
+  if (f == WFormat::fp8_tensor) return sc[e];
+  if (f == WFormat::fp8_channel) return sc[e * rows + row];
+  const std::int64_t nbc = (K + 127) / 128;
+  std::int64_t br, nbr;
+  if (is13) {
+    const std::int64_t inter = rows / 2, half = (inter + 127) / 128;
+    br = row < inter ? row / 128 : half + (row - inter) / 128;
+    nbr = 2 * half;
+  } else {
+    br = row / 128;
+    nbr = (rows + 127) / 128;
+  }
+  return sc[(e * nbr + br) * nbc + c / 128];
+}
+
+// The E8M0 scale code of MX weight element (row, c) of expert e (one per 32 along K).
+__device__ inline std::uint32_t mx_scale_code(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row,
+                                              std::int64_t c, std::int64_t rows, std::int64_t K) {
+  const std::uint8_t* sc = static_cast<const std::uint8_t*>(is13 ? set.s13 : set.s2);
+  std::uint32_t code = sc[(e * rows + row) * (K / 32) + c / 32];
+  if (MOE_MUT(set, e8m0_scale_off_by_one) && is13 && e == set.mut_expert && row == 0 && c < 32) code = (code + 1) & 0xFFu;
+  return code;
+}
+
 // One weight element: decode(code) * scale formed in fp32 (one rounding), as the contract defines.
 // rows/K: the matrix's [rows, K] per expert (w13: [2 inter, H]; w2: [H, inter]). F: the format known at compile
 // time (the kernels are instantiated per routed-expert format, so the bf16 path carries no decode code), or -1 to
@@ -158,39 +192,17 @@ template <int F>
 __device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
                               std::int64_t rows, std::int64_t K) {
   const void* p = is13 ? set.w13 : set.w2;
+  const WFormat f = F < 0 ? set.wfmt : WFormat(F);
   std::int64_t i = (e * rows + row) * K + c;
   if (MOE_MUT(set, offsets_32bit)) i = std::int64_t(std::uint32_t(i));  // the element offset wraps at 2^32
-  switch (F < 0 ? set.wfmt : WFormat(F)) {
+  switch (f) {
     case WFormat::bf16: return load(p, i, ElemType::bf16);
     case WFormat::f16: return load(p, i, ElemType::f16);
-    case WFormat::fp8_tensor: case WFormat::fp8_channel: case WFormat::fp8_block: {
-      const float* sc = static_cast<const float*>(is13 ? set.s13 : set.s2);
-      const WFormat f = F < 0 ? set.wfmt : WFormat(F);
-      float s;
-      if (f == WFormat::fp8_tensor) s = sc[e];
-      else if (f == WFormat::fp8_channel) s = sc[e * rows + row];
-      else {
-        // 128x128 blocks; w13 blocks its gate and up halves separately.
-        const std::int64_t nbc = (K + 127) / 128;
-        std::int64_t br, nbr;
-        if (is13) {
-          const std::int64_t inter = rows / 2, half = (inter + 127) / 128;
-          br = row < inter ? row / 128 : half + (row - inter) / 128;
-          nbr = 2 * half;
-        } else {
-          br = row / 128;
-          nbr = (rows + 127) / 128;
-        }
-        s = sc[(e * nbr + br) * nbc + c / 128];
-      }
-      return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], set.fnuz) * s;
-    }
+    case WFormat::fp8_tensor: case WFormat::fp8_channel: case WFormat::fp8_block:
+      return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], set.fnuz) * fp8_scale(set, f, is13, e, row, c, rows, K);
     case WFormat::mxfp8: case WFormat::mxfp4: {
-      const std::uint8_t* sc = static_cast<const std::uint8_t*>(is13 ? set.s13 : set.s2);
-      std::uint32_t code = sc[(e * rows + row) * (K / 32) + c / 32];
-      if (MOE_MUT(set, e8m0_scale_off_by_one) && is13 && e == set.mut_expert && row == 0 && c < 32) code = (code + 1) & 0xFFu;
-      const float s = e8m0_decode(code, set.e8m0_triton);
-      if ((F < 0 ? set.wfmt : WFormat(F)) == WFormat::mxfp8) return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], false) * s;
+      const float s = e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton);
+      if (f == WFormat::mxfp8) return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], false) * s;
       const std::uint32_t byte = static_cast<const std::uint8_t*>(p)[i / 2];
       const bool high = (c & 1) != (MOE_MUT(set, fp4_nibbles_swapped) ? 1 : 0);
       return e2m1_decode(high ? byte >> 4 : byte & 0xFu) * s;
@@ -199,15 +211,41 @@ __device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, s
   return 0.0f;
 }
 
-// Eight consecutive weight elements of one row (c a multiple of 8): one 16-byte load for bf16/fp16.
+// Eight consecutive weight elements of one row (c and K multiples of 8, so the eight share one scale and the load
+// is aligned): one 16-byte load for bf16/fp16, 8 bytes for fp8 and MXFP8, 4 bytes for MXFP4, then the same
+// decode(code) * scale per element as loadw.
 template <int F>
 __device__ inline void load8w(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
                               std::int64_t rows, std::int64_t K, float (&w)[8]) {
   const WFormat f = F < 0 ? set.wfmt : WFormat(F);
-  if ((f == WFormat::bf16 || f == WFormat::f16) && !MOE_MUT(set, offsets_32bit))
-    load8(is13 ? set.w13 : set.w2, (e * rows + row) * K + c, f == WFormat::bf16 ? ElemType::bf16 : ElemType::f16, w);
-  else
-    for (int q = 0; q < 8; ++q) w[q] = loadw<F>(set, is13, e, row, c + q, rows, K);
+  if (MOE_MUT(set, offsets_32bit) || MOE_MUT(set, e8m0_scale_off_by_one) || MOE_MUT(set, fp4_nibbles_swapped)) {
+    for (int q = 0; q < 8; ++q) w[q] = loadw<F>(set, is13, e, row, c + q, rows, K);  // the mutants' element path
+    return;
+  }
+  const void* p = is13 ? set.w13 : set.w2;
+  const std::int64_t i = (e * rows + row) * K + c;
+  switch (f) {
+    case WFormat::bf16: load8(p, i, ElemType::bf16, w); return;
+    case WFormat::f16: load8(p, i, ElemType::f16, w); return;
+    case WFormat::fp8_tensor: case WFormat::fp8_channel: case WFormat::fp8_block: case WFormat::mxfp8: {
+      const uint2 q = *reinterpret_cast<const uint2*>(static_cast<const std::uint8_t*>(p) + i);
+      const bool mx = f == WFormat::mxfp8;
+      const float s = mx ? e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton)
+                         : fp8_scale(set, f, is13, e, row, c, rows, K);
+      const bool fnuz = !mx && set.fnuz;
+#pragma unroll
+      for (int k = 0; k < 8; ++k) w[k] = e4m3_decode(((k < 4 ? q.x : q.y) >> (8 * (k & 3))) & 0xFFu, fnuz) * s;
+      return;
+    }
+    case WFormat::mxfp4: {
+      // Element c (even) is the low nibble of byte c/2: in a little-endian word, nibble k is element c + k.
+      const std::uint32_t q = *reinterpret_cast<const std::uint32_t*>(static_cast<const std::uint8_t*>(p) + i / 2);
+      const float s = e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) w[k] = e2m1_decode((q >> (4 * k)) & 0xFu) * s;
+      return;
+    }
+  }
 }
 
 // Quantizes then dequantizes one group of n values (stride 1) in place, as the contract's activation recipe does.
@@ -460,6 +498,203 @@ __global__ void __launch_bounds__(kThreads) one_stage_kernel(FusedMoeArgs a) {
   }
 }
 
+// ---- Grouped path (two-stage, H and every inter a multiple of 8): slots sorted by expert, weights read once per
+// pass over up to kTok tokens of that expert. A group of kLanes lanes owns one weight row (stage 1: one gate row and
+// one up row; stage 2: one row of w2); each lane takes 8 consecutive columns per step and the group's partial sums
+// meet in a shuffle butterfly (kLanes <= 32: right for 32- and 64-wide wavefronts).
+constexpr int kLanes = 16;
+constexpr int kGroups = kThreads / kLanes;  // weight rows per block
+constexpr int kTok = 8;                     // tokens per pass over a row
+
+// The expert set index of a slot: routed local expert g -> g; shared expert s -> local_experts + s.
+__device__ inline std::int64_t set_index(const FusedMoeArgs& a, const SlotInfo& s) {
+  return s.shared ? a.local_experts + s.expert : s.expert;
+}
+
+__global__ void count_slots_kernel(FusedMoeArgs a) {
+  const std::int64_t slots = a.tokens * (a.topk + a.n_shared);
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < slots; i += std::int64_t(gridDim.x) * blockDim.x) {
+    const SlotInfo s = slot_info(a, i);
+    if (s.valid) atomicAdd(&a.expert_counts[set_index(a, s)], 1);
+  }
+}
+
+// Exclusive prefix sum of the counts (a few hundred sets: one thread), and the scatter cursors.
+__global__ void scan_slots_kernel(FusedMoeArgs a, int sets) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  std::int32_t off = 0;
+  for (int e = 0; e < sets; ++e) {
+    a.expert_offsets[e] = off;
+    a.expert_cursor[e] = off;
+    off += a.expert_counts[e];
+  }
+  a.expert_offsets[sets] = off;
+}
+
+// Each valid slot's place in its expert's segment. The order inside a segment is the atomics' (it varies); no
+// result depends on it: every slot's sums run over the same lanes in the same order whichever pass holds it.
+__global__ void scatter_slots_kernel(FusedMoeArgs a) {
+  const std::int64_t slots = a.tokens * (a.topk + a.n_shared);
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < slots; i += std::int64_t(gridDim.x) * blockDim.x) {
+    const SlotInfo s = slot_info(a, i);
+    if (s.valid) a.sorted_slots[atomicAdd(&a.expert_cursor[set_index(a, s)], 1)] = std::int32_t(i);
+  }
+}
+
+// Eight stage-1 input elements [c, c + 8) of a slot (see input_at).
+__device__ inline void input8(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t c, float (&x)[8]) {
+  if (a.xq_routed) {
+    const float* p = s.shared ? a.xq_shared + s.token * a.hidden + c
+                              : a.xq_routed + (a.weight_on_input ? s.slot : s.token) * a.hidden + c;
+    const float4 v0 = *reinterpret_cast<const float4*>(p), v1 = *reinterpret_cast<const float4*>(p + 4);
+    x[0] = v0.x; x[1] = v0.y; x[2] = v0.z; x[3] = v0.w; x[4] = v1.x; x[5] = v1.y; x[6] = v1.z; x[7] = v1.w;
+    return;
+  }
+  if (a.in_type == ElemType::f32) {
+    for (int q = 0; q < 8; ++q) x[q] = load(a.x, s.token * a.hidden + c + q, ElemType::f32);
+  } else {
+    load8(a.x, s.token * a.hidden + c, a.in_type, x);
+  }
+  if (a.weight_on_input && !s.shared)
+    for (int q = 0; q < 8; ++q) x[q] = round_to(x[q] * s.weight, a.in_type);
+}
+
+__device__ inline void load8f(const float* p, float (&z)[8]) {
+  const float4 v0 = *reinterpret_cast<const float4*>(p), v1 = *reinterpret_cast<const float4*>(p + 4);
+  z[0] = v0.x; z[1] = v0.y; z[2] = v0.z; z[3] = v0.w; z[4] = v1.x; z[5] = v1.y; z[6] = v1.z; z[7] = v1.w;
+}
+
+template <int N>
+__device__ inline void group_sum(float (&v)[N]) {
+#pragma unroll
+  for (int m = 0; m < N; ++m)
+    for (int off = kLanes / 2; off > 0; off >>= 1) v[m] += MOE_SHFL_XOR(v[m], off, kLanes);
+}
+
+template <int F>
+__device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set, std::int64_t e, std::int64_t begin,
+                                    std::int64_t end, std::int64_t mid_stride, SlotInfo* sinfo) {
+  const int lane = int(threadIdx.x) % kLanes;
+  const std::int64_t inter = set.inter, h = a.hidden;
+  const std::int64_t i = std::int64_t(blockIdx.x) * kGroups + int(threadIdx.x) / kLanes;
+  const bool row_ok = i < inter;  // every lane still takes part in the shuffles
+  std::int64_t rg, ru;
+  gate_up_rows(a, inter, row_ok ? i : inter - 1, rg, ru);
+  for (std::int64_t t0 = begin; t0 < end; t0 += kTok) {
+    const int n = int(end - t0 < kTok ? end - t0 : kTok);
+    if (int(threadIdx.x) < n) sinfo[threadIdx.x] = slot_info(a, a.sorted_slots[t0 + threadIdx.x]);
+    __syncthreads();
+    float ag[kTok], au[kTok];
+#pragma unroll
+    for (int m = 0; m < kTok; ++m) ag[m] = au[m] = 0.0f;
+    for (std::int64_t c = std::int64_t(lane) * 8; c < h; c += kLanes * 8) {
+      float wg[8], wu[8];
+      load8w<F>(set, true, e, rg, c, 2 * inter, h, wg);
+      load8w<F>(set, true, e, ru, c, 2 * inter, h, wu);
+#pragma unroll
+      for (int m = 0; m < kTok; ++m) {
+        if (m < n) {  // a guard, not a break: the loop must unroll for ag/au to stay in registers
+          float x[8];
+          input8(a, sinfo[m], c, x);
+#pragma unroll
+          for (int q = 0; q < 8; ++q) {
+            ag[m] = accumulate(a, ag[m], x[q], wg[q]);
+            au[m] = accumulate(a, au[m], x[q], wu[q]);
+          }
+        }
+      }
+    }
+    group_sum(ag);
+    group_sum(au);
+    if (lane == 0 && row_ok) {
+      bool clamp = set.clamp;
+      if (MOE_MUT(a, swiglu_clamp_dropped)) clamp = false;
+#pragma unroll
+      for (int m = 0; m < kTok; ++m) {
+        if (m >= n) continue;
+        float g = ag[m], u = au[m];
+        if (set.b13 && !MOE_MUT(a, biases_dropped)) {
+          g += set.b13[e * 2 * inter + rg];
+          u += set.b13[e * 2 * inter + ru];
+        }
+        const bool cl = clamp || (MOE_MUT(a, shared_clamp_when_disabled) && sinfo[m].shared);
+        a.mid[sinfo[m].slot * mid_stride + i] = round_to(activate(g, u, a, cl), a.mid_type);
+      }
+    }
+    __syncthreads();  // sinfo is refilled by the next pass
+  }
+}
+
+template <int F>
+__device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set, std::int64_t e, std::int64_t begin,
+                                    std::int64_t end, std::int64_t mid_stride, SlotInfo* sinfo) {
+  const int lane = int(threadIdx.x) % kLanes;
+  const std::int64_t inter = set.inter, h = a.hidden;
+  const std::int64_t r = std::int64_t(blockIdx.x) * kGroups + int(threadIdx.x) / kLanes;
+  const bool row_ok = r < h;
+  const std::int64_t row = row_ok ? r : h - 1;
+  const int per = a.topk + a.n_shared;
+  for (std::int64_t t0 = begin; t0 < end; t0 += kTok) {
+    const int n = int(end - t0 < kTok ? end - t0 : kTok);
+    if (int(threadIdx.x) < n) sinfo[threadIdx.x] = slot_info(a, a.sorted_slots[t0 + threadIdx.x]);
+    __syncthreads();
+    float acc[kTok];
+#pragma unroll
+    for (int m = 0; m < kTok; ++m) acc[m] = 0.0f;
+    for (std::int64_t c = std::int64_t(lane) * 8; c < inter; c += kLanes * 8) {
+      float w[8];
+      load8w<F>(set, false, e, row, c, h, inter, w);
+#pragma unroll
+      for (int m = 0; m < kTok; ++m) {
+        if (m < n) {
+          float z[8];
+          load8f(a.mid + sinfo[m].slot * mid_stride + c, z);
+#pragma unroll
+          for (int q = 0; q < 8; ++q) acc[m] = accumulate(a, acc[m], z[q], w[q]);
+        }
+      }
+    }
+    group_sum(acc);
+    if (lane == 0 && row_ok) {
+#pragma unroll
+      for (int m = 0; m < kTok; ++m) {
+        if (m >= n) continue;
+        const SlotInfo& s = sinfo[m];
+        float y = acc[m];
+        if (set.b2 && !MOE_MUT(a, biases_dropped)) y += set.b2[e * h + row];
+        y *= (a.weight_on_input && !s.shared) ? 1.0f : s.weight;
+        if (MOE_MUT(a, lost_atomic_update) && a.reduce == ReduceKind::fused_atomic && s.token == 0 && s.slot % per == 1)
+          continue;  // see stage2_rows
+        if (a.reduce == ReduceKind::fused_atomic) atomicAdd(&a.acc[s.token * h + row], y);
+        else a.slots[s.slot * h + row] = y;
+      }
+    }
+    __syncthreads();
+  }
+}
+
+// Grid: (row tiles of kGroups rows, expert sets). Blocks of sets without slots, or past the set's rows, exit.
+template <int F, int Stage>
+__global__ void __launch_bounds__(kThreads) grouped_stage_kernel(FusedMoeArgs a, std::int64_t mid_stride) {
+  __shared__ SlotInfo sinfo[kTok];
+  const std::int64_t set_idx = blockIdx.y;
+  const bool shared = set_idx >= a.local_experts;
+  const ExpertSet& set = shared ? a.shared : a.routed;
+  const std::int64_t e = shared ? set_idx - a.local_experts : set_idx;
+  const std::int64_t rows = Stage == 1 ? set.inter : a.hidden;
+  if (std::int64_t(blockIdx.x) * kGroups >= rows) return;
+  const std::int64_t begin = a.expert_offsets[set_idx], end = a.expert_offsets[set_idx + 1];
+  if (begin == end) return;
+  const bool generic = F >= 0 && shared && a.shared.wfmt != WFormat(F);  // a shared set in another format
+  if (Stage == 1) {
+    if (generic) grouped_stage1_body<-1>(a, set, e, begin, end, mid_stride, sinfo);
+    else grouped_stage1_body<F>(a, set, e, begin, end, mid_stride, sinfo);
+  } else {
+    if (generic) grouped_stage2_body<-1>(a, set, e, begin, end, mid_stride, sinfo);
+    else grouped_stage2_body<F>(a, set, e, begin, end, mid_stride, sinfo);
+  }
+}
+
 // Stage-1 inputs as fp32 rows before quantization: x per token for each set, or, with the router weight on the
 // input, x * w rounded to the input dtype per routed slot (what the model feeds the expert).
 __global__ void prepare_inputs_kernel(FusedMoeArgs a) {
@@ -574,19 +809,46 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
     });
     MOE_GPU_CHECK_LAUNCH("one_stage_kernel");
   } else {
-    dispatch_format(a.routed.wfmt, [&](auto f) {
-      stage1_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((max_inter + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
-    });
-    MOE_GPU_CHECK_LAUNCH("stage1_kernel");
+    const bool grouped = grouped_path(a);
+    const int sets = int(a.local_experts + a.n_shared);
+    if (grouped) {
+      if (!a.expert_counts || !a.expert_offsets || !a.expert_cursor || !a.sorted_slots)
+        throw_harness_error("launch_fused_moe", "the grouped path needs the sort buffers");
+      MOE_GPU_CHECK(hipMemsetAsync(a.expert_counts, 0, sizeof(std::int32_t) * std::size_t(sets), 0));
+      count_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256)>>>(a);
+      MOE_GPU_CHECK_LAUNCH("count_slots_kernel");
+      scan_slots_kernel<<<dim3(1), dim3(32)>>>(a, sets);
+      MOE_GPU_CHECK_LAUNCH("scan_slots_kernel");
+      scatter_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256)>>>(a);
+      MOE_GPU_CHECK_LAUNCH("scatter_slots_kernel");
+      dispatch_format(a.routed.wfmt, [&](auto f) {
+        grouped_stage_kernel<decltype(f)::value, 1>
+            <<<dim3(unsigned((max_inter + kGroups - 1) / kGroups), unsigned(sets)), dim3(kThreads)>>>(a, max_inter);
+      });
+      MOE_GPU_CHECK_LAUNCH("grouped_stage_kernel (stage 1)");
+    } else {
+      dispatch_format(a.routed.wfmt, [&](auto f) {
+        stage1_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((max_inter + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
+      });
+      MOE_GPU_CHECK_LAUNCH("stage1_kernel");
+    }
     if (quant) {  // the intermediate, already rounded to its dtype, quantized per slot row as each set declares
       quantize(a.mid, slots, a.routed.inter, max_inter, a.routed.aq, per, false, "quantize_rows_kernel (intermediate, routed)");
       if (a.n_shared > 0)
         quantize(a.mid, slots, a.shared.inter, max_inter, a.shared.aq, per, true, "quantize_rows_kernel (intermediate, shared)");
     }
-    dispatch_format(a.routed.wfmt, [&](auto f) {
-      stage2_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((a.hidden + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
-    });
-    MOE_GPU_CHECK_LAUNCH("stage2_kernel");
+    if (grouped) {
+      dispatch_format(a.routed.wfmt, [&](auto f) {
+        grouped_stage_kernel<decltype(f)::value, 2>
+            <<<dim3(unsigned((a.hidden + kGroups - 1) / kGroups), unsigned(sets)), dim3(kThreads)>>>(a, max_inter);
+      });
+      MOE_GPU_CHECK_LAUNCH("grouped_stage_kernel (stage 2)");
+    } else {
+      dispatch_format(a.routed.wfmt, [&](auto f) {
+        stage2_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((a.hidden + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
+      });
+      MOE_GPU_CHECK_LAUNCH("stage2_kernel");
+    }
   }
   if (a.reduce != ReduceKind::per_k) {
     finalize_kernel<<<dim3(1024), dim3(256)>>>(a);

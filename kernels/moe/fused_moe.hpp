@@ -70,6 +70,11 @@ struct FusedMoeArgs {
   float* slots = nullptr;   // [T * (k + n_shared), H] per-slot results (separate / per_k)
   float* acc = nullptr;     // [T, H] fp32 accumulation (fused_atomic)
   void* out = nullptr;      // [T, H] out_type
+  // Grouped path (grouped_path below): slots sorted by expert set (routed local experts, then shared experts).
+  std::int32_t* expert_counts = nullptr;   // [local_experts + n_shared]
+  std::int32_t* expert_offsets = nullptr;  // [local_experts + n_shared + 1]
+  std::int32_t* expert_cursor = nullptr;   // [local_experts + n_shared]
+  std::int32_t* sorted_slots = nullptr;    // [T * (k + n_shared)]
   ReduceKind reduce = ReduceKind::fused_atomic;
   bool one_stage = false;
   bool fail_launch_for_test = false;  // test hook: an invalid launch configuration, to prove errors are reported
@@ -82,6 +87,13 @@ struct FusedMoeArgs {
 
 inline bool quantizes_activations(const FusedMoeArgs& a) {
   return a.routed.aq.kind != AQuant::none || (a.n_shared > 0 && a.shared.aq.kind != AQuant::none);
+}
+
+// The two-stage path sorts slots by expert and reads each expert's weights once per pass over up to 8 of its
+// tokens (the grouped kernels) when every row length is a multiple of 8 (16-byte loads); else it runs one block
+// per (slot, row tile) (the row-wise kernels). The sort buffers must then be given.
+inline bool grouped_path(const FusedMoeArgs& a) {
+  return !a.one_stage && a.hidden % 8 == 0 && a.routed.inter % 8 == 0 && (a.n_shared == 0 || a.shared.inter % 8 == 0);
 }
 
 // Enqueues the whole MoE on the default stream; checks the last error after every launch (throws moe::Error).

@@ -43,3 +43,11 @@ using hipDeviceProp_t = cudaDeviceProp;
 #define hipErrorNoDevice cudaErrorNoDevice
 #define hipErrorInsufficientDriver cudaErrorInsufficientDriver
 #endif
+
+// Butterfly exchange within aligned groups of `width` lanes. Callers keep width <= 32 and a power of two, so the
+// same code is right for 32-wide warps and 64-wide wavefronts, and every lane of the group must reach the call.
+#if defined(__HIP__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
+#define MOE_SHFL_XOR(v, mask, width) __shfl_xor((v), (mask), (width))
+#else
+#define MOE_SHFL_XOR(v, mask, width) __shfl_xor_sync(0xffffffffu, (v), (mask), (width))
+#endif
