@@ -519,16 +519,32 @@ __global__ void count_slots_kernel(FusedMoeArgs a) {
   }
 }
 
-// Exclusive prefix sum of the counts (a few hundred sets: one thread), and the scatter cursors.
-__global__ void scan_slots_kernel(FusedMoeArgs a, int sets) {
-  if (threadIdx.x != 0 || blockIdx.x != 0) return;
-  std::int32_t off = 0;
-  for (int e = 0; e < sets; ++e) {
-    a.expert_offsets[e] = off;
-    a.expert_cursor[e] = off;
-    off += a.expert_counts[e];
+// Exclusive prefix sum of the counts, and the scatter cursors. The counts go through shared memory: a serial loop
+// over global memory would wait one L2 round trip per set (stores may alias the next load), ~0.1 ms at 256 sets.
+constexpr int kScanThreads = 256;
+__global__ void __launch_bounds__(kScanThreads) scan_slots_kernel(FusedMoeArgs a, int sets) {
+  __shared__ std::int32_t part[kScanThreads];
+  __shared__ std::int32_t carry;
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  for (int base = 0; base < sets; base += kScanThreads) {
+    const int e = base + int(threadIdx.x);
+    part[threadIdx.x] = e < sets ? a.expert_counts[e] : 0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      std::int32_t off = carry;
+      for (int j = 0; j < kScanThreads; ++j) {
+        const std::int32_t c = part[j];
+        part[j] = off;
+        off += c;
+      }
+      carry = off;
+    }
+    __syncthreads();
+    if (e < sets) a.expert_offsets[e] = a.expert_cursor[e] = part[threadIdx.x];
+    __syncthreads();
   }
-  a.expert_offsets[sets] = off;
+  if (threadIdx.x == 0) a.expert_offsets[sets] = carry;
 }
 
 // Each valid slot's place in its expert's segment. The order inside a segment is the atomics' (it varies); no
@@ -817,7 +833,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
       MOE_GPU_CHECK(hipMemsetAsync(a.expert_counts, 0, sizeof(std::int32_t) * std::size_t(sets), 0));
       count_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256)>>>(a);
       MOE_GPU_CHECK_LAUNCH("count_slots_kernel");
-      scan_slots_kernel<<<dim3(1), dim3(32)>>>(a, sets);
+      scan_slots_kernel<<<dim3(1), dim3(kScanThreads)>>>(a, sets);
       MOE_GPU_CHECK_LAUNCH("scan_slots_kernel");
       scatter_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256)>>>(a);
       MOE_GPU_CHECK_LAUNCH("scatter_slots_kernel");
