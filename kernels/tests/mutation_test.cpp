@@ -1,0 +1,122 @@
+// The mutant catalog's own facts: names, where each bug can be live, and the helpers the host and GPU mutants share,
+// each against a hand-computed value.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "kernels/mutants/mutation.hpp"
+#include "reference/formats/bf16.hpp"
+
+namespace moe {
+namespace {
+
+TEST(Mutation, NamesRoundTripAndOnlyTheOffsetBugIsGpuOnly) {
+  const auto all = all_mutations();
+  EXPECT_EQ(all.size(), 21u);  // 20 bugs of issue 7's list that live in a kernel, plus 32-bit offsets
+  std::set<std::string_view> names;
+  for (Mutation m : all) {
+    names.insert(mutation_name(m));
+    ASSERT_TRUE(parse_mutation(mutation_name(m)).has_value());
+    EXPECT_EQ(*parse_mutation(mutation_name(m)), m);
+    EXPECT_EQ(gpu_only(m), m == Mutation::offsets_32bit) << mutation_name(m);
+  }
+  EXPECT_EQ(names.size(), all.size());
+  EXPECT_FALSE(parse_mutation("no_such_bug").has_value());
+}
+
+TEST(Mutation, ExactTierOnlyBugsDependOnTheKernel) {
+  EXPECT_TRUE(exact_tier_only(Mutation::e8m0_scale_off_by_one, false));
+  EXPECT_TRUE(exact_tier_only(Mutation::e8m0_scale_off_by_one, true));
+  EXPECT_FALSE(exact_tier_only(Mutation::bf16_accumulation, false));  // the host's serial K loop: caught anywhere
+  EXPECT_TRUE(exact_tier_only(Mutation::bf16_accumulation, true));    // the GPU's lane tree: see mutation.hpp
+  EXPECT_FALSE(exact_tier_only(Mutation::gate_up_swapped, true));
+}
+
+TEST(Mutation, ThirtyTwoBitOffsetsAreLiveOnlyPastTwoToThe32Elements) {
+  ProblemSpec p;
+  p.hidden = 2048; p.inter = 8192; p.topk = 4; p.tokens = 16;
+  p.experts = 128;  // w13 = 128 x 16384 x 2048 = 2^32 elements: the last offset, 2^32 - 1, still fits
+  EXPECT_FALSE(mutation_applies(Mutation::offsets_32bit, p));
+  p.experts = 144;  // 4.83e9 elements (cases/selftest-gpu.yaml)
+  EXPECT_TRUE(mutation_applies(Mutation::offsets_32bit, p));
+  p.ep = 2;  // 72 local experts: 2.4e9 elements, under 2^32 again
+  EXPECT_FALSE(mutation_applies(Mutation::offsets_32bit, p));
+}
+
+TEST(Mutation, FirstHitLocalExpertCountsOnlyThisRanksExperts) {
+  ProblemSpec p;
+  p.experts = 8; p.ep = 2; p.ep_rank = 1; p.topk = 2; p.tokens = 2;  // rank 1 holds global experts 4..7
+  RoutingResult r;
+  r.tokens = 2; r.k = 2;
+  r.ids = {0, 3, 6, 5};
+  r.weights = {0.5f, 0.5f, 0.5f, 0.5f};
+  EXPECT_EQ(first_hit_local_expert(p, r), 2);  // global 6, local 6 - 4
+  r.ids = {0, 1, 2, 3};
+  EXPECT_EQ(first_hit_local_expert(p, r), -1);
+}
+
+TEST(Mutation, SelectedProbabilitySumIsTheSoftmaxMassOfTheChosenExperts) {
+  ProblemSpec p;
+  p.experts = 4; p.topk = 1; p.tokens = 1;
+  Checkpoint c;
+  c.router_logits = Tensor("router_logits", DType::f32, {1, 4});
+  auto l = c.router_logits.span<float>();
+  l[0] = 0.0f; l[1] = std::log(3.0f); l[2] = 0.0f; l[3] = 0.0f;  // softmax: 1/6, 3/6, 1/6, 1/6
+  RoutingResult r;
+  r.tokens = 1; r.k = 1; r.ids = {1}; r.weights = {1.0f};
+  EXPECT_NEAR(selected_probability_sum(p, c, r, 0), 0.5f, 1e-6f);
+}
+
+TEST(Mutation, PerTensorActivationScaleIsTheWholeInputsAmaxOverQmax) {
+  ProblemSpec p;
+  p.tokens = 2; p.hidden = 2;
+  p.quant.act = ActFormat::fp8_token;
+  Checkpoint c;
+  c.x = Tensor("x", DType::bf16, {2, 2});
+  auto x = c.x.span<std::uint16_t>();
+  x[0] = bf16_from_f32(1.0f); x[1] = bf16_from_f32(-896.0f); x[2] = bf16_from_f32(3.0f); x[3] = bf16_from_f32(0.5f);
+  EXPECT_EQ(per_tensor_act_scale(p, c), 2.0f);  // 896 / 448 (e4m3fn)
+  p.quant.flavor = Fp8Flavor::fnuz;
+  EXPECT_EQ(per_tensor_act_scale(p, c), 896.0f / 240.0f);
+}
+
+TEST(Mutation, TheFnuzConverterMutantsBreakExactlyWhatTheyName) {
+  auto make = [] {
+    Checkpoint c;
+    for (Tensor* w : {&c.routed.w13, &c.routed.w2}) {
+      *w = Tensor("w", DType::e4m3fn, {1, 2, 2});
+      auto b = w->span<std::uint8_t>();
+      b[0] = 0x80; b[1] = 0x38; b[2] = 0x00; b[3] = 0xB8;  // -0, +1.0, +0, -1.0 in e4m3fn
+    }
+    for (Tensor* s : {&c.routed.w13_scale, &c.routed.w2_scale}) {
+      *s = Tensor("s", DType::f32, {1});
+      s->span<float>()[0] = 0.25f;
+    }
+    return c;
+  };
+  {  // scales left as they were: every weight is half its value (fnuz(bits) = fn(bits) / 2)
+    Checkpoint c = make();
+    apply_fnuz_conversion_mutant(Mutation::fnuz_scale_not_doubled, c);
+    EXPECT_EQ(c.routed.w13.dtype(), DType::e4m3fnuz);
+    EXPECT_EQ(c.routed.w13_scale.span<float>()[0], 0.25f);
+    EXPECT_EQ(c.routed.w13.span<std::uint8_t>()[0], 0x00);  // -0 still zeroed
+  }
+  {  // 0x80 left in place: the only NaN of e4m3fnuz
+    Checkpoint c = make();
+    apply_fnuz_conversion_mutant(Mutation::fnuz_neg_zero_kept, c);
+    EXPECT_EQ(c.routed.w2.dtype(), DType::e4m3fnuz);
+    EXPECT_EQ(c.routed.w2_scale.span<float>()[0], 0.5f);
+    EXPECT_EQ(c.routed.w2.span<std::uint8_t>()[0], 0x80);
+    EXPECT_EQ(c.routed.w2.span<std::uint8_t>()[1], 0x38);
+  }
+  {  // any other mutation converts nothing
+    Checkpoint c = make();
+    apply_fnuz_conversion_mutant(Mutation::gate_up_swapped, c);
+    EXPECT_EQ(c.routed.w13.dtype(), DType::e4m3fn);
+    EXPECT_EQ(c.routed.w13.span<std::uint8_t>()[0], 0x80);
+  }
+}
+
+}  // namespace
+}  // namespace moe
