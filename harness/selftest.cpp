@@ -70,6 +70,9 @@ Outcome run_one(const CaseSpec& c, KernelUnderTest& k, std::optional<std::uint64
   return o;
 }
 
+// Tag `large`: buffers past 2^32 elements, seconds of weight generation per run (cases/selftest-gpu.yaml).
+bool is_large(const CaseSpec& c) { return std::find(c.tags.begin(), c.tags.end(), "large") != c.tags.end(); }
+
 bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
@@ -113,7 +116,7 @@ int run_selftest(const SelftestOptions& opt) {
       // A large case (tag `large`: buffers past 2^32 elements) runs its own seed once: generating its 3.6 GB of
       // weights takes ~45 s a seed on the H200 machine (measured 2026-11-30), and its per-token statistics are
       // those of the nightly MXFP4 cases, calibrated over 20 seeds on the GPU.
-      const bool large = std::find(c.tags.begin(), c.tags.end(), "large") != c.tags.end();
+      const bool large = is_large(c);
       if (large && seed > 0) continue;
       const Outcome o = run_one(c, clean, large ? std::nullopt : std::optional<std::uint64_t>(seed + 1), env);
       ++clean_runs;
@@ -142,7 +145,7 @@ int run_selftest(const SelftestOptions& opt) {
       if (!mutation_applies(m, c.problem)) continue;
       // Cases tagged large (buffers past 2^32 elements, seconds per run) exist for the GPU-only offset bug; every
       // other mutant is judged on the small cases.
-      if (!gpu_only(m) && std::find(c.tags.begin(), c.tags.end(), "large") != c.tags.end()) continue;
+      if (!gpu_only(m) && is_large(c)) continue;
       const Outcome good = run_one(c, clean, std::nullopt, env);
       const Outcome bad = run_one(c, mutant, std::nullopt, env);
       const bool live = bad.rec.status == "error" || !bitwise_equal(good.out, bad.out);

@@ -153,36 +153,33 @@ class LeaksAcrossTokens : public HostContractKernel {
 };
 }  // namespace
 
+// The kernel passes every tolerance without the probe and fails on the probe, with the reason naming the breach.
+static void expect_only_the_linearity_probe_catches(const CaseSpec& c, KernelUnderTest& k, const std::string& reason) {
+  PipelineOptions no_probe;
+  no_probe.linearity_probe = false;
+  EXPECT_EQ(execute_case(c, k, DeviceDetection{}, no_probe).status, "pass") << c.id;  // tolerance alone: through
+  const CaseRecord r = execute_case(c, k, DeviceDetection{}, {});
+  EXPECT_EQ(r.status, "fail") << c.id;
+  EXPECT_EQ(r.failed_check, "linearity");
+  EXPECT_NE(r.reason.find(reason), std::string::npos) << r.reason;
+}
+
 TEST(HostPipeline, LinearityProbeCatchesBentRouterWeightsThatPassEveryTolerance) {
   BendsRouterWeights k;
-  DeviceDetection none;
   const Suite s = small_suite();
   const CaseSpec& c = s.cases[3];  // tokens 5, weights on the output, no shared expert
   ASSERT_NE(c.id.find("/T5/"), std::string::npos) << c.id;
-  PipelineOptions no_probe;
-  no_probe.linearity_probe = false;
-  EXPECT_EQ(execute_case(c, k, none, no_probe).status, "pass");  // the tolerance alone lets it through
-  const CaseRecord r = execute_case(c, k, none, {});
-  EXPECT_EQ(r.status, "fail");
-  EXPECT_EQ(r.failed_check, "linearity");
-  EXPECT_NE(r.reason.find("not exactly doubled"), std::string::npos) << r.reason;
+  expect_only_the_linearity_probe_catches(c, k, "not exactly doubled");
 }
 
 TEST(HostPipeline, LinearityProbeCatchesACrossTokenLeakWithSharedExperts) {
   LeaksAcrossTokens k;
-  DeviceDetection none;
   // A shared expert on this rank: the all-weights probe does not apply, the one-expert probe does.
   const Suite s = load_suite_text(R"(suite: t
 cases:
   - {hidden: 128, inter: 128, experts: 8, topk: 2, tokens: 9, n_shared: 1, shared_inter: 64}
 )", "t.yaml");
-  PipelineOptions no_probe;
-  no_probe.linearity_probe = false;
-  EXPECT_EQ(execute_case(s.cases[0], k, none, no_probe).status, "pass");
-  const CaseRecord r = execute_case(s.cases[0], k, none, {});
-  EXPECT_EQ(r.status, "fail");
-  EXPECT_EQ(r.failed_check, "linearity");
-  EXPECT_NE(r.reason.find("tokens that do not route to it changed"), std::string::npos) << r.reason;
+  expect_only_the_linearity_probe_catches(s.cases[0], k, "tokens that do not route to it changed");
 }
 
 TEST(HostPipeline, LinearityProbeHoldsExactlyOnTheCleanKernel) {

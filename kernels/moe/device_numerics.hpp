@@ -1,0 +1,255 @@
+// Number formats on the device, by bit arithmetic (no fp8/fp4 hardware assumed): 16-bit float loads, stores and
+// rounding; e4m3 (fn and fnuz), e2m1 and E8M0 decoding; expert weight elements as decode(code) * scale; activation
+// quantization exactly as the contract defines it.
+// Device code of the fused MoE kernels: included by kernels/moe/fused_moe.hip only, inside one translation unit
+// (internal linkage; the mutant build, kernels/mutants/fused_moe_mutants.hip, compiles its own copy).
+#pragma once
+#include <cstdint>
+#include "kernels/moe/fused_moe.hpp"
+#include "kernels/mutants/mutant_hooks.hpp"
+#include "kernels/runtime/hip_compat.hpp"
+
+namespace moe::gpu {
+namespace {
+
+__device__ inline float load(const void* p, std::int64_t i, ElemType t) {
+  if (t == ElemType::f32) return static_cast<const float*>(p)[i];
+  const std::uint16_t b = static_cast<const std::uint16_t*>(p)[i];
+  if (t == ElemType::bf16) return __uint_as_float(std::uint32_t(b) << 16);
+  // IEEE half -> float by bits (no half type needed on either vendor).
+  const std::uint32_t s = (b >> 15) & 1u, e = (b >> 10) & 31u, m = b & 1023u;
+  float v;
+  if (e == 0) v = float(m) * 5.9604644775390625e-08f;  // m * 2^-24
+  else if (e == 31) v = m ? __uint_as_float(0x7FC00000u) : __uint_as_float(0x7F800000u);
+  else v = __uint_as_float(((e + 112u) << 23) | (m << 13));
+  return s ? -v : v;
+}
+
+// Eight consecutive 16-bit elements in one 16-byte load (callers guarantee 8-element alignment), decoded to floats.
+__device__ inline void load8(const void* p, std::int64_t i, ElemType t, float (&v)[8]) {
+  const uint4 q = *reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(p) + i);
+  const std::uint32_t w[4] = {q.x, q.y, q.z, q.w};
+  for (int k = 0; k < 4; ++k) {
+    const std::uint16_t lo = std::uint16_t(w[k] & 0xFFFFu), hi = std::uint16_t(w[k] >> 16);
+    if (t == ElemType::bf16) {
+      v[2 * k] = __uint_as_float(std::uint32_t(lo) << 16);
+      v[2 * k + 1] = __uint_as_float(std::uint32_t(hi) << 16);
+    } else {
+      v[2 * k] = load(&lo, 0, ElemType::f16);
+      v[2 * k + 1] = load(&hi, 0, ElemType::f16);
+    }
+  }
+}
+
+__device__ inline std::uint16_t to_bf16(float f) {
+  std::uint32_t u = __float_as_uint(f);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FC0;
+  u += 0x7FFFu + ((u >> 16) & 1u);
+  return std::uint16_t(u >> 16);
+}
+
+__device__ inline std::uint16_t to_f16(float f) {
+  // Round to nearest even, overflow to Inf, subnormals, NaN -> 0x7E00.
+  const std::uint32_t u = __float_as_uint(f);
+  const std::uint32_t sign = (u >> 16) & 0x8000u;
+  const std::uint32_t a = u & 0x7FFFFFFFu;
+  if (a > 0x7F800000u) return 0x7E00;
+  if (a >= 0x477FF000u) return std::uint16_t(sign | 0x7C00u);  // >= 65520 rounds to Inf
+  if (a < 0x38800000u) {                                        // below 2^-14: subnormal half
+    const float y = __uint_as_float(a) * 16777216.0f;           // * 2^24: now the integer mantissa, < 1024
+    const float r = (y + 8388608.0f) - 8388608.0f;              // round half to even
+    return std::uint16_t(sign | std::uint32_t(r));
+  }
+  const std::uint32_t r = a + 0xFFFu + ((a >> 13) & 1u);
+  return std::uint16_t(sign | ((r >> 13) - (112u << 10)));
+}
+
+__device__ inline float round_to(float v, ElemType t) {
+  if (t == ElemType::bf16) return __uint_as_float(std::uint32_t(to_bf16(v)) << 16);
+  if (t == ElemType::f16) {
+    const std::uint16_t h = to_f16(v);
+    return load(&h, 0, ElemType::f16);
+  }
+  return v;
+}
+
+__device__ inline void store(void* p, std::int64_t i, float v, ElemType t) {
+  if (t == ElemType::f32) static_cast<float*>(p)[i] = v;
+  else if (t == ElemType::bf16) static_cast<std::uint16_t*>(p)[i] = to_bf16(v);
+  else static_cast<std::uint16_t*>(p)[i] = to_f16(v);
+}
+
+// ---- Formats, by bit arithmetic (no fp8/fp4 hardware support assumed; fnuz decoded in software everywhere) ----
+// e4m3: the code's exponent and mantissa placed under fp32's fields give 2^(e-127) (1 + m/8), or (m/8) 2^-126 for
+// e = 0; one exact multiplication by 2^(127 - bias) yields the value of every finite code.
+__device__ inline float e4m3_decode(std::uint32_t b, bool fnuz) {
+  if (fnuz ? b == 0x80u : (b & 0x7Fu) == 0x7Fu) return __uint_as_float(0x7FC00000u);
+  const float m = __uint_as_float((b & 0x7Fu) << 20) * (fnuz ? 0x1p119f : 0x1p120f);
+  return (b & 0x80u) ? -m : m;
+}
+// e2m1 (s e e m): the same placement; times 2^(127 - 1).
+__device__ inline float e2m1_decode(std::uint32_t nib) {
+  const float m = __uint_as_float((nib & 0x7u) << 22) * 0x1p126f;
+  return (nib & 0x8u) ? -m : m;
+}
+__device__ inline float e8m0_decode(std::uint32_t code, bool triton) {
+  if (code == 0u) return triton ? 0.0f : __uint_as_float(0x00400000u);  // 2^-127, an fp32 subnormal
+  if (code == 255u) return triton ? __uint_as_float(0x7F800000u) : __uint_as_float(0x7FC00000u);
+  return __uint_as_float(code << 23);
+}
+// Round to the e4m3 grid (nearest even; |v| already within the format's range after the clamp), as a value.
+__device__ inline float e4m3_round(float v, bool fnuz) {
+  if (v != v) return v;
+  const float a = fabsf(v);
+  int e;
+  frexpf(a, &e);                                   // a = f 2^e, f in [0.5, 1): floor(log2 a) = e - 1
+  const int ex = max(e - 1, fnuz ? -7 : -6);       // below the smallest normal: the subnormal quantum
+  const float q = ldexpf(1.0f, ex - 3);
+  const float r = rintf(a / q) * q;                // a / q and the product are exact (q a power of two)
+  if (r == 0.0f) return fnuz ? 0.0f : copysignf(0.0f, v);  // fnuz has no -0
+  return copysignf(r, v);
+}
+
+__device__ inline float scale_pow2_ceil(float s) {
+  int e;
+  const float f = frexpf(s, &e);
+  return f == 0.5f ? s : ldexpf(1.0f, e);
+}
+__device__ inline int floor_log2(float a) { int e; frexpf(a, &e); return e - 1; }
+__device__ inline int ceil_log2(float a) { int e; const float f = frexpf(a, &e); return f == 0.5f ? e - 1 : e; }
+// OCP MX shared exponent of a block for an e4m3 element (emax 8, max finite 448), in the case's mode.
+__device__ inline int mx_shared_exponent(float amax, MxMode mode) {
+  if (!(amax > 0.0f)) return -127;
+  if (isinf(amax)) return 127;
+  int x;
+  if (mode == MxMode::floor) x = floor_log2(amax) - 8;
+  else if (mode == MxMode::rceil) x = ceil_log2(amax / 448.0f);
+  else {
+    const float rounded = __uint_as_float((__float_as_uint(amax) + (1u << 19)) & 0xFF800000u);
+    x = isinf(rounded) ? 128 - 8 : floor_log2(rounded) - 8;
+  }
+  return min(max(x, -127), 127);
+}
+
+// The fp32 scale of fp8 weight element (row, c) of expert e: per tensor, per output channel, or per 128x128 block
+// (w13 blocks its gate and up halves separately).
+__device__ inline float fp8_scale(const ExpertSet& set, WFormat f, bool is13, std::int64_t e, std::int64_t row,
+                                  std::int64_t c, std::int64_t rows, std::int64_t K) {
+  const float* sc = static_cast<const float*>(is13 ? set.s13 : set.s2);
+  if (f == WFormat::fp8_tensor) return sc[e];
+  if (f == WFormat::fp8_channel) return sc[e * rows + row];
+  const std::int64_t nbc = (K + 127) / 128;
+  std::int64_t br, nbr;
+  if (is13) {
+    const std::int64_t inter = rows / 2, half = (inter + 127) / 128;
+    br = row < inter ? row / 128 : half + (row - inter) / 128;
+    nbr = 2 * half;
+  } else {
+    br = row / 128;
+    nbr = (rows + 127) / 128;
+  }
+  return sc[(e * nbr + br) * nbc + c / 128];
+}
+
+// The E8M0 scale code of MX weight element (row, c) of expert e (one per 32 along K).
+__device__ inline std::uint32_t mx_scale_code(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row,
+                                              std::int64_t c, std::int64_t rows, std::int64_t K) {
+  const std::uint8_t* sc = static_cast<const std::uint8_t*>(is13 ? set.s13 : set.s2);
+  std::uint32_t code = sc[(e * rows + row) * (K / 32) + c / 32];
+  if (MOE_MUT(set, e8m0_scale_off_by_one) && is13 && e == set.mut_expert && row == 0 && c < 32) code = (code + 1) & 0xFFu;
+  return code;
+}
+
+// One weight element: decode(code) * scale formed in fp32 (one rounding), as the contract defines.
+// rows/K: the matrix's [rows, K] per expert (w13: [2 inter, H]; w2: [H, inter]). F: the format known at compile
+// time (the kernels are instantiated per routed-expert format, so the bf16 path carries no decode code), or -1 to
+// read it from the set (a shared expert whose format differs from the routed experts').
+template <int F>
+__device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
+                              std::int64_t rows, std::int64_t K) {
+  const void* p = is13 ? set.w13 : set.w2;
+  const WFormat f = F < 0 ? set.wfmt : WFormat(F);
+  std::int64_t i = (e * rows + row) * K + c;
+  if (MOE_MUT(set, offsets_32bit)) i = std::int64_t(std::uint32_t(i));  // the element offset wraps at 2^32
+  switch (f) {
+    case WFormat::bf16: return load(p, i, ElemType::bf16);
+    case WFormat::f16: return load(p, i, ElemType::f16);
+    case WFormat::fp8_tensor: case WFormat::fp8_channel: case WFormat::fp8_block:
+      return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], set.fnuz) * fp8_scale(set, f, is13, e, row, c, rows, K);
+    case WFormat::mxfp8: case WFormat::mxfp4: {
+      const float s = e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton);
+      if (f == WFormat::mxfp8) return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], false) * s;
+      const std::uint32_t byte = static_cast<const std::uint8_t*>(p)[i / 2];
+      const bool high = (c & 1) != (MOE_MUT(set, fp4_nibbles_swapped) ? 1 : 0);
+      return e2m1_decode(high ? byte >> 4 : byte & 0xFu) * s;
+    }
+  }
+  return 0.0f;
+}
+
+// Eight consecutive weight elements of one row (c and K multiples of 8, so the eight share one scale and the load
+// is aligned): one 16-byte load for bf16/fp16, 8 bytes for fp8 and MXFP8, 4 bytes for MXFP4, then the same
+// decode(code) * scale per element as loadw.
+template <int F>
+__device__ inline void load8w(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
+                              std::int64_t rows, std::int64_t K, float (&w)[8]) {
+  const WFormat f = F < 0 ? set.wfmt : WFormat(F);
+  if (MOE_MUT(set, offsets_32bit) || MOE_MUT(set, e8m0_scale_off_by_one) || MOE_MUT(set, fp4_nibbles_swapped)) {
+    for (int q = 0; q < 8; ++q) w[q] = loadw<F>(set, is13, e, row, c + q, rows, K);  // the mutants' element path
+    return;
+  }
+  const void* p = is13 ? set.w13 : set.w2;
+  const std::int64_t i = (e * rows + row) * K + c;
+  switch (f) {
+    case WFormat::bf16: load8(p, i, ElemType::bf16, w); return;
+    case WFormat::f16: load8(p, i, ElemType::f16, w); return;
+    case WFormat::fp8_tensor: case WFormat::fp8_channel: case WFormat::fp8_block: case WFormat::mxfp8: {
+      const uint2 q = *reinterpret_cast<const uint2*>(static_cast<const std::uint8_t*>(p) + i);
+      const bool mx = f == WFormat::mxfp8;
+      const float s = mx ? e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton)
+                         : fp8_scale(set, f, is13, e, row, c, rows, K);
+      const bool fnuz = !mx && set.fnuz;
+#pragma unroll
+      for (int k = 0; k < 8; ++k) w[k] = e4m3_decode(((k < 4 ? q.x : q.y) >> (8 * (k & 3))) & 0xFFu, fnuz) * s;
+      return;
+    }
+    case WFormat::mxfp4: {
+      // Element c (even) is the low nibble of byte c/2: in a little-endian word, nibble k is element c + k.
+      const std::uint32_t q = *reinterpret_cast<const std::uint32_t*>(static_cast<const std::uint8_t*>(p) + i / 2);
+      const float s = e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton);
+#pragma unroll
+      for (int k = 0; k < 8; ++k) w[k] = e2m1_decode((q >> (4 * k)) & 0xFu) * s;
+      return;
+    }
+  }
+}
+
+// Quantizes then dequantizes one group of n values (stride 1) in place, as the contract's activation recipe does.
+__device__ void fake_quantize_group(float* v, std::int64_t n, const ActQuant& q, float forced_scale = 0.0f) {
+  float amax = 0.0f;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const float a = fabsf(v[i]);
+    amax = a > amax ? a : amax;
+  }
+  if (q.kind == AQuant::mxfp8) {
+    const int se = mx_shared_exponent(amax, q.mx_mode);
+    const float scale = e8m0_decode(std::uint32_t(se + 127), q.e8m0_triton);
+    for (std::int64_t i = 0; i < n; ++i) {
+      float x = ldexpf(v[i], -se);  // exact: a power-of-two scale
+      x = x != x ? x : fminf(fmaxf(x, -448.0f), 448.0f);  // saturate to the largest finite e4m3fn
+      v[i] = e4m3_round(x, false) * scale;
+    }
+    return;
+  }
+  float s = fmaxf(amax, q.amax_floor) / q.qmax;
+  if (q.scale_pow2) s = scale_pow2_ceil(s);
+  if (forced_scale > 0.0f) s = forced_scale;  // per_tensor_act_scale mutant only
+  for (std::int64_t i = 0; i < n; ++i) {
+    float x = v[i] / s;
+    x = x < -q.qmax ? -q.qmax : (x > q.qmax ? q.qmax : x);  // NaN passes through
+    v[i] = e4m3_round(x, q.fnuz) * s;
+  }
+}
+
+}  // namespace
+}  // namespace moe::gpu

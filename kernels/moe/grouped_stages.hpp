@@ -1,0 +1,206 @@
+// The grouped kernels: slots sorted by expert set on the device, each weight row read once per pass over up to
+// kTok of its expert's tokens.
+// Device code of the fused MoE kernels: included by kernels/moe/fused_moe.hip only, inside one translation unit
+// (internal linkage; the mutant build, kernels/mutants/fused_moe_mutants.hip, compiles its own copy).
+#pragma once
+#include <cstdint>
+#include "kernels/moe/slot_ops.hpp"
+
+namespace moe::gpu {
+namespace {
+
+// ---- Grouped path (two-stage, H and every inter a multiple of 8): slots sorted by expert, weights read once per
+// pass over up to kTok tokens of that expert. A group of kLanes lanes owns one weight row (stage 1: one gate row and
+// one up row; stage 2: one row of w2); each lane takes 8 consecutive columns per step and the group's partial sums
+// meet in a shuffle butterfly (kLanes <= 32: right for 32- and 64-wide wavefronts).
+constexpr int kLanes = 16;
+constexpr int kGroups = kThreads / kLanes;  // weight rows per block
+constexpr int kTok = 8;                     // tokens per pass over a row
+
+// The expert set index of a slot: routed local expert g -> g; shared expert s -> local_experts + s.
+__device__ inline std::int64_t set_index(const FusedMoeArgs& a, const SlotInfo& s) {
+  return s.shared ? a.local_experts + s.expert : s.expert;
+}
+
+__global__ void count_slots_kernel(FusedMoeArgs a) {
+  const std::int64_t slots = a.tokens * (a.topk + a.n_shared);
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < slots; i += std::int64_t(gridDim.x) * blockDim.x) {
+    const SlotInfo s = slot_info(a, i);
+    if (s.valid) atomicAdd(&a.expert_counts[set_index(a, s)], 1);
+  }
+}
+
+// Exclusive prefix sum of the counts, and the scatter cursors. The counts go through shared memory: a serial loop
+// over global memory would wait one L2 round trip per set (stores may alias the next load), ~0.1 ms at 256 sets.
+constexpr int kScanThreads = 256;
+__global__ void __launch_bounds__(kScanThreads) scan_slots_kernel(FusedMoeArgs a, int sets) {
+  __shared__ std::int32_t part[kScanThreads];
+  __shared__ std::int32_t carry;
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  for (int base = 0; base < sets; base += kScanThreads) {
+    const int e = base + int(threadIdx.x);
+    part[threadIdx.x] = e < sets ? a.expert_counts[e] : 0;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      std::int32_t off = carry;
+      for (int j = 0; j < kScanThreads; ++j) {
+        const std::int32_t c = part[j];
+        part[j] = off;
+        off += c;
+      }
+      carry = off;
+    }
+    __syncthreads();
+    if (e < sets) a.expert_offsets[e] = a.expert_cursor[e] = part[threadIdx.x];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) a.expert_offsets[sets] = carry;
+}
+
+// Each valid slot's place in its expert's segment. The order inside a segment is the atomics' (it varies); no
+// result depends on it: every slot's sums run over the same lanes in the same order whichever pass holds it.
+__global__ void scatter_slots_kernel(FusedMoeArgs a) {
+  const std::int64_t slots = a.tokens * (a.topk + a.n_shared);
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < slots; i += std::int64_t(gridDim.x) * blockDim.x) {
+    const SlotInfo s = slot_info(a, i);
+    if (s.valid) a.sorted_slots[atomicAdd(&a.expert_cursor[set_index(a, s)], 1)] = std::int32_t(i);
+  }
+}
+
+// Eight stage-1 input elements [c, c + 8) of a slot (see input_at).
+__device__ inline void input8(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t c, float (&x)[8]) {
+  if (a.xq_routed) {
+    const float* p = s.shared ? a.xq_shared + s.token * a.hidden + c
+                              : a.xq_routed + (a.weight_on_input ? s.slot : s.token) * a.hidden + c;
+    const float4 v0 = *reinterpret_cast<const float4*>(p), v1 = *reinterpret_cast<const float4*>(p + 4);
+    x[0] = v0.x; x[1] = v0.y; x[2] = v0.z; x[3] = v0.w; x[4] = v1.x; x[5] = v1.y; x[6] = v1.z; x[7] = v1.w;
+    return;
+  }
+  if (a.in_type == ElemType::f32) {
+    for (int q = 0; q < 8; ++q) x[q] = load(a.x, s.token * a.hidden + c + q, ElemType::f32);
+  } else {
+    load8(a.x, s.token * a.hidden + c, a.in_type, x);
+  }
+  if (a.weight_on_input && !s.shared)
+    for (int q = 0; q < 8; ++q) x[q] = round_to(x[q] * s.weight, a.in_type);
+}
+
+__device__ inline void load8f(const float* p, float (&z)[8]) {
+  const float4 v0 = *reinterpret_cast<const float4*>(p), v1 = *reinterpret_cast<const float4*>(p + 4);
+  z[0] = v0.x; z[1] = v0.y; z[2] = v0.z; z[3] = v0.w; z[4] = v1.x; z[5] = v1.y; z[6] = v1.z; z[7] = v1.w;
+}
+
+template <int N>
+__device__ inline void group_sum(float (&v)[N]) {
+#pragma unroll
+  for (int m = 0; m < N; ++m)
+    for (int off = kLanes / 2; off > 0; off >>= 1) v[m] += MOE_SHFL_XOR(v[m], off, kLanes);
+}
+
+template <int F>
+__device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set, std::int64_t e, std::int64_t begin,
+                                    std::int64_t end, std::int64_t mid_stride, SlotInfo* sinfo) {
+  const int lane = int(threadIdx.x) % kLanes;
+  const std::int64_t inter = set.inter, h = a.hidden;
+  const std::int64_t i = std::int64_t(blockIdx.x) * kGroups + int(threadIdx.x) / kLanes;
+  const bool row_ok = i < inter;  // every lane still takes part in the shuffles
+  std::int64_t rg, ru;
+  gate_up_rows(a, inter, row_ok ? i : inter - 1, rg, ru);
+  for (std::int64_t t0 = begin; t0 < end; t0 += kTok) {
+    const int n = int(end - t0 < kTok ? end - t0 : kTok);
+    if (int(threadIdx.x) < n) sinfo[threadIdx.x] = slot_info(a, a.sorted_slots[t0 + threadIdx.x]);
+    __syncthreads();
+    float ag[kTok], au[kTok];
+#pragma unroll
+    for (int m = 0; m < kTok; ++m) ag[m] = au[m] = 0.0f;
+    for (std::int64_t c = std::int64_t(lane) * 8; c < h; c += kLanes * 8) {
+      float wg[8], wu[8];
+      load8w<F>(set, true, e, rg, c, 2 * inter, h, wg);
+      load8w<F>(set, true, e, ru, c, 2 * inter, h, wu);
+#pragma unroll
+      for (int m = 0; m < kTok; ++m) {
+        if (m < n) {  // a guard, not a break: the loop must unroll for ag/au to stay in registers
+          float x[8];
+          input8(a, sinfo[m], c, x);
+#pragma unroll
+          for (int q = 0; q < 8; ++q) {
+            ag[m] = accumulate(a, ag[m], x[q], wg[q]);
+            au[m] = accumulate(a, au[m], x[q], wu[q]);
+          }
+        }
+      }
+    }
+    group_sum(ag);
+    group_sum(au);
+    if (lane == 0 && row_ok) {
+#pragma unroll
+      for (int m = 0; m < kTok; ++m)
+        if (m < n) a.mid[sinfo[m].slot * mid_stride + i] = stage1_output(a, sinfo[m], rg, ru, ag[m], au[m]);
+    }
+    __syncthreads();  // sinfo is refilled by the next pass
+  }
+}
+
+template <int F>
+__device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set, std::int64_t e, std::int64_t begin,
+                                    std::int64_t end, std::int64_t mid_stride, SlotInfo* sinfo) {
+  const int lane = int(threadIdx.x) % kLanes;
+  const std::int64_t inter = set.inter, h = a.hidden;
+  const std::int64_t r = std::int64_t(blockIdx.x) * kGroups + int(threadIdx.x) / kLanes;
+  const bool row_ok = r < h;
+  const std::int64_t row = row_ok ? r : h - 1;
+  for (std::int64_t t0 = begin; t0 < end; t0 += kTok) {
+    const int n = int(end - t0 < kTok ? end - t0 : kTok);
+    if (int(threadIdx.x) < n) sinfo[threadIdx.x] = slot_info(a, a.sorted_slots[t0 + threadIdx.x]);
+    __syncthreads();
+    float acc[kTok];
+#pragma unroll
+    for (int m = 0; m < kTok; ++m) acc[m] = 0.0f;
+    for (std::int64_t c = std::int64_t(lane) * 8; c < inter; c += kLanes * 8) {
+      float w[8];
+      load8w<F>(set, false, e, row, c, h, inter, w);
+#pragma unroll
+      for (int m = 0; m < kTok; ++m) {
+        if (m < n) {
+          float z[8];
+          load8f(a.mid + sinfo[m].slot * mid_stride + c, z);
+#pragma unroll
+          for (int q = 0; q < 8; ++q) acc[m] = accumulate(a, acc[m], z[q], w[q]);
+        }
+      }
+    }
+    group_sum(acc);
+    if (lane == 0 && row_ok) {
+#pragma unroll
+      for (int m = 0; m < kTok; ++m)
+        if (m < n) stage2_output(a, sinfo[m], row, acc[m]);
+    }
+    __syncthreads();
+  }
+}
+
+// Grid: (row tiles of kGroups rows, expert sets). Blocks of sets without slots, or past the set's rows, exit.
+template <int F, int Stage>
+__global__ void __launch_bounds__(kThreads) grouped_stage_kernel(FusedMoeArgs a, std::int64_t mid_stride) {
+  __shared__ SlotInfo sinfo[kTok];
+  const std::int64_t set_idx = blockIdx.y;
+  const bool shared = set_idx >= a.local_experts;
+  const ExpertSet& set = shared ? a.shared : a.routed;
+  const std::int64_t e = shared ? set_idx - a.local_experts : set_idx;
+  const std::int64_t rows = Stage == 1 ? set.inter : a.hidden;
+  if (std::int64_t(blockIdx.x) * kGroups >= rows) return;
+  const std::int64_t begin = a.expert_offsets[set_idx], end = a.expert_offsets[set_idx + 1];
+  if (begin == end) return;
+  const bool generic = F >= 0 && shared && a.shared.wfmt != WFormat(F);  // a shared set in another format
+  if (Stage == 1) {
+    if (generic) grouped_stage1_body<-1>(a, set, e, begin, end, mid_stride, sinfo);
+    else grouped_stage1_body<F>(a, set, e, begin, end, mid_stride, sinfo);
+  } else {
+    if (generic) grouped_stage2_body<-1>(a, set, e, begin, end, mid_stride, sinfo);
+    else grouped_stage2_body<F>(a, set, e, begin, end, mid_stride, sinfo);
+  }
+}
+
+}  // namespace
+}  // namespace moe::gpu

@@ -1,0 +1,115 @@
+// What one slot (a token with one of its routed or shared experts) reads and writes, shared by every kernel path:
+// its expert and router weight, its stage-1 input, the activation, and where its stage-1 and stage-2 results go.
+// Device code of the fused MoE kernels: included by kernels/moe/fused_moe.hip only, inside one translation unit
+// (internal linkage; the mutant build, kernels/mutants/fused_moe_mutants.hip, compiles its own copy).
+#pragma once
+#include <cstdint>
+#include "kernels/moe/device_numerics.hpp"
+
+namespace moe::gpu {
+namespace {
+
+constexpr int kThreads = 256;  // every stage kernel's block size
+
+__device__ inline float activate(float g, float u, const FusedMoeArgs& a, bool clamp) {
+  switch (a.act) {
+    case ActKind::silu: return g / (1.0f + expf(-g)) * u;
+    case ActKind::gelu_tanh: return 0.5f * g * (1.0f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g))) * u;
+    case ActKind::gelu_erf: return 0.5f * g * (1.0f + erff(g * 0.7071067811865476f)) * u;
+    case ActKind::swiglu_oai:
+      if (clamp) {
+        g = fminf(g, a.limit);
+        u = fmaxf(fminf(u, a.limit), -a.limit);
+      }
+      return (u + 1.0f) * g / (1.0f + expf(-a.alpha * g));
+  }
+  return 0.0f;
+}
+
+struct SlotInfo {
+  bool valid;
+  bool shared;
+  std::int64_t token, expert;  // expert: index within its set
+  float weight;
+  std::int64_t slot;
+};
+
+__device__ inline SlotInfo slot_info(const FusedMoeArgs& a, std::int64_t slot) {
+  const int per = a.topk + a.n_shared;
+  const std::int64_t t = slot / per;
+  const int j = int(slot % per);
+  if (j >= a.topk) return {!MOE_MUT(a, shared_expert_dropped), true, t, std::int64_t(j - a.topk), 1.0f, slot};
+  std::int64_t g = a.topk_ids[t * a.topk + j] - a.first_local_expert;
+  bool valid = g >= 0 && g < a.local_experts;
+  if (!valid && MOE_MUT(a, ep_sums_nonlocal)) {
+    g = ((g % a.local_experts) + a.local_experts) % a.local_experts;
+    valid = true;
+  }
+  if (valid && MOE_MUT(a, one_token_wrong_expert) && t == 0 && j == 0) g = (g + 1) % a.local_experts;
+  float w = a.topk_weights[t * a.topk + j];
+  if (MOE_MUT(a, router_weight_dropped)) w = 1.0f;
+  if (MOE_MUT(a, router_weight_twice)) w *= w;
+  if (MOE_MUT(a, routed_scaling_twice)) w *= a.mut_routed_scaling;
+  return {valid, false, t, g, w, slot};
+}
+
+// Stage-1 row pair for intermediate index i in the stored layout.
+__device__ inline void gate_up_rows(const FusedMoeArgs& a, std::int64_t inter, std::int64_t i, std::int64_t& g,
+                                    std::int64_t& u) {
+  if (a.layout == LayoutKind::gate_up) { g = i; u = inter + i; }
+  else if (a.layout == LayoutKind::up_gate) { u = i; g = inter + i; }
+  else { g = 2 * i; u = 2 * i + 1; }
+  if (MOE_MUT(a, swiglu_chunked_split) && a.layout == LayoutKind::interleaved) { g = i; u = inter + i; }
+  if (MOE_MUT(a, gate_up_swapped) && a.layout != LayoutKind::interleaved) { const std::int64_t x = g; g = u; u = x; }
+}
+
+// part + x * w; the bf16_accumulation mutant rounds the running sum to bf16 at every step.
+template <class Args>
+__device__ inline float accumulate(const Args& a, float part, float x, float w) {
+  if (MOE_MUT(a, bf16_accumulation)) return __uint_as_float(std::uint32_t(to_bf16(part + x * w)) << 16);
+  return part + x * w;
+}
+
+// The stage-1 input element c of a slot's token (router weight on the input: x * w rounded to the input dtype).
+__device__ inline float input_at(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t c) {
+  if (a.xq_routed) {  // quantized activations, prepared by prepare_inputs_kernel + quantize_rows_kernel
+    if (s.shared) return a.xq_shared[s.token * a.hidden + c];
+    return a.xq_routed[(a.weight_on_input ? s.slot : s.token) * a.hidden + c];
+  }
+  const float x = load(a.x, s.token * a.hidden + c, a.in_type);
+  return (a.weight_on_input && !s.shared) ? round_to(x * s.weight, a.in_type) : x;
+}
+
+// A stage-1 result: the gate and up sums of intermediate index i (stored rows rg, ru) of a slot's expert, plus
+// the biases, through the activation, rounded to the intermediate dtype.
+__device__ inline float stage1_output(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t rg, std::int64_t ru,
+                                      float g, float u) {
+  const ExpertSet& set = s.shared ? a.shared : a.routed;
+  if (set.b13 && !MOE_MUT(a, biases_dropped)) {
+    g += set.b13[s.expert * 2 * set.inter + rg];
+    u += set.b13[s.expert * 2 * set.inter + ru];
+  }
+  bool clamp = set.clamp;
+  if (MOE_MUT(a, swiglu_clamp_dropped)) clamp = false;
+  if (MOE_MUT(a, shared_clamp_when_disabled) && s.shared) clamp = true;
+  return round_to(activate(g, u, a, clamp), a.mid_type);
+}
+
+// A stage-2 result: the down-projection sum y of hidden row `row` for a slot, plus the bias, times the router
+// weight (unless it went on the input), reduced: added atomically into acc, or kept in the slot's row.
+__device__ inline void stage2_output(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t row, float y) {
+  const ExpertSet& set = s.shared ? a.shared : a.routed;
+  const std::int64_t h = a.hidden;
+  if (set.b2 && !MOE_MUT(a, biases_dropped)) y += set.b2[s.expert * h + row];
+  y *= (a.weight_on_input && !s.shared) ? 1.0f : s.weight;
+  // lost_atomic_update: a non-atomic read-modify-write whose update from token 0's second slot another lane
+  // overwrote (the host kernel's version of the same bug drops the same update).
+  if (MOE_MUT(a, lost_atomic_update) && a.reduce == ReduceKind::fused_atomic && s.token == 0 &&
+      s.slot % (a.topk + a.n_shared) == 1)
+    return;
+  if (a.reduce == ReduceKind::fused_atomic) atomicAdd(&a.acc[s.token * h + row], y);
+  else a.slots[s.slot * h + row] = y;
+}
+
+}  // namespace
+}  // namespace moe::gpu
