@@ -164,12 +164,13 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   gpu::DeviceBuffer sort_buf;
   if (gpu::grouped_path(a)) {
     const std::int64_t sets = a.local_experts + a.n_shared;
-    sort_buf = gpu::DeviceBuffer(std::size_t(3 * sets + 1 + slots) * sizeof(std::int32_t));
+    sort_buf = gpu::DeviceBuffer(std::size_t(4 * sets + 2 + slots) * sizeof(std::int32_t));
     auto* base = static_cast<std::int32_t*>(sort_buf.get());
     a.expert_counts = base;
     a.expert_offsets = base + sets;
     a.expert_cursor = base + 2 * sets + 1;
     a.sorted_slots = base + 3 * sets + 1;
+    a.active_sets = base + 3 * sets + 1 + slots;
   }
   a.fail_launch_for_test = fail_launch_;
   a.mutation = int(mutation_);

@@ -4,9 +4,10 @@
 //
 // Work decomposition: a "slot" is one (token, routed k) or (token, shared expert) pair, slot = t * (k + S) + j.
 //  grouped (two-stage, rows a multiple of 8; the default): slots are sorted by expert set on the device (count,
-//             scan, scatter); stage 1 grid (tile of 16 intermediate rows, set) reads each gate/up row once per pass
-//             over up to 8 of the set's tokens -> activation -> rounded to the intermediate dtype -> mid[slot, i];
-//             stage 2 grid (tile of 16 hidden rows, set) likewise for w2, then reduces (atomic into acc, or per-slot
+//             scan, scatter; the scan also lists the sets that hold slots); stage 1 grid (tile of 16 intermediate
+//             rows, listed set) reads each gate/up row once per pass over up to 8 of the set's tokens, a 16-byte
+//             chunk per lane and step -> activation -> rounded to the intermediate dtype -> mid[slot, i]; stage 2
+//             grid (tile of 16 hidden rows, listed set) likewise for w2, then reduces (atomic into acc, or per-slot
 //             rows). Every slot's sums run over the same lanes in the same order whichever pass holds it.
 //  row-wise two-stage (other shapes): stage1 grid (slot, inter tile of kRows) computes kRows gate/up pairs per
 //             block; stage2 grid (slot, hidden tile of kRows); each slot reads its expert's weights itself.
@@ -95,6 +96,17 @@ void dispatch_format(WFormat f, Fn&& fn) {
   throw_harness_error("launch_fused_moe", "unknown weight format");
 }
 
+// One grouped stage for the routed format, at its chunk width where the shapes allow it (grouped_chunk).
+template <int Stage>
+void launch_grouped(const FusedMoeArgs& a, dim3 grid, std::int64_t mid_stride, int sets) {
+  dispatch_format(a.routed.wfmt, [&](auto f) {
+    constexpr int F = decltype(f)::value;
+    constexpr int wide = chunk_width<F>();
+    if (grouped_chunk<F>(a) == wide) grouped_stage_kernel<F, wide, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
+    else grouped_stage_kernel<F, 8, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
+  });
+}
+
 }  // namespace
 
 void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
@@ -142,8 +154,9 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
   } else {
     const bool grouped = grouped_path(a);
     const int sets = int(a.local_experts + a.n_shared);
+    const unsigned active_grid = unsigned(slots < sets ? slots : sets);  // a set with slots holds at least one
     if (grouped) {
-      if (!a.expert_counts || !a.expert_offsets || !a.expert_cursor || !a.sorted_slots)
+      if (!a.expert_counts || !a.expert_offsets || !a.expert_cursor || !a.sorted_slots || !a.active_sets)
         throw_harness_error("launch_fused_moe", "the grouped path needs the sort buffers");
       MOE_GPU_CHECK(hipMemsetAsync(a.expert_counts, 0, sizeof(std::int32_t) * std::size_t(sets), 0));
       count_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256)>>>(a);
@@ -152,10 +165,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
       MOE_GPU_CHECK_LAUNCH("scan_slots_kernel");
       scatter_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256)>>>(a);
       MOE_GPU_CHECK_LAUNCH("scatter_slots_kernel");
-      dispatch_format(a.routed.wfmt, [&](auto f) {
-        grouped_stage_kernel<decltype(f)::value, 1>
-            <<<dim3(unsigned((max_inter + kGroups - 1) / kGroups), unsigned(sets)), dim3(kThreads)>>>(a, max_inter);
-      });
+      launch_grouped<1>(a, dim3(unsigned((max_inter + kGroups - 1) / kGroups), active_grid), max_inter, sets);
       MOE_GPU_CHECK_LAUNCH("grouped_stage_kernel (stage 1)");
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {
@@ -169,10 +179,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
         quantize(a.mid, slots, a.shared.inter, max_inter, a.shared.aq, per, true, "quantize_rows_kernel (intermediate, shared)");
     }
     if (grouped) {
-      dispatch_format(a.routed.wfmt, [&](auto f) {
-        grouped_stage_kernel<decltype(f)::value, 2>
-            <<<dim3(unsigned((a.hidden + kGroups - 1) / kGroups), unsigned(sets)), dim3(kThreads)>>>(a, max_inter);
-      });
+      launch_grouped<2>(a, dim3(unsigned((a.hidden + kGroups - 1) / kGroups), active_grid), max_inter, sets);
       MOE_GPU_CHECK_LAUNCH("grouped_stage_kernel (stage 2)");
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {

@@ -75,6 +75,7 @@ struct FusedMoeArgs {
   std::int32_t* expert_offsets = nullptr;  // [local_experts + n_shared + 1]
   std::int32_t* expert_cursor = nullptr;   // [local_experts + n_shared]
   std::int32_t* sorted_slots = nullptr;    // [T * (k + n_shared)]
+  std::int32_t* active_sets = nullptr;     // [local_experts + n_shared + 1]: the sets holding slots, their count last
   ReduceKind reduce = ReduceKind::fused_atomic;
   bool one_stage = false;
   bool fail_launch_for_test = false;  // test hook: an invalid launch configuration, to prove errors are reported
@@ -90,8 +91,8 @@ inline bool quantizes_activations(const FusedMoeArgs& a) {
 }
 
 // The two-stage path sorts slots by expert and reads each expert's weights once per pass over up to 8 of its
-// tokens (the grouped kernels) when every row length is a multiple of 8 (16-byte loads); else it runs one block
-// per (slot, row tile) (the row-wise kernels). The sort buffers must then be given.
+// tokens (the grouped kernels) when every row length is a multiple of 8 (aligned vector loads); else it runs one
+// block per (slot, row tile) (the row-wise kernels). The sort buffers must then be given.
 inline bool grouped_path(const FusedMoeArgs& a) {
   return !a.one_stage && a.hidden % 8 == 0 && a.routed.inter % 8 == 0 && (a.n_shared == 0 || a.shared.inter % 8 == 0);
 }

@@ -30,32 +30,38 @@ __global__ void count_slots_kernel(FusedMoeArgs a) {
   }
 }
 
-// Exclusive prefix sum of the counts, and the scatter cursors. The counts go through shared memory: a serial loop
-// over global memory would wait one L2 round trip per set (stores may alias the next load), ~0.1 ms at 256 sets.
+// Exclusive prefix sum of the counts, the scatter cursors, and the list of sets that hold slots (the stage
+// kernels' grid runs over that list: a decode batch touches a few dozen of 257 sets). The counts go through shared
+// memory: a serial loop over global memory would wait one L2 round trip per set (stores may alias the next load).
 constexpr int kScanThreads = 256;
 __global__ void __launch_bounds__(kScanThreads) scan_slots_kernel(FusedMoeArgs a, int sets) {
   __shared__ std::int32_t part[kScanThreads];
-  __shared__ std::int32_t carry;
-  if (threadIdx.x == 0) carry = 0;
+  __shared__ std::int32_t carry, active;
+  if (threadIdx.x == 0) carry = active = 0;
   __syncthreads();
   for (int base = 0; base < sets; base += kScanThreads) {
     const int e = base + int(threadIdx.x);
     part[threadIdx.x] = e < sets ? a.expert_counts[e] : 0;
     __syncthreads();
     if (threadIdx.x == 0) {
-      std::int32_t off = carry;
+      std::int32_t off = carry, n = active;
       for (int j = 0; j < kScanThreads; ++j) {
         const std::int32_t c = part[j];
+        if (c > 0) a.active_sets[n++] = base + j;
         part[j] = off;
         off += c;
       }
       carry = off;
+      active = n;
     }
     __syncthreads();
     if (e < sets) a.expert_offsets[e] = a.expert_cursor[e] = part[threadIdx.x];
     __syncthreads();
   }
-  if (threadIdx.x == 0) a.expert_offsets[sets] = carry;
+  if (threadIdx.x == 0) {
+    a.expert_offsets[sets] = carry;
+    a.active_sets[sets] = active;
+  }
 }
 
 // Each valid slot's place in its expert's segment. The order inside a segment is the atomics' (it varies); no
@@ -98,7 +104,9 @@ __device__ inline void group_sum(float (&v)[N]) {
     for (int off = kLanes / 2; off > 0; off >>= 1) v[m] += MOE_SHFL_XOR(v[m], off, kLanes);
 }
 
-template <int F>
+// Stage 1 for one row tile of one expert set: lane `lane` of a group takes chunks of V columns (one 16-byte
+// weight load each, chunk_width) at c = lane * V + j * kLanes * V.
+template <int F, int V>
 __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set, std::int64_t e, std::int64_t begin,
                                     std::int64_t end, std::int64_t mid_stride, SlotInfo* sinfo) {
   const int lane = int(threadIdx.x) % kLanes;
@@ -114,19 +122,22 @@ __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set,
     float ag[kTok], au[kTok];
 #pragma unroll
     for (int m = 0; m < kTok; ++m) ag[m] = au[m] = 0.0f;
-    for (std::int64_t c = std::int64_t(lane) * 8; c < h; c += kLanes * 8) {
-      float wg[8], wu[8];
-      load8w<F>(set, true, e, rg, c, 2 * inter, h, wg);
-      load8w<F>(set, true, e, ru, c, 2 * inter, h, wu);
+    for (std::int64_t c = std::int64_t(lane) * V; c < h; c += kLanes * V) {
+      float wg[V], wu[V];
+      loadvw<F, V>(set, true, e, rg, c, 2 * inter, h, wg);
+      loadvw<F, V>(set, true, e, ru, c, 2 * inter, h, wu);
 #pragma unroll
       for (int m = 0; m < kTok; ++m) {
         if (m < n) {  // a guard, not a break: the loop must unroll for ag/au to stay in registers
-          float x[8];
-          input8(a, sinfo[m], c, x);
 #pragma unroll
-          for (int q = 0; q < 8; ++q) {
-            ag[m] = accumulate(a, ag[m], x[q], wg[q]);
-            au[m] = accumulate(a, au[m], x[q], wu[q]);
+          for (int j = 0; j < V / 8; ++j) {
+            float x[8];
+            input8(a, sinfo[m], c + 8 * j, x);
+#pragma unroll
+            for (int q = 0; q < 8; ++q) {
+              ag[m] = accumulate(a, ag[m], x[q], wg[8 * j + q]);
+              au[m] = accumulate(a, au[m], x[q], wu[8 * j + q]);
+            }
           }
         }
       }
@@ -142,7 +153,7 @@ __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set,
   }
 }
 
-template <int F>
+template <int F, int V>
 __device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set, std::int64_t e, std::int64_t begin,
                                     std::int64_t end, std::int64_t mid_stride, SlotInfo* sinfo) {
   const int lane = int(threadIdx.x) % kLanes;
@@ -157,16 +168,19 @@ __device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set,
     float acc[kTok];
 #pragma unroll
     for (int m = 0; m < kTok; ++m) acc[m] = 0.0f;
-    for (std::int64_t c = std::int64_t(lane) * 8; c < inter; c += kLanes * 8) {
-      float w[8];
-      load8w<F>(set, false, e, row, c, h, inter, w);
+    for (std::int64_t c = std::int64_t(lane) * V; c < inter; c += kLanes * V) {
+      float w[V];
+      loadvw<F, V>(set, false, e, row, c, h, inter, w);
 #pragma unroll
       for (int m = 0; m < kTok; ++m) {
         if (m < n) {
-          float z[8];
-          load8f(a.mid + sinfo[m].slot * mid_stride + c, z);
 #pragma unroll
-          for (int q = 0; q < 8; ++q) acc[m] = accumulate(a, acc[m], z[q], w[q]);
+          for (int j = 0; j < V / 8; ++j) {
+            float z[8];
+            load8f(a.mid + sinfo[m].slot * mid_stride + c + 8 * j, z);
+#pragma unroll
+            for (int q = 0; q < 8; ++q) acc[m] = accumulate(a, acc[m], z[q], w[8 * j + q]);
+          }
         }
       }
     }
@@ -180,25 +194,35 @@ __device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set,
   }
 }
 
-// Grid: (row tiles of kGroups rows, expert sets). Blocks of sets without slots, or past the set's rows, exit.
-template <int F, int Stage>
-__global__ void __launch_bounds__(kThreads) grouped_stage_kernel(FusedMoeArgs a, std::int64_t mid_stride) {
+// The chunk width the grouped kernels use for routed format F: chunk_width<F>() where every row length (H, each
+// set's inter) is a multiple of it, else 8.
+template <int F>
+inline int grouped_chunk(const FusedMoeArgs& a) {
+  constexpr int v = chunk_width<F>();
+  const bool fits = a.hidden % v == 0 && a.routed.inter % v == 0 && (a.n_shared == 0 || a.shared.inter % v == 0);
+  return fits ? v : 8;
+}
+
+// Grid: (row tiles of kGroups rows, at most min(sets, slots) entries of the active-set list). Blocks past the list's
+// length or past their set's rows exit. V: the chunk width (grouped_chunk).
+template <int F, int V, int Stage>
+__global__ void __launch_bounds__(kThreads) grouped_stage_kernel(FusedMoeArgs a, std::int64_t mid_stride, int sets) {
   __shared__ SlotInfo sinfo[kTok];
-  const std::int64_t set_idx = blockIdx.y;
+  if (int(blockIdx.y) >= a.active_sets[sets]) return;
+  const std::int64_t set_idx = a.active_sets[blockIdx.y];
   const bool shared = set_idx >= a.local_experts;
   const ExpertSet& set = shared ? a.shared : a.routed;
   const std::int64_t e = shared ? set_idx - a.local_experts : set_idx;
   const std::int64_t rows = Stage == 1 ? set.inter : a.hidden;
   if (std::int64_t(blockIdx.x) * kGroups >= rows) return;
   const std::int64_t begin = a.expert_offsets[set_idx], end = a.expert_offsets[set_idx + 1];
-  if (begin == end) return;
   const bool generic = F >= 0 && shared && a.shared.wfmt != WFormat(F);  // a shared set in another format
   if (Stage == 1) {
-    if (generic) grouped_stage1_body<-1>(a, set, e, begin, end, mid_stride, sinfo);
-    else grouped_stage1_body<F>(a, set, e, begin, end, mid_stride, sinfo);
+    if (generic) grouped_stage1_body<-1, V>(a, set, e, begin, end, mid_stride, sinfo);
+    else grouped_stage1_body<F, V>(a, set, e, begin, end, mid_stride, sinfo);
   } else {
-    if (generic) grouped_stage2_body<-1>(a, set, e, begin, end, mid_stride, sinfo);
-    else grouped_stage2_body<F>(a, set, e, begin, end, mid_stride, sinfo);
+    if (generic) grouped_stage2_body<-1, V>(a, set, e, begin, end, mid_stride, sinfo);
+    else grouped_stage2_body<F, V>(a, set, e, begin, end, mid_stride, sinfo);
   }
 }
 
