@@ -46,6 +46,7 @@ cases:
   - {tokens: 64, topk: 8, experts: 8, reduce: separate}
   - {tokens: 11, hidden: 196, inter: 100, reduce: separate}
   - {tokens: 9, n_shared: 1, shared_inter: 60, reduce: per_k}
+  - {tokens: 12, hidden: 264, quant: {weight: fp8_channel, act: fp8_token}}
 )", "gpu-unit.yaml");
 }
 }  // namespace
@@ -59,22 +60,26 @@ TEST(GpuFusedMoe, EveryUnitCasePasses) {
   }
 }
 
-// Two-stage runs the grouped kernels (slots sorted by expert) when every row length is a multiple of 8, and the
-// row-wise kernels otherwise; the report names which ran.
-TEST(GpuFusedMoe, TwoStageIsGroupedWhereRowsAreMultiplesOf8AndRowWiseElsewhere) {
+// Two-stage runs the grouped kernels (slots sorted by expert) when every row length is a multiple of the elements
+// one 16-byte load holds in the routed weight format (8 of 16 bits, 16 of fp8, 32 of fp4), and the row-wise
+// kernels otherwise; the report names which ran.
+TEST(GpuFusedMoe, TwoStageIsGroupedWhereRowsHoldWhole16ByteChunksAndRowWiseElsewhere) {
   REQUIRE_GPU();
   GpuFusedMoeKernel k;
   int grouped = 0, row_wise = 0;
   for (const CaseSpec& c : suite().cases) {
     if (c.problem.stage == StageMode::one_stage) continue;
     const CaseRecord r = execute_case(c, k, device(), {});
-    const bool odd = c.problem.hidden % 8 != 0 || c.problem.local_inter() % 8 != 0 ||
-                     (c.problem.n_shared > 0 && c.problem.local_shared_inter() % 8 != 0);
+    const WeightFormat f = c.problem.quant.weight;
+    const int bytes_x2 = f == WeightFormat::mxfp4 ? 1 : (f == WeightFormat::bf16 || f == WeightFormat::fp16) ? 4 : 2;
+    const int v = 2 * 16 / bytes_x2;  // elements per 16 bytes
+    const bool odd = c.problem.hidden % v != 0 || c.problem.local_inter() % v != 0 ||
+                     (c.problem.n_shared > 0 && c.problem.local_shared_inter() % v != 0);
     EXPECT_EQ(r.variant.rfind(odd ? "two_stage/" : "grouped/", 0), 0u) << c.id << ": " << r.variant;
     (odd ? row_wise : grouped) += 1;
   }
   EXPECT_GE(grouped, 10);
-  EXPECT_EQ(row_wise, 2);
+  EXPECT_EQ(row_wise, 3);  // H196/I100, shared inter 60 (bf16), H264 (fp8: 8 but not 16 elements per row chunk)
 }
 
 TEST(GpuFusedMoe, AFailingLaunchIsAReportedCaseErrorWithTheRuntimeMessage) {

@@ -224,31 +224,34 @@ __device__ inline void load8w(const ExpertSet& set, bool is13, std::int64_t e, s
   }
 }
 
-// The widest chunk of a row one lane reads in one 16-byte load: 8 elements of 16 bits, 16 of fp8 or MXFP8, 32 of
-// MXFP4; 8 for a format known only at run time (F = -1).
-template <int F>
-constexpr int chunk_width() {
-  if (F == int(WFormat::mxfp4)) return 32;
-  if (F == int(WFormat::fp8_tensor) || F == int(WFormat::fp8_channel) || F == int(WFormat::fp8_block) ||
-      F == int(WFormat::mxfp8))
-    return 16;
-  return 8;
+// V consecutive weight elements of one row (c and K multiples of V). At V = chunk_width(F) one 16-byte load and one
+// scale (a 16-element chunk lies inside one 128x128 block or one 32-element MX block, a 32-element chunk is one MX
+// block); for a format known only at run time (F = -1, a shared set in another format than the routed one), for
+// 16-bit elements (V = 8) and on the mutants' element path, eight at a time through load8w.
+template <int F, int V>
+__device__ inline void load_by_8(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
+                                 std::int64_t rows, std::int64_t K, float (&w)[V]) {
+#pragma unroll
+  for (int j = 0; j < V / 8; ++j) {
+    float part[8];
+    load8w<F>(set, is13, e, row, c + 8 * j, rows, K, part);
+#pragma unroll
+    for (int q = 0; q < 8; ++q) w[8 * j + q] = part[q];
+  }
 }
 
-// V consecutive weight elements of one row (c and K multiples of V). At V = chunk_width<F>() one 16-byte load and
-// one scale (a 16-element chunk lies inside one 128x128 block or one 32-element MX block, a 32-element chunk is one
-// MX block); otherwise, and for the mutants' element path, eight at a time through load8w.
 template <int F, int V>
 __device__ inline void loadvw(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
                               std::int64_t rows, std::int64_t K, float (&w)[V]) {
-  constexpr bool fp4 = F == int(WFormat::mxfp4);
-  if constexpr (V > 8 && V == chunk_width<F>()) {
-    if (!(MOE_MUT(set, offsets_32bit) || MOE_MUT(set, e8m0_scale_off_by_one) || MOE_MUT(set, fp4_nibbles_swapped))) {
+  if constexpr (F >= 0 && V > 8 && V == chunk_width(WFormat(F))) {
+    if (MOE_MUT(set, offsets_32bit) || MOE_MUT(set, e8m0_scale_off_by_one) || MOE_MUT(set, fp4_nibbles_swapped)) {
+      load_by_8<F, V>(set, is13, e, row, c, rows, K, w);  // the mutants' element path
+    } else {
+      constexpr bool fp4 = F == int(WFormat::mxfp4), mx = fp4 || F == int(WFormat::mxfp8);
       const std::uint8_t* p = static_cast<const std::uint8_t*>(is13 ? set.w13 : set.w2);
       const std::int64_t i = (e * rows + row) * K + c;
       const uint4 q = *reinterpret_cast<const uint4*>(p + (fp4 ? i / 2 : i));
       const std::uint32_t words[4] = {q.x, q.y, q.z, q.w};
-      constexpr bool mx = F == int(WFormat::mxfp8) || fp4;
       const float s = mx ? e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton)
                          : fp8_scale(set, WFormat(F), is13, e, row, c, rows, K);
       if constexpr (fp4) {
@@ -259,15 +262,9 @@ __device__ inline void loadvw(const ExpertSet& set, bool is13, std::int64_t e, s
 #pragma unroll
         for (int k = 0; k < 16; ++k) w[k] = e4m3_decode((words[k / 4] >> (8 * (k % 4))) & 0xFFu, fnuz) * s;
       }
-      return;
     }
-  }
-#pragma unroll
-  for (int j = 0; j < V / 8; ++j) {
-    float part[8];
-    load8w<F>(set, is13, e, row, c + 8 * j, rows, K, part);
-#pragma unroll
-    for (int q = 0; q < 8; ++q) w[8 * j + q] = part[q];
+  } else {
+    load_by_8<F, V>(set, is13, e, row, c, rows, K, w);
   }
 }
 

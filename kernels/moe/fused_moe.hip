@@ -96,14 +96,12 @@ void dispatch_format(WFormat f, Fn&& fn) {
   throw_harness_error("launch_fused_moe", "unknown weight format");
 }
 
-// One grouped stage for the routed format, at its chunk width where the shapes allow it (grouped_chunk).
+// One grouped stage for the routed format, at its chunk width.
 template <int Stage>
 void launch_grouped(const FusedMoeArgs& a, dim3 grid, std::int64_t mid_stride, int sets) {
   dispatch_format(a.routed.wfmt, [&](auto f) {
     constexpr int F = decltype(f)::value;
-    constexpr int wide = chunk_width<F>();
-    if (grouped_chunk<F>(a) == wide) grouped_stage_kernel<F, wide, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
-    else grouped_stage_kernel<F, 8, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
+    grouped_stage_kernel<F, chunk_width(WFormat(F)), Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
   });
 }
 

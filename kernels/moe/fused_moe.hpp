@@ -7,6 +7,12 @@
 #pragma once
 #include <cstdint>
 
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define MOE_HOST_DEVICE __host__ __device__
+#else
+#define MOE_HOST_DEVICE
+#endif
+
 namespace moe::gpu {
 
 enum class ElemType : int { bf16 = 0, f16 = 1, f32 = 2 };
@@ -90,11 +96,19 @@ inline bool quantizes_activations(const FusedMoeArgs& a) {
   return a.routed.aq.kind != AQuant::none || (a.n_shared > 0 && a.shared.aq.kind != AQuant::none);
 }
 
+// The elements of one weight row a lane of the grouped kernels reads in one 16-byte load: 8 of 16 bits, 16 of fp8
+// or MXFP8, 32 of MXFP4.
+MOE_HOST_DEVICE constexpr int chunk_width(WFormat f) {
+  return f == WFormat::mxfp4 ? 32 : (f == WFormat::bf16 || f == WFormat::f16) ? 8 : 16;
+}
+
 // The two-stage path sorts slots by expert and reads each expert's weights once per pass over up to 8 of its
-// tokens (the grouped kernels) when every row length is a multiple of 8 (aligned vector loads); else it runs one
-// block per (slot, row tile) (the row-wise kernels). The sort buffers must then be given.
+// tokens (the grouped kernels) when every row length (H, each set's inter) is a multiple of the routed format's
+// chunk width (aligned 16-byte loads); else it runs one block per (slot, row tile) (the row-wise kernels). The
+// sort buffers must then be given.
 inline bool grouped_path(const FusedMoeArgs& a) {
-  return !a.one_stage && a.hidden % 8 == 0 && a.routed.inter % 8 == 0 && (a.n_shared == 0 || a.shared.inter % 8 == 0);
+  const int v = chunk_width(a.routed.wfmt);
+  return !a.one_stage && a.hidden % v == 0 && a.routed.inter % v == 0 && (a.n_shared == 0 || a.shared.inter % v == 0);
 }
 
 // Enqueues the whole MoE on the default stream; checks the last error after every launch (throws moe::Error).

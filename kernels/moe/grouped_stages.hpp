@@ -194,17 +194,8 @@ __device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set,
   }
 }
 
-// The chunk width the grouped kernels use for routed format F: chunk_width<F>() where every row length (H, each
-// set's inter) is a multiple of it, else 8.
-template <int F>
-inline int grouped_chunk(const FusedMoeArgs& a) {
-  constexpr int v = chunk_width<F>();
-  const bool fits = a.hidden % v == 0 && a.routed.inter % v == 0 && (a.n_shared == 0 || a.shared.inter % v == 0);
-  return fits ? v : 8;
-}
-
 // Grid: (row tiles of kGroups rows, at most min(sets, slots) entries of the active-set list). Blocks past the list's
-// length or past their set's rows exit. V: the chunk width (grouped_chunk).
+// length or past their set's rows exit. V: the routed format's chunk width (grouped_path checked the shapes).
 template <int F, int V, int Stage>
 __global__ void __launch_bounds__(kThreads) grouped_stage_kernel(FusedMoeArgs a, std::int64_t mid_stride, int sets) {
   __shared__ SlotInfo sinfo[kTok];
