@@ -224,10 +224,7 @@ __device__ inline void load8w(const ExpertSet& set, bool is13, std::int64_t e, s
   }
 }
 
-// V consecutive weight elements of one row (c and K multiples of V). At V = chunk_width(F) one 16-byte load and one
-// scale (a 16-element chunk lies inside one 128x128 block or one 32-element MX block, a 32-element chunk is one MX
-// block); for a format known only at run time (F = -1, a shared set in another format than the routed one), for
-// 16-bit elements (V = 8) and on the mutants' element path, eight at a time through load8w.
+// V consecutive weight elements of one row, eight at a time through load8w.
 template <int F, int V>
 __device__ inline void load_by_8(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
                                  std::int64_t rows, std::int64_t K, float (&w)[V]) {
@@ -240,45 +237,96 @@ __device__ inline void load_by_8(const ExpertSet& set, bool is13, std::int64_t e
   }
 }
 
-template <int F, int V>
-__device__ inline void loadvw(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
-                              std::int64_t rows, std::int64_t K, float (&w)[V]) {
-  if constexpr (F >= 0 && V > 8 && V == chunk_width(WFormat(F))) {
-    if (MOE_MUT(set, offsets_32bit) || MOE_MUT(set, e8m0_scale_off_by_one) || MOE_MUT(set, fp4_nibbles_swapped)) {
-      load_by_8<F, V>(set, is13, e, row, c, rows, K, w);  // the mutants' element path
-    } else {
-      constexpr bool fp4 = F == int(WFormat::mxfp4), mx = fp4 || F == int(WFormat::mxfp8);
-      const std::uint8_t* p = static_cast<const std::uint8_t*>(is13 ? set.w13 : set.w2);
-      const std::int64_t i = (e * rows + row) * K + c;
-      const uint4 q = *reinterpret_cast<const uint4*>(p + (fp4 ? i / 2 : i));
-      const std::uint32_t words[4] = {q.x, q.y, q.z, q.w};
-      const float s = mx ? e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton)
-                         : fp8_scale(set, WFormat(F), is13, e, row, c, rows, K);
-      if constexpr (fp4) {
+// One lane's 16-byte chunk of weight codes (chunk_width(F) elements) and the scale they share, fetched before any
+// decoding so that several chunks can be in flight: a 16-element fp8 chunk lies inside one 128x128 block or one
+// 32-element MX block, a 32-element MXFP4 chunk is one MX block. c and K are multiples of the chunk width.
+struct RawChunk {
+  uint4 q;
+  float s;
+};
+
+template <int F>
+__device__ inline RawChunk fetch_chunk(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row,
+                                       std::int64_t c, std::int64_t rows, std::int64_t K) {
+  constexpr WFormat f = WFormat(F);
+  const std::uint8_t* p = static_cast<const std::uint8_t*>(is13 ? set.w13 : set.w2);
+  const std::int64_t i = (e * rows + row) * K + c;
+  const std::int64_t byte = f == WFormat::mxfp4 ? i / 2 : (f == WFormat::bf16 || f == WFormat::f16) ? 2 * i : i;
+  RawChunk r;
+  r.q = *reinterpret_cast<const uint4*>(p + byte);
+  if constexpr (f == WFormat::mxfp4 || f == WFormat::mxfp8)
+    r.s = e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton);
+  else if constexpr (f == WFormat::bf16 || f == WFormat::f16)
+    r.s = 1.0f;
+  else
+    r.s = fp8_scale(set, f, is13, e, row, c, rows, K);
+  return r;
+}
+
+// decode(code) * scale per element, as loadw.
+template <int F>
+__device__ inline void decode_chunk(const ExpertSet& set, const RawChunk& r, float (&w)[chunk_width(WFormat(F))]) {
+  constexpr WFormat f = WFormat(F);
+  const std::uint32_t words[4] = {r.q.x, r.q.y, r.q.z, r.q.w};
+  if constexpr (f == WFormat::mxfp4) {
 #pragma unroll
-        for (int k = 0; k < 32; ++k) w[k] = e2m1_decode((words[k / 8] >> (4 * (k % 8))) & 0xFu) * s;
-      } else {
-        const bool fnuz = !mx && set.fnuz;
+    for (int k = 0; k < 32; ++k) w[k] = e2m1_decode((words[k / 8] >> (4 * (k % 8))) & 0xFu) * r.s;
+  } else if constexpr (f == WFormat::bf16 || f == WFormat::f16) {
 #pragma unroll
-        for (int k = 0; k < 16; ++k) w[k] = e4m3_decode((words[k / 4] >> (8 * (k % 4))) & 0xFFu, fnuz) * s;
-      }
+    for (int k = 0; k < 8; ++k) {
+      const std::uint16_t b = std::uint16_t(words[k / 2] >> (16 * (k % 2)));
+      w[k] = f == WFormat::bf16 ? __uint_as_float(std::uint32_t(b) << 16) : load(&b, 0, ElemType::f16);
     }
   } else {
-    load_by_8<F, V>(set, is13, e, row, c, rows, K, w);
+    const bool fnuz = f != WFormat::mxfp8 && set.fnuz;
+#pragma unroll
+    for (int k = 0; k < 16; ++k) w[k] = e4m3_decode((words[k / 4] >> (8 * (k % 4))) & 0xFFu, fnuz) * r.s;
   }
 }
 
-// Quantizes then dequantizes one group of n values (stride 1) in place, as the contract's activation recipe does.
-__device__ void fake_quantize_group(float* v, std::int64_t n, const ActQuant& q, float forced_scale = 0.0f) {
-  float amax = 0.0f;
-  for (std::int64_t i = 0; i < n; ++i) {
-    const float a = fabsf(v[i]);
-    amax = a > amax ? a : amax;
+// Whether fetch_chunk/decode_chunk serve routed format F (known at compile time) in this build: not for a format
+// known only at run time (F = -1: a shared set in another format) nor on the mutants' element path.
+template <int F>
+__device__ inline bool chunked(const ExpertSet& set) {
+  return F >= 0 && !(MOE_MUT(set, offsets_32bit) || MOE_MUT(set, e8m0_scale_off_by_one) || MOE_MUT(set, fp4_nibbles_swapped));
+}
+
+// V consecutive weight elements of one row (c and K multiples of V): one chunk where V = chunk_width(F) and
+// chunked<F>, else eight at a time through load8w.
+template <int F, int V>
+__device__ inline void loadvw(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
+                              std::int64_t rows, std::int64_t K, float (&w)[V]) {
+  if constexpr (F >= 0 && V == chunk_width(WFormat(F))) {
+    if (chunked<F>(set)) {
+      decode_chunk<F>(set, fetch_chunk<F>(set, is13, e, row, c, rows, K), w);
+      return;
+    }
   }
+  load_by_8<F, V>(set, is13, e, row, c, rows, K, w);
+}
+
+// Quantizes then dequantizes one group of n values (stride 1) in place, as the contract's activation recipe does,
+// with the group's kLanesQ lanes (lane = 0..kLanesQ-1) each taking every kLanesQ-th element: the amax meets in a
+// shuffle butterfly (a maximum: exact in any order), every lane then forms the same scale. All kLanesQ lanes call
+// it (active or not: `active` false only takes part in the shuffles).
+constexpr int kLanesQ = 16;
+__device__ void fake_quantize_group(float* v, std::int64_t n, const ActQuant& q, float forced_scale, int lane,
+                                    bool active) {
+  float amax = 0.0f;
+  if (active)
+    for (std::int64_t i = lane; i < n; i += kLanesQ) {
+      const float a = fabsf(v[i]);
+      amax = a > amax ? a : amax;  // NaN elements never win, as in the contract's loop
+    }
+  for (int off = kLanesQ / 2; off > 0; off >>= 1) {
+    const float o = MOE_SHFL_XOR(amax, off, kLanesQ);
+    amax = o > amax ? o : amax;
+  }
+  if (!active) return;
   if (q.kind == AQuant::mxfp8) {
     const int se = mx_shared_exponent(amax, q.mx_mode);
     const float scale = e8m0_decode(std::uint32_t(se + 127), q.e8m0_triton);
-    for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t i = lane; i < n; i += kLanesQ) {
       float x = ldexpf(v[i], -se);  // exact: a power-of-two scale
       x = x != x ? x : fminf(fmaxf(x, -448.0f), 448.0f);  // saturate to the largest finite e4m3fn
       v[i] = e4m3_round(x, false) * scale;
@@ -288,7 +336,7 @@ __device__ void fake_quantize_group(float* v, std::int64_t n, const ActQuant& q,
   float s = fmaxf(amax, q.amax_floor) / q.qmax;
   if (q.scale_pow2) s = scale_pow2_ceil(s);
   if (forced_scale > 0.0f) s = forced_scale;  // per_tensor_act_scale mutant only
-  for (std::int64_t i = 0; i < n; ++i) {
+  for (std::int64_t i = lane; i < n; i += kLanesQ) {
     float x = v[i] / s;
     x = x < -q.qmax ? -q.qmax : (x > q.qmax ? q.qmax : x);  // NaN passes through
     v[i] = e4m3_round(x, q.fnuz) * s;

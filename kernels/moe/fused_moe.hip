@@ -46,17 +46,20 @@ __global__ void prepare_inputs_kernel(FusedMoeArgs a) {
       a.xq_shared[i] = load(a.x, i, a.in_type);
 }
 
-// Fake-quantizes rows [n, k] (row stride `stride`) per group: the whole row (per token), 128 columns, or 32 (MX).
-// With per > 0 only the rows whose slot belongs to the wanted set (shared: slot % per >= topk) are touched.
+// Fake-quantizes rows [n, k] (row stride `stride`) per group: the whole row (per token), 128 columns, or 32 (MX),
+// one group per kLanesQ lanes. With per > 0 only the rows whose slot belongs to the wanted set (shared:
+// slot % per >= topk) are touched. Every lane of a block runs the same number of iterations (the shuffles).
 __global__ void quantize_rows_kernel(float* rows, std::int64_t n, std::int64_t k, std::int64_t stride, ActQuant q,
                                      int per, int topk, bool want_shared, float forced_scale) {
   const std::int64_t group = q.kind == AQuant::fp8_token ? k : q.kind == AQuant::fp8_group128 ? 128 : 32;
   const std::int64_t groups = (k + group - 1) / group;
-  for (std::int64_t g = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; g < n * groups;
-       g += std::int64_t(gridDim.x) * blockDim.x) {
+  const std::int64_t per_block = blockDim.x / kLanesQ;
+  const int lane = int(threadIdx.x) % kLanesQ;
+  for (std::int64_t base = std::int64_t(blockIdx.x) * per_block; base < n * groups; base += std::int64_t(gridDim.x) * per_block) {
+    const std::int64_t g = base + threadIdx.x / kLanesQ;
     const std::int64_t r = g / groups, c0 = (g % groups) * group;
-    if (per > 0 && ((r % per) >= topk) != want_shared) continue;
-    fake_quantize_group(rows + r * stride + c0, min(group, k - c0), q, forced_scale);
+    const bool active = g < n * groups && (per == 0 || ((r % per) >= topk) == want_shared);
+    fake_quantize_group(rows + (active ? r * stride + c0 : 0), active ? min(group, k - c0) : 0, q, forced_scale, lane, active);
   }
 }
 
@@ -96,12 +99,15 @@ void dispatch_format(WFormat f, Fn&& fn) {
   throw_harness_error("launch_fused_moe", "unknown weight format");
 }
 
-// One grouped stage for the routed format, at its chunk width.
+// One grouped stage for the routed format, at its chunk width; kTokFew tokens per pass where the listed sets hold
+// at most two slots each on average (decode), else kTokMany.
 template <int Stage>
-void launch_grouped(const FusedMoeArgs& a, dim3 grid, std::int64_t mid_stride, int sets) {
+void launch_grouped(const FusedMoeArgs& a, dim3 grid, std::int64_t mid_stride, int sets, std::int64_t slots) {
+  const bool few = slots <= 2 * std::int64_t(grid.y);
   dispatch_format(a.routed.wfmt, [&](auto f) {
-    constexpr int F = decltype(f)::value;
-    grouped_stage_kernel<F, chunk_width(WFormat(F)), Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
+    constexpr int F = decltype(f)::value, V = chunk_width(WFormat(F));
+    if (few) grouped_stage_kernel<F, V, kTokFew, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
+    else grouped_stage_kernel<F, V, kTokMany, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
   });
 }
 
@@ -163,7 +169,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
       MOE_GPU_CHECK_LAUNCH("scan_slots_kernel");
       scatter_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256)>>>(a);
       MOE_GPU_CHECK_LAUNCH("scatter_slots_kernel");
-      launch_grouped<1>(a, dim3(unsigned((max_inter + kGroups - 1) / kGroups), active_grid), max_inter, sets);
+      launch_grouped<1>(a, dim3(unsigned((max_inter + kGroups - 1) / kGroups), active_grid), max_inter, sets, slots);
       MOE_GPU_CHECK_LAUNCH("grouped_stage_kernel (stage 1)");
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {
@@ -177,7 +183,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
         quantize(a.mid, slots, a.shared.inter, max_inter, a.shared.aq, per, true, "quantize_rows_kernel (intermediate, shared)");
     }
     if (grouped) {
-      launch_grouped<2>(a, dim3(unsigned((a.hidden + kGroups - 1) / kGroups), active_grid), max_inter, sets);
+      launch_grouped<2>(a, dim3(unsigned((a.hidden + kGroups - 1) / kGroups), active_grid), max_inter, sets, slots);
       MOE_GPU_CHECK_LAUNCH("grouped_stage_kernel (stage 2)");
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {

@@ -1,5 +1,5 @@
 // The grouped kernels: slots sorted by expert set on the device, each weight row read once per pass over up to
-// kTok of its expert's tokens.
+// KT (2 or 8) of its expert's tokens.
 // Device code of the fused MoE kernels: included by kernels/moe/fused_moe.hip only, inside one translation unit
 // (internal linkage; the mutant build, kernels/mutants/fused_moe_mutants.hip, compiles its own copy).
 #pragma once
@@ -9,13 +9,22 @@
 namespace moe::gpu {
 namespace {
 
-// ---- Grouped path (two-stage, H and every inter a multiple of 8): slots sorted by expert, weights read once per
-// pass over up to kTok tokens of that expert. A group of kLanes lanes owns one weight row (stage 1: one gate row and
-// one up row; stage 2: one row of w2); each lane takes 8 consecutive columns per step and the group's partial sums
-// meet in a shuffle butterfly (kLanes <= 32: right for 32- and 64-wide wavefronts).
+// ---- Grouped path (two-stage, H and every inter a multiple of the chunk width): slots sorted by expert, weights
+// read once per pass over up to KT tokens of that expert. A group of kLanes lanes owns one weight row (stage 1: one
+// gate row and one up row; stage 2: one row of w2); each lane takes one 16-byte chunk of consecutive columns per
+// step and the group's partial sums meet in a shuffle butterfly (kLanes <= 32: right for 32- and 64-wide
+// wavefronts).
 constexpr int kLanes = 16;
 constexpr int kGroups = kThreads / kLanes;  // weight rows per block
-constexpr int kTok = 8;                     // tokens per pass over a row
+// Tokens per pass over a row: KT, a kernel template argument, kTokMany or kTokFew (chosen by the launcher from the
+// mean slots per listed set: a decode batch has one or two tokens per expert, and eight accumulators per row would
+// cost registers, hence occupancy, for nothing).
+constexpr int kTokMany = 8, kTokFew = 2;
+// Chunks each lane fetches before decoding any (loads in flight) in the few-token kernels, which wait on memory:
+// stage 1 reads two rows (gate and up) per group. The many-token kernels do KT times the arithmetic per chunk and
+// fetch one at a time (unrolling them further only multiplies their code and compile time).
+template <int KT> constexpr int ahead1() { return KT == kTokFew ? 2 : 1; }
+template <int KT> constexpr int ahead2() { return KT == kTokFew ? 4 : 1; }
 
 // The expert set index of a slot: routed local expert g -> g; shared expert s -> local_experts + s.
 __device__ inline std::int64_t set_index(const FusedMoeArgs& a, const SlotInfo& s) {
@@ -104,39 +113,67 @@ __device__ inline void group_sum(float (&v)[N]) {
     for (int off = kLanes / 2; off > 0; off >>= 1) v[m] += MOE_SHFL_XOR(v[m], off, kLanes);
 }
 
-// Stage 1 for one row tile of one expert set: lane `lane` of a group takes chunks of V columns (one 16-byte
-// weight load each, chunk_width) at c = lane * V + j * kLanes * V.
-template <int F, int V>
+// Stage 1 for one row tile of one expert set: lane `lane` of a group takes chunks of V columns (one 16-byte weight
+// load each, chunk_width) at c = lane * V + j * kLanes * V, ahead1 chunks fetched before any is decoded. Each
+// token's sum runs over the chunks in increasing c whatever the fetch grouping.
+template <int F, int V, int KT>
 __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set, std::int64_t e, std::int64_t begin,
                                     std::int64_t end, std::int64_t mid_stride, SlotInfo* sinfo) {
   const int lane = int(threadIdx.x) % kLanes;
   const std::int64_t inter = set.inter, h = a.hidden;
   const std::int64_t i = std::int64_t(blockIdx.x) * kGroups + int(threadIdx.x) / kLanes;
   const bool row_ok = i < inter;  // every lane still takes part in the shuffles
+  const bool fast = chunked<F>(set);
+  constexpr int kAhead1 = ahead1<KT>();
   std::int64_t rg, ru;
   gate_up_rows(a, inter, row_ok ? i : inter - 1, rg, ru);
-  for (std::int64_t t0 = begin; t0 < end; t0 += kTok) {
-    const int n = int(end - t0 < kTok ? end - t0 : kTok);
+  for (std::int64_t t0 = begin; t0 < end; t0 += KT) {
+    const int n = int(end - t0 < KT ? end - t0 : KT);
     if (int(threadIdx.x) < n) sinfo[threadIdx.x] = slot_info(a, a.sorted_slots[t0 + threadIdx.x]);
     __syncthreads();
-    float ag[kTok], au[kTok];
+    float ag[KT], au[KT];
 #pragma unroll
-    for (int m = 0; m < kTok; ++m) ag[m] = au[m] = 0.0f;
-    for (std::int64_t c = std::int64_t(lane) * V; c < h; c += kLanes * V) {
-      float wg[V], wu[V];
-      loadvw<F, V>(set, true, e, rg, c, 2 * inter, h, wg);
-      loadvw<F, V>(set, true, e, ru, c, 2 * inter, h, wu);
+    for (int m = 0; m < KT; ++m) ag[m] = au[m] = 0.0f;
+    for (std::int64_t c0 = std::int64_t(lane) * V; c0 < h; c0 += kAhead1 * kLanes * V) {
+      RawChunk rawg[kAhead1], rawu[kAhead1];
+      if constexpr (F >= 0) {
 #pragma unroll
-      for (int m = 0; m < kTok; ++m) {
-        if (m < n) {  // a guard, not a break: the loop must unroll for ag/au to stay in registers
+        for (int u = 0; u < kAhead1; ++u) {
+          const std::int64_t c = c0 + std::int64_t(u) * kLanes * V;
+          if (fast && c < h) {
+            rawg[u] = fetch_chunk<F>(set, true, e, rg, c, 2 * inter, h);
+            rawu[u] = fetch_chunk<F>(set, true, e, ru, c, 2 * inter, h);
+          }
+        }
+      }
 #pragma unroll
-          for (int j = 0; j < V / 8; ++j) {
-            float x[8];
-            input8(a, sinfo[m], c + 8 * j, x);
+      for (int u = 0; u < kAhead1; ++u) {
+        const std::int64_t c = c0 + std::int64_t(u) * kLanes * V;
+        if (c < h) {  // guards, not breaks: the loops must unroll for the arrays to stay in registers
+          float wg[V], wu[V];
+          if constexpr (F >= 0) {
+            if (fast) {
+              decode_chunk<F>(set, rawg[u], wg);
+              decode_chunk<F>(set, rawu[u], wu);
+            }
+          }
+          if (!fast) {
+            loadvw<F, V>(set, true, e, rg, c, 2 * inter, h, wg);
+            loadvw<F, V>(set, true, e, ru, c, 2 * inter, h, wu);
+          }
 #pragma unroll
-            for (int q = 0; q < 8; ++q) {
-              ag[m] = accumulate(a, ag[m], x[q], wg[8 * j + q]);
-              au[m] = accumulate(a, au[m], x[q], wu[8 * j + q]);
+          for (int m = 0; m < KT; ++m) {
+            if (m < n) {
+#pragma unroll
+              for (int j = 0; j < V / 8; ++j) {
+                float x[8];
+                input8(a, sinfo[m], c + 8 * j, x);
+#pragma unroll
+                for (int q = 0; q < 8; ++q) {
+                  ag[m] = accumulate(a, ag[m], x[q], wg[8 * j + q]);
+                  au[m] = accumulate(a, au[m], x[q], wu[8 * j + q]);
+                }
+              }
             }
           }
         }
@@ -146,14 +183,14 @@ __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set,
     group_sum(au);
     if (lane == 0 && row_ok) {
 #pragma unroll
-      for (int m = 0; m < kTok; ++m)
+      for (int m = 0; m < KT; ++m)
         if (m < n) a.mid[sinfo[m].slot * mid_stride + i] = stage1_output(a, sinfo[m], rg, ru, ag[m], au[m]);
     }
     __syncthreads();  // sinfo is refilled by the next pass
   }
 }
 
-template <int F, int V>
+template <int F, int V, int KT>
 __device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set, std::int64_t e, std::int64_t begin,
                                     std::int64_t end, std::int64_t mid_stride, SlotInfo* sinfo) {
   const int lane = int(threadIdx.x) % kLanes;
@@ -161,25 +198,44 @@ __device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set,
   const std::int64_t r = std::int64_t(blockIdx.x) * kGroups + int(threadIdx.x) / kLanes;
   const bool row_ok = r < h;
   const std::int64_t row = row_ok ? r : h - 1;
-  for (std::int64_t t0 = begin; t0 < end; t0 += kTok) {
-    const int n = int(end - t0 < kTok ? end - t0 : kTok);
+  const bool fast = chunked<F>(set);
+  constexpr int kAhead2 = ahead2<KT>();
+  for (std::int64_t t0 = begin; t0 < end; t0 += KT) {
+    const int n = int(end - t0 < KT ? end - t0 : KT);
     if (int(threadIdx.x) < n) sinfo[threadIdx.x] = slot_info(a, a.sorted_slots[t0 + threadIdx.x]);
     __syncthreads();
-    float acc[kTok];
+    float acc[KT];
 #pragma unroll
-    for (int m = 0; m < kTok; ++m) acc[m] = 0.0f;
-    for (std::int64_t c = std::int64_t(lane) * V; c < inter; c += kLanes * V) {
-      float w[V];
-      loadvw<F, V>(set, false, e, row, c, h, inter, w);
+    for (int m = 0; m < KT; ++m) acc[m] = 0.0f;
+    for (std::int64_t c0 = std::int64_t(lane) * V; c0 < inter; c0 += kAhead2 * kLanes * V) {
+      RawChunk raw[kAhead2];
+      if constexpr (F >= 0) {
 #pragma unroll
-      for (int m = 0; m < kTok; ++m) {
-        if (m < n) {
+        for (int u = 0; u < kAhead2; ++u) {
+          const std::int64_t c = c0 + std::int64_t(u) * kLanes * V;
+          if (fast && c < inter) raw[u] = fetch_chunk<F>(set, false, e, row, c, h, inter);
+        }
+      }
 #pragma unroll
-          for (int j = 0; j < V / 8; ++j) {
-            float z[8];
-            load8f(a.mid + sinfo[m].slot * mid_stride + c + 8 * j, z);
+      for (int u = 0; u < kAhead2; ++u) {
+        const std::int64_t c = c0 + std::int64_t(u) * kLanes * V;
+        if (c < inter) {
+          float w[V];
+          if constexpr (F >= 0) {
+            if (fast) decode_chunk<F>(set, raw[u], w);
+          }
+          if (!fast) loadvw<F, V>(set, false, e, row, c, h, inter, w);
 #pragma unroll
-            for (int q = 0; q < 8; ++q) acc[m] = accumulate(a, acc[m], z[q], w[8 * j + q]);
+          for (int m = 0; m < KT; ++m) {
+            if (m < n) {
+#pragma unroll
+              for (int j = 0; j < V / 8; ++j) {
+                float z[8];
+                load8f(a.mid + sinfo[m].slot * mid_stride + c + 8 * j, z);
+#pragma unroll
+                for (int q = 0; q < 8; ++q) acc[m] = accumulate(a, acc[m], z[q], w[8 * j + q]);
+              }
+            }
           }
         }
       }
@@ -187,18 +243,29 @@ __device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set,
     group_sum(acc);
     if (lane == 0 && row_ok) {
 #pragma unroll
-      for (int m = 0; m < kTok; ++m)
+      for (int m = 0; m < KT; ++m)
         if (m < n) stage2_output(a, sinfo[m], row, acc[m]);
     }
     __syncthreads();
   }
 }
 
+// A shared set whose format differs from the routed one's: the run-time-format body at 8 columns per step (every
+// grouped row length is a multiple of 8), compiled once per (KT, stage) and called, not inlined into each format's
+// kernel (a rare, slow path: inlining it 14 times doubled the build).
+template <int KT, int Stage>
+__device__ __noinline__ void grouped_generic_body(const FusedMoeArgs& a, std::int64_t e, std::int64_t begin,
+                                                  std::int64_t end, std::int64_t mid_stride, SlotInfo* sinfo) {
+  if (Stage == 1) grouped_stage1_body<-1, 8, KT>(a, a.shared, e, begin, end, mid_stride, sinfo);
+  else grouped_stage2_body<-1, 8, KT>(a, a.shared, e, begin, end, mid_stride, sinfo);
+}
+
 // Grid: (row tiles of kGroups rows, at most min(sets, slots) entries of the active-set list). Blocks past the list's
-// length or past their set's rows exit. V: the routed format's chunk width (grouped_path checked the shapes).
-template <int F, int V, int Stage>
+// length or past their set's rows exit. V: the routed format's chunk width (grouped_path checked the shapes); KT:
+// tokens per pass.
+template <int F, int V, int KT, int Stage>
 __global__ void __launch_bounds__(kThreads) grouped_stage_kernel(FusedMoeArgs a, std::int64_t mid_stride, int sets) {
-  __shared__ SlotInfo sinfo[kTok];
+  __shared__ SlotInfo sinfo[KT];
   if (int(blockIdx.y) >= a.active_sets[sets]) return;
   const std::int64_t set_idx = a.active_sets[blockIdx.y];
   const bool shared = set_idx >= a.local_experts;
@@ -207,14 +274,9 @@ __global__ void __launch_bounds__(kThreads) grouped_stage_kernel(FusedMoeArgs a,
   const std::int64_t rows = Stage == 1 ? set.inter : a.hidden;
   if (std::int64_t(blockIdx.x) * kGroups >= rows) return;
   const std::int64_t begin = a.expert_offsets[set_idx], end = a.expert_offsets[set_idx + 1];
-  const bool generic = F >= 0 && shared && a.shared.wfmt != WFormat(F);  // a shared set in another format
-  if (Stage == 1) {
-    if (generic) grouped_stage1_body<-1, V>(a, set, e, begin, end, mid_stride, sinfo);
-    else grouped_stage1_body<F, V>(a, set, e, begin, end, mid_stride, sinfo);
-  } else {
-    if (generic) grouped_stage2_body<-1, V>(a, set, e, begin, end, mid_stride, sinfo);
-    else grouped_stage2_body<F, V>(a, set, e, begin, end, mid_stride, sinfo);
-  }
+  if (shared && a.shared.wfmt != WFormat(F)) grouped_generic_body<KT, Stage>(a, e, begin, end, mid_stride, sinfo);
+  else if (Stage == 1) grouped_stage1_body<F, V, KT>(a, set, e, begin, end, mid_stride, sinfo);
+  else grouped_stage2_body<F, V, KT>(a, set, e, begin, end, mid_stride, sinfo);
 }
 
 }  // namespace
