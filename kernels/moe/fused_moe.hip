@@ -16,6 +16,8 @@
 // outputs), rowwise_stages.hpp, grouped_stages.hpp; this file: input preparation, quantization of whole rows, the
 // final reduce, and the launcher that picks the path.
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 
 #include "kernels/moe/fused_moe.hpp"
@@ -99,16 +101,28 @@ void dispatch_format(WFormat f, Fn&& fn) {
   throw_harness_error("launch_fused_moe", "unknown weight format");
 }
 
-// One grouped stage for the routed format, at its chunk width; kTokFew tokens per pass where the listed sets hold
-// at most two slots each on average (decode), else kTokMany.
+// One grouped stage for the routed format, at its chunk width, then (when their format differs) the shared sets;
+// kTokFew tokens per pass where the listed sets hold at most two slots each on average (decode), else kTokMany.
+// MOE_GROUPED_TOKENS_PER_PASS=8 forces kTokMany: a benchmark's A/B switch, read by the launcher only.
 template <int Stage>
 void launch_grouped(const FusedMoeArgs& a, dim3 grid, std::int64_t mid_stride, int sets, std::int64_t slots) {
-  const bool few = slots <= 2 * std::int64_t(grid.y);
+  static const bool force_many = [] {
+    const char* v = std::getenv("MOE_GROUPED_TOKENS_PER_PASS");
+    return v && std::string(v) == "8";
+  }();
+  const bool few = slots <= 2 * std::int64_t(grid.y) && !force_many;
   dispatch_format(a.routed.wfmt, [&](auto f) {
     constexpr int F = decltype(f)::value, V = chunk_width(WFormat(F));
     if (few) grouped_stage_kernel<F, V, kTokFew, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
     else grouped_stage_kernel<F, V, kTokMany, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
   });
+  MOE_GPU_CHECK_LAUNCH(Stage == 1 ? "grouped_stage_kernel (stage 1)" : "grouped_stage_kernel (stage 2)");
+  if (a.n_shared > 0 && a.shared.wfmt != a.routed.wfmt) {
+    const dim3 g(grid.x, unsigned(a.n_shared));
+    if (few) grouped_other_format_kernel<kTokFew, Stage><<<g, dim3(kThreads)>>>(a, mid_stride);
+    else grouped_other_format_kernel<kTokMany, Stage><<<g, dim3(kThreads)>>>(a, mid_stride);
+    MOE_GPU_CHECK_LAUNCH(Stage == 1 ? "grouped_other_format_kernel (stage 1)" : "grouped_other_format_kernel (stage 2)");
+  }
 }
 
 }  // namespace
@@ -170,7 +184,6 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
       scatter_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256)>>>(a);
       MOE_GPU_CHECK_LAUNCH("scatter_slots_kernel");
       launch_grouped<1>(a, dim3(unsigned((max_inter + kGroups - 1) / kGroups), active_grid), max_inter, sets, slots);
-      MOE_GPU_CHECK_LAUNCH("grouped_stage_kernel (stage 1)");
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {
         stage1_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((max_inter + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
@@ -184,7 +197,6 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
     }
     if (grouped) {
       launch_grouped<2>(a, dim3(unsigned((a.hidden + kGroups - 1) / kGroups), active_grid), max_inter, sets, slots);
-      MOE_GPU_CHECK_LAUNCH("grouped_stage_kernel (stage 2)");
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {
         stage2_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((a.hidden + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);

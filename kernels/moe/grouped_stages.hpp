@@ -250,33 +250,39 @@ __device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set,
   }
 }
 
-// A shared set whose format differs from the routed one's: the run-time-format body at 8 columns per step (every
-// grouped row length is a multiple of 8), compiled once per (KT, stage) and called, not inlined into each format's
-// kernel (a rare, slow path: inlining it 14 times doubled the build).
-template <int KT, int Stage>
-__device__ __noinline__ void grouped_generic_body(const FusedMoeArgs& a, std::int64_t e, std::int64_t begin,
-                                                  std::int64_t end, std::int64_t mid_stride, SlotInfo* sinfo) {
-  if (Stage == 1) grouped_stage1_body<-1, 8, KT>(a, a.shared, e, begin, end, mid_stride, sinfo);
-  else grouped_stage2_body<-1, 8, KT>(a, a.shared, e, begin, end, mid_stride, sinfo);
-}
-
 // Grid: (row tiles of kGroups rows, at most min(sets, slots) entries of the active-set list). Blocks past the list's
-// length or past their set's rows exit. V: the routed format's chunk width (grouped_path checked the shapes); KT:
-// tokens per pass.
+// length or past their set's rows exit, and so do those of a shared set whose format is not F: the launcher runs
+// those through grouped_other_format_kernel. V: the routed format's chunk width (grouped_path checked the shapes);
+// KT: tokens per pass.
 template <int F, int V, int KT, int Stage>
 __global__ void __launch_bounds__(kThreads) grouped_stage_kernel(FusedMoeArgs a, std::int64_t mid_stride, int sets) {
   __shared__ SlotInfo sinfo[KT];
   if (int(blockIdx.y) >= a.active_sets[sets]) return;
   const std::int64_t set_idx = a.active_sets[blockIdx.y];
   const bool shared = set_idx >= a.local_experts;
+  if (shared && a.shared.wfmt != WFormat(F)) return;
   const ExpertSet& set = shared ? a.shared : a.routed;
   const std::int64_t e = shared ? set_idx - a.local_experts : set_idx;
   const std::int64_t rows = Stage == 1 ? set.inter : a.hidden;
   if (std::int64_t(blockIdx.x) * kGroups >= rows) return;
   const std::int64_t begin = a.expert_offsets[set_idx], end = a.expert_offsets[set_idx + 1];
-  if (shared && a.shared.wfmt != WFormat(F)) grouped_generic_body<KT, Stage>(a, e, begin, end, mid_stride, sinfo);
-  else if (Stage == 1) grouped_stage1_body<F, V, KT>(a, set, e, begin, end, mid_stride, sinfo);
+  if (Stage == 1) grouped_stage1_body<F, V, KT>(a, set, e, begin, end, mid_stride, sinfo);
   else grouped_stage2_body<F, V, KT>(a, set, e, begin, end, mid_stride, sinfo);
+}
+
+// The shared sets when their format differs from the routed experts' (an fp8 shared expert beside MX routed
+// experts): the format read at run time, 8 columns per step (every grouped row length is a multiple of 8). A launch
+// of its own, so the routed kernels carry none of this code (inlined into each of them it doubled the build; called
+// out of line it put the arguments on every thread's stack). Grid: (row tiles, n_shared).
+template <int KT, int Stage>
+__global__ void __launch_bounds__(kThreads) grouped_other_format_kernel(FusedMoeArgs a, std::int64_t mid_stride) {
+  __shared__ SlotInfo sinfo[KT];
+  const std::int64_t set_idx = a.local_experts + blockIdx.y;
+  const std::int64_t rows = Stage == 1 ? a.shared.inter : a.hidden;
+  if (std::int64_t(blockIdx.x) * kGroups >= rows) return;
+  const std::int64_t begin = a.expert_offsets[set_idx], end = a.expert_offsets[set_idx + 1];
+  if (Stage == 1) grouped_stage1_body<-1, 8, KT>(a, a.shared, blockIdx.y, begin, end, mid_stride, sinfo);
+  else grouped_stage2_body<-1, 8, KT>(a, a.shared, blockIdx.y, begin, end, mid_stride, sinfo);
 }
 
 }  // namespace
