@@ -62,23 +62,29 @@ TEST(GpuFusedMoe, EveryUnitCasePasses) {
 
 // Two-stage runs the grouped kernels (slots sorted by expert) when every row length is a multiple of the elements
 // one 16-byte load holds in the routed weight format (8 of 16 bits, 16 of fp8, 32 of fp4), and the row-wise
-// kernels otherwise; the report names which ran.
+// kernels otherwise; the grouped kernels take 2 tokens per pass where the sets they list (at most min(sets, slots))
+// average at most two slots, else 8. The report names which ran.
 TEST(GpuFusedMoe, TwoStageIsGroupedWhereRowsHoldWhole16ByteChunksAndRowWiseElsewhere) {
   REQUIRE_GPU();
   GpuFusedMoeKernel k;
-  int grouped = 0, row_wise = 0;
+  int grouped = 0, row_wise = 0, few = 0;
   for (const CaseSpec& c : suite().cases) {
     if (c.problem.stage == StageMode::one_stage) continue;
     const CaseRecord r = execute_case(c, k, device(), {});
-    const WeightFormat f = c.problem.quant.weight;
+    const ProblemSpec& p = c.problem;
+    const WeightFormat f = p.quant.weight;
     const int bytes_x2 = f == WeightFormat::mxfp4 ? 1 : (f == WeightFormat::bf16 || f == WeightFormat::fp16) ? 4 : 2;
     const int v = 2 * 16 / bytes_x2;  // elements per 16 bytes
-    const bool odd = c.problem.hidden % v != 0 || c.problem.local_inter() % v != 0 ||
-                     (c.problem.n_shared > 0 && c.problem.local_shared_inter() % v != 0);
-    EXPECT_EQ(r.variant.rfind(odd ? "two_stage/" : "grouped/", 0), 0u) << c.id << ": " << r.variant;
+    const bool odd = p.hidden % v != 0 || p.local_inter() % v != 0 || (p.n_shared > 0 && p.local_shared_inter() % v != 0);
+    const long slots = long(p.tokens) * (p.topk + p.n_shared), sets = long(p.local_experts()) + p.n_shared;
+    const bool two = slots <= 2 * std::min(slots, sets);
+    const std::string want = odd ? "two_stage/" : two ? "grouped-t2/" : "grouped-t8/";
+    EXPECT_EQ(r.variant.rfind(want, 0), 0u) << c.id << ": " << r.variant;
     (odd ? row_wise : grouped) += 1;
+    few += !odd && two;
   }
   EXPECT_GE(grouped, 10);
+  EXPECT_GE(few, 5);
   EXPECT_EQ(row_wise, 3);  // H196/I100, shared inter 60 (bf16), H264 (fp8: 8 but not 16 elements per row chunk)
 }
 

@@ -216,7 +216,10 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   }
 
   RunInfo info;
-  info.variant = std::string(a.one_stage ? "one_stage" : gpu::grouped_path(a) ? "grouped" : "two_stage") + "/" +
+  const std::string path = a.one_stage ? "one_stage"
+                           : gpu::grouped_path(a) ? "grouped-t" + std::to_string(gpu::grouped_tokens_per_pass(a))
+                                                  : "two_stage";
+  info.variant = path + "/" +
                  std::string(name(p.reduce)) + "/" +
                  std::string(name(p.quant.weight)) + (quant ? "+" + std::string(name(p.quant.act)) : std::string());
   struct Ctx { gpu::FusedMoeArgs* a; gpu::DeviceBuffer* acc; void (*launch)(const gpu::FusedMoeArgs&); } ctx{&a, &acc, launch};

@@ -16,8 +16,6 @@
 // outputs), rowwise_stages.hpp, grouped_stages.hpp; this file: input preparation, quantization of whole rows, the
 // final reduce, and the launcher that picks the path.
 #include <cstdint>
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 
 #include "kernels/moe/fused_moe.hpp"
@@ -102,15 +100,11 @@ void dispatch_format(WFormat f, Fn&& fn) {
 }
 
 // One grouped stage for the routed format, at its chunk width, then (when their format differs) the shared sets;
-// kTokFew tokens per pass where the listed sets hold at most two slots each on average (decode), else kTokMany.
-// MOE_GROUPED_TOKENS_PER_PASS=8 forces kTokMany: a benchmark's A/B switch, read by the launcher only.
+// grouped_tokens_per_pass picks kTokFew or kTokMany.
 template <int Stage>
-void launch_grouped(const FusedMoeArgs& a, dim3 grid, std::int64_t mid_stride, int sets, std::int64_t slots) {
-  static const bool force_many = [] {
-    const char* v = std::getenv("MOE_GROUPED_TOKENS_PER_PASS");
-    return v && std::string(v) == "8";
-  }();
-  const bool few = slots <= 2 * std::int64_t(grid.y) && !force_many;
+void launch_grouped(const FusedMoeArgs& a, dim3 grid, std::int64_t mid_stride, int sets) {
+  static_assert(kTokFew == 2 && kTokMany == 8, "grouped_tokens_per_pass (fused_moe.hpp) names these two");
+  const bool few = grouped_tokens_per_pass(a) == kTokFew;
   dispatch_format(a.routed.wfmt, [&](auto f) {
     constexpr int F = decltype(f)::value, V = chunk_width(WFormat(F));
     if (few) grouped_stage_kernel<F, V, kTokFew, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
@@ -183,7 +177,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
       MOE_GPU_CHECK_LAUNCH("scan_slots_kernel");
       scatter_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256)>>>(a);
       MOE_GPU_CHECK_LAUNCH("scatter_slots_kernel");
-      launch_grouped<1>(a, dim3(unsigned((max_inter + kGroups - 1) / kGroups), active_grid), max_inter, sets, slots);
+      launch_grouped<1>(a, dim3(unsigned((max_inter + kGroups - 1) / kGroups), active_grid), max_inter, sets);
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {
         stage1_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((max_inter + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
@@ -196,7 +190,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
         quantize(a.mid, slots, a.shared.inter, max_inter, a.shared.aq, per, true, "quantize_rows_kernel (intermediate, shared)");
     }
     if (grouped) {
-      launch_grouped<2>(a, dim3(unsigned((a.hidden + kGroups - 1) / kGroups), active_grid), max_inter, sets, slots);
+      launch_grouped<2>(a, dim3(unsigned((a.hidden + kGroups - 1) / kGroups), active_grid), max_inter, sets);
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {
         stage2_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((a.hidden + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);

@@ -6,6 +6,8 @@
 // MXFP8) before each GEMM; the products decode(code) * scale are formed in fp32 as the contract defines.
 #pragma once
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define MOE_HOST_DEVICE __host__ __device__
@@ -109,6 +111,16 @@ MOE_HOST_DEVICE constexpr int chunk_width(WFormat f) {
 inline bool grouped_path(const FusedMoeArgs& a) {
   const int v = chunk_width(a.routed.wfmt);
   return !a.one_stage && a.hidden % v == 0 && a.routed.inter % v == 0 && (a.n_shared == 0 || a.shared.inter % v == 0);
+}
+
+// Tokens per pass of the grouped kernels: 2 where the sets the grid lists (min(sets, slots)) hold at most two slots
+// each on average (decode: fewer accumulators, more warps, several 16-byte loads in flight per lane), else 8. The
+// environment variable MOE_GROUPED_TOKENS_PER_PASS=8 forces 8: a benchmark's A/B switch.
+inline int grouped_tokens_per_pass(const FusedMoeArgs& a) {
+  const std::int64_t slots = a.tokens * (a.topk + a.n_shared), sets = a.local_experts + a.n_shared;
+  const char* force = std::getenv("MOE_GROUPED_TOKENS_PER_PASS");
+  if (force && std::string_view(force) == "8") return 8;
+  return slots <= 2 * (slots < sets ? slots : sets) ? 2 : 8;
 }
 
 // Enqueues the whole MoE on the default stream; checks the last error after every launch (throws moe::Error).
