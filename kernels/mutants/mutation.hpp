@@ -24,12 +24,12 @@ bool mutation_applies(Mutation m, const ProblemSpec& p);
 // Bugs too small for any statistical tolerance (DESIGN.md: "one wrong block scale"): the exact tier must catch them
 // on every live case; on statistical cases a miss is reported, not failed. gpu: whether the GPU kernels carry it.
 // bf16_accumulation is one of them on the GPU: its K reduction is a lane tree (row-wise kernels: 256 lanes, 8
-// levels; grouped kernels: 16 lanes, 4 levels), so the bf16 rounding enters only over each lane's K/256 or K/128
-// serial terms and the tree's levels (relative error ~2^-9 * sqrt(16), the size of the bf16 output rounding
-// itself), where the host kernel's serial loop over all of K errs ~2^-9 * sqrt(K). Measured on the H200
-// (2026-11-30, harness/selftest_results/2026-11-30-h200-gpu-20-seeds.txt): caught bit for bit on all 7 exact-tier
-// cases, on 2 of the 7 statistical ones by the mismatch fraction, below tolerance on 5; the same 9 of 14 on the
-// grouped kernels (reports/runs/2026-11-30-h200-grouped/).
+// levels; grouped kernels: 16 lanes, 4 levels), so the bf16 rounding enters only over each lane's serial terms
+// (K/256 or K/16) and the tree's levels, where the host kernel's serial loop over all of K errs ~2^-9 * sqrt(K):
+// 16x (row-wise) or 4x (grouped) less. Measured on the H200 (2026-11-30, harness/selftest_results/
+// 2026-11-30-h200-gpu-20-seeds.txt): caught bit for bit on all 7 exact-tier cases, on 2 of the 7 statistical ones
+// by the mismatch fraction, below tolerance on 5; the same 9 of 14 on the grouped kernels over 20 seeds
+// (2026-11-30-h200-gpu-grouped-20-seeds.txt).
 bool exact_tier_only(Mutation m, bool gpu);
 // Bugs only a GPU kernel can have (the host contract kernel indexes with 64-bit size_t throughout).
 bool gpu_only(Mutation m);
