@@ -187,6 +187,12 @@ __device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, s
   return 0.0f;
 }
 
+// A mutant that corrupts single weight elements (a wrapped offset, one scale, swapped nibbles) is compiled in: the
+// vector loads then fall back to loadw element by element, where the bug lives. Constant false in the default build.
+__device__ inline bool element_mutant(const ExpertSet& set) {
+  return MOE_MUT(set, offsets_32bit) || MOE_MUT(set, e8m0_scale_off_by_one) || MOE_MUT(set, fp4_nibbles_swapped);
+}
+
 // Eight consecutive weight elements of one row (c and K multiples of 8, so the eight share one scale and the load
 // is aligned): one 16-byte load for bf16/fp16, 8 bytes for fp8 and MXFP8, 4 bytes for MXFP4, then the same
 // decode(code) * scale per element as loadw.
@@ -194,8 +200,8 @@ template <int F>
 __device__ inline void load8w(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
                               std::int64_t rows, std::int64_t K, float (&w)[8]) {
   const WFormat f = F < 0 ? set.wfmt : WFormat(F);
-  if (MOE_MUT(set, offsets_32bit) || MOE_MUT(set, e8m0_scale_off_by_one) || MOE_MUT(set, fp4_nibbles_swapped)) {
-    for (int q = 0; q < 8; ++q) w[q] = loadw<F>(set, is13, e, row, c + q, rows, K);  // the mutants' element path
+  if (element_mutant(set)) {
+    for (int q = 0; q < 8; ++q) w[q] = loadw<F>(set, is13, e, row, c + q, rows, K);
     return;
   }
   const void* p = is13 ? set.w13 : set.w2;
@@ -224,7 +230,8 @@ __device__ inline void load8w(const ExpertSet& set, bool is13, std::int64_t e, s
   }
 }
 
-// V consecutive weight elements of one row, eight at a time through load8w.
+// V consecutive weight elements of one row, eight at a time through load8w: the grouped kernels' path for a format
+// known only at run time (F = -1) and for the element mutants (chunked below is false there).
 template <int F, int V>
 __device__ inline void load_by_8(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
                                  std::int64_t rows, std::int64_t K, float (&w)[V]) {
@@ -288,21 +295,7 @@ __device__ inline void decode_chunk(const ExpertSet& set, const RawChunk& r, flo
 // known only at run time (F = -1: a shared set in another format) nor on the mutants' element path.
 template <int F>
 __device__ inline bool chunked(const ExpertSet& set) {
-  return F >= 0 && !(MOE_MUT(set, offsets_32bit) || MOE_MUT(set, e8m0_scale_off_by_one) || MOE_MUT(set, fp4_nibbles_swapped));
-}
-
-// V consecutive weight elements of one row (c and K multiples of V): one chunk where V = chunk_width(F) and
-// chunked<F>, else eight at a time through load8w.
-template <int F, int V>
-__device__ inline void loadvw(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
-                              std::int64_t rows, std::int64_t K, float (&w)[V]) {
-  if constexpr (F >= 0 && V == chunk_width(WFormat(F))) {
-    if (chunked<F>(set)) {
-      decode_chunk<F>(set, fetch_chunk<F>(set, is13, e, row, c, rows, K), w);
-      return;
-    }
-  }
-  load_by_8<F, V>(set, is13, e, row, c, rows, K, w);
+  return F >= 0 && !element_mutant(set);
 }
 
 // Quantizes then dequantizes one group of n values (stride 1) in place, as the contract's activation recipe does,

@@ -104,8 +104,8 @@ MOE_HOST_DEVICE constexpr int chunk_width(WFormat f) {
   return f == WFormat::mxfp4 ? 32 : (f == WFormat::bf16 || f == WFormat::f16) ? 8 : 16;
 }
 
-// The two-stage path sorts slots by expert and reads each expert's weights once per pass over up to 8 of its
-// tokens (the grouped kernels) when every row length (H, each set's inter) is a multiple of the routed format's
+// The two-stage path sorts slots by expert and reads each expert's weights once per pass over up to 2 or 8 of its
+// tokens (the grouped kernels, grouped_tokens_per_pass) when every row length (H, each set's inter) is a multiple of the routed format's
 // chunk width (aligned 16-byte loads); else it runs one block per (slot, row tile) (the row-wise kernels). The
 // sort buffers must then be given.
 inline bool grouped_path(const FusedMoeArgs& a) {

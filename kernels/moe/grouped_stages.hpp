@@ -159,8 +159,8 @@ __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set,
             }
           }
           if (!fast) {
-            loadvw<F, V>(set, true, e, rg, c, 2 * inter, h, wg);
-            loadvw<F, V>(set, true, e, ru, c, 2 * inter, h, wu);
+            load_by_8<F, V>(set, true, e, rg, c, 2 * inter, h, wg);
+            load_by_8<F, V>(set, true, e, ru, c, 2 * inter, h, wu);
           }
 #pragma unroll
           for (int m = 0; m < KT; ++m) {
@@ -225,7 +225,7 @@ __device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set,
           if constexpr (F >= 0) {
             if (fast) decode_chunk<F>(set, raw[u], w);
           }
-          if (!fast) loadvw<F, V>(set, false, e, row, c, h, inter, w);
+          if (!fast) load_by_8<F, V>(set, false, e, row, c, h, inter, w);
 #pragma unroll
           for (int m = 0; m < KT; ++m) {
             if (m < n) {
