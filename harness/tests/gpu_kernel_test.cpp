@@ -6,9 +6,14 @@
 #include "harness/case_pipeline.hpp"
 #include "kernels/gpu/gpu_fused_moe_kernel.hpp"
 #include "kernels/gpu/gpu_routing.hpp"
+#include "kernels/moe/decode_probe.hpp"
+#include "reference/formats/e8m0.hpp"
+#include "reference/formats/fp8.hpp"
+#include "reference/formats/minifloat.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace moe {
 namespace {
@@ -47,6 +52,11 @@ cases:
   - {tokens: 11, hidden: 196, inter: 100, reduce: separate}
   - {tokens: 9, n_shared: 1, shared_inter: 60, reduce: per_k}
   - {tokens: 12, hidden: 264, quant: {weight: fp8_channel, act: fp8_token}}
+  - {tokens: 40, activation: gelu_tanh, layout: up_gate, input_dtype: f16, output_dtype: f16, intermediate: f16, quant: {weight: fp16}}
+  - {tokens: 40, topk: 1, routing: {kind: sigmoid_top1}, router_weight_on: input, n_shared: 1, shared_inter: 128, reduce: per_k}
+  - {tokens: 40, activation: swiglu_oai, biases: true, n_shared: 1, shared_inter: 96, clamp_shared: false}
+  - {tokens: 70, hidden: 288, inter: 160, reduce: separate}
+  - {tokens: 40, intermediate: f32, variant: mid-f32}
 )", "gpu-unit.yaml");
 }
 }  // namespace
@@ -63,11 +73,14 @@ TEST(GpuFusedMoe, EveryUnitCasePasses) {
 // Two-stage runs the grouped kernels (slots sorted by expert) when every row length is a multiple of the elements
 // one 16-byte load holds in the routed weight format (8 of 16 bits, 16 of fp8, 32 of fp4), and the row-wise
 // kernels otherwise; the grouped kernels take 2 tokens per pass where the sets they list (at most min(sets, slots))
-// average at most two slots, else 8. The report names which ran.
+// average at most two slots, else 8; on NVIDIA the 8-token passes of bf16/fp16 GEMMs whose input and intermediate
+// are that same type (no activation quantization, rows a multiple of 32) run on matrix instructions instead. The
+// report names which ran.
 TEST(GpuFusedMoe, TwoStageIsGroupedWhereRowsHoldWhole16ByteChunksAndRowWiseElsewhere) {
   REQUIRE_GPU();
   GpuFusedMoeKernel k;
-  int grouped = 0, row_wise = 0, few = 0;
+  const bool nvidia = device().device->vendor == "nvidia";
+  int grouped = 0, row_wise = 0, few = 0, mma = 0;
   for (const CaseSpec& c : suite().cases) {
     if (c.problem.stage == StageMode::one_stage) continue;
     const CaseRecord r = execute_case(c, k, device(), {});
@@ -78,13 +91,22 @@ TEST(GpuFusedMoe, TwoStageIsGroupedWhereRowsHoldWhole16ByteChunksAndRowWiseElsew
     const bool odd = p.hidden % v != 0 || p.local_inter() % v != 0 || (p.n_shared > 0 && p.local_shared_inter() % v != 0);
     const long slots = long(p.tokens) * (p.topk + p.n_shared), sets = long(p.local_experts()) + p.n_shared;
     const bool two = slots <= 2 * std::min(slots, sets);
-    const std::string want = odd ? "two_stage/" : two ? "grouped-t2/" : "grouped-t8/";
+    const bool b16 = f == WeightFormat::bf16 && p.input_dtype == DType::bf16 && p.intermediate == IntermediateDtype::bf16;
+    const bool f16 = f == WeightFormat::fp16 && p.input_dtype == DType::f16 && p.intermediate == IntermediateDtype::f16;
+    const bool rows32 = p.hidden % 32 == 0 && p.local_inter() % 32 == 0 && (p.n_shared == 0 || p.local_shared_inter() % 32 == 0);
+    const bool same_shared = p.n_shared == 0 || (p.shared_quant.weight == f && p.shared_quant.act == ActFormat::none);
+    const bool matrix = nvidia && !odd && !two && (b16 || f16) && p.quant.act == ActFormat::none && same_shared && rows32;
+    const std::string want = odd ? "two_stage/" : two ? "grouped-t2/" : matrix ? "grouped-mma/" : "grouped-t8/";
     EXPECT_EQ(r.variant.rfind(want, 0), 0u) << c.id << ": " << r.variant;
     (odd ? row_wise : grouped) += 1;
     few += !odd && two;
+    mma += matrix;
   }
   EXPECT_GE(grouped, 10);
   EXPECT_GE(few, 5);
+  if (nvidia) {
+    EXPECT_GE(mma, 10);  // bf16 and fp16, every reduce mode, EP, shared experts, weight on input, partial tiles
+  }
   EXPECT_EQ(row_wise, 3);  // H196/I100, shared inter 60 (bf16), H264 (fp8: 8 but not 16 elements per row chunk)
 }
 
@@ -98,6 +120,66 @@ TEST(GpuFusedMoe, AFailingLaunchIsAReportedCaseErrorWithTheRuntimeMessage) {
   // The process is still healthy: the next case on a sound kernel passes.
   GpuFusedMoeKernel ok;
   EXPECT_EQ(execute_case(suite().cases[0], ok, device(), {}).status, "pass");
+}
+
+// The grouped kernels' chunk decoder (code bits under IEEE half fields, the GPU's half-to-float conversion, the
+// power of two folded into the scale) against the host reference's decoders (reference/formats) times the scale,
+// bit for bit, for every code: e4m3 fn and fnuz (subnormals, -0, the NaN codes that send their chunk to the
+// element-wise decode), e2m1 under E8M0 scales from 2^-127 to NaN, and scales on both sides of the fast path's 2^100.
+static bool same_bits(float a, float b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof a) == 0; }
+
+TEST(GpuDecode, ChunkDecoderEqualsTheReferenceDecodersForEveryCode) {
+  REQUIRE_GPU();
+  const std::vector<float> scales = {1.0f, 0.0123f, -3.5f, 0x1p-130f, 0x1p-10f, 0x1p99f, 0x1p100f, INFINITY};
+  struct Fp8 { gpu::WFormat f; Fp8Flavor flavor; };
+  for (const Fp8 t : {Fp8{gpu::WFormat::fp8_channel, Fp8Flavor::fn}, Fp8{gpu::WFormat::fp8_channel, Fp8Flavor::fnuz},
+                      Fp8{gpu::WFormat::mxfp8, Fp8Flavor::fn}}) {
+    const MinifloatSpec& spec = e4m3_spec(t.flavor);
+    for (bool nan_free : {false, true}) {  // every code, NaN codes included; then NaN codes replaced (all chunks fast)
+      std::vector<std::uint8_t> codes;
+      std::vector<float> sc;
+      for (float s : scales)
+        for (int chunk = 0; chunk < 16; ++chunk) {
+          for (int k = 0; k < 16; ++k) {
+            const std::uint32_t c = std::uint32_t(chunk * 16 + k);
+            codes.push_back(std::uint8_t(nan_free && std::isnan(minifloat_decode(spec, c)) ? 0x01u : c));
+          }
+          sc.push_back(s);
+        }
+      const std::vector<float> got = gpu::probe_decode_chunks(t.f, t.flavor == Fp8Flavor::fnuz, codes, sc);
+      ASSERT_EQ(got.size(), codes.size());
+      int wrong = 0;
+      for (std::size_t i = 0; i < codes.size(); ++i) {
+        const float want = minifloat_decode(spec, codes[i]) * sc[i / 16];
+        if (!same_bits(got[i], want) && ++wrong <= 5)
+          ADD_FAILURE() << spec.name << " code 0x" << std::hex << int(codes[i]) << std::dec << " scale " << sc[i / 16]
+                        << ": got " << got[i] << ", reference " << want;
+      }
+      EXPECT_EQ(wrong, 0) << spec.name << (nan_free ? " (NaN codes replaced)" : "");
+    }
+  }
+  // MXFP4: every byte (two elements: the low nibble first) under E8M0 scales; 2^100 (code 227) and above and the
+  // edges take the element-wise decode.
+  for (E8m0Edges edges : {E8m0Edges::ocp, E8m0Edges::triton}) {
+    std::vector<std::uint8_t> codes;
+    std::vector<float> sc;
+    for (int e : {0, 1, 100, 113, 127, 140, 226, 227, 240, 254, 255})
+      for (int chunk = 0; chunk < 16; ++chunk) {
+        for (int k = 0; k < 16; ++k) codes.push_back(std::uint8_t(chunk * 16 + k));
+        sc.push_back(e8m0_decode(std::uint8_t(e), edges));
+      }
+    const std::vector<float> got = gpu::probe_decode_chunks(gpu::WFormat::mxfp4, false, codes, sc);
+    ASSERT_EQ(got.size(), 2 * codes.size());
+    int wrong = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const std::uint8_t byte = codes[i / 2];
+      const std::uint32_t nib = i % 2 == 0 ? byte & 0xFu : byte >> 4;
+      const float want = minifloat_decode(kE2M1, nib) * sc[i / 32];
+      if (!same_bits(got[i], want) && ++wrong <= 5)
+        ADD_FAILURE() << "e2m1 nibble " << nib << " scale " << sc[i / 32] << ": got " << got[i] << ", reference " << want;
+    }
+    EXPECT_EQ(wrong, 0) << "e2m1";
+  }
 }
 
 // Device routing against the reference's ids and weights. Softmax and sigmoid use the device's expf, which may

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "kernels/moe/fused_moe.hpp"
+#include "kernels/moe/mma_stages.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
 #include "reference/formats/bf16.hpp"
 #include "reference/formats/fp16.hpp"
@@ -217,6 +218,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
 
   RunInfo info;
   const std::string path = a.one_stage ? "one_stage"
+                           : gpu::mma_path(a, gpu::grouped_mma_built()) ? std::string("grouped-mma")
                            : gpu::grouped_path(a) ? "grouped-t" + std::to_string(gpu::grouped_tokens_per_pass(a))
                                                   : "two_stage";
   info.variant = path + "/" +

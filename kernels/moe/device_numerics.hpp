@@ -1,8 +1,9 @@
-// Number formats on the device, by bit arithmetic (no fp8/fp4 hardware assumed): 16-bit float loads, stores and
-// rounding; e4m3 (fn and fnuz), e2m1 and E8M0 decoding; expert weight elements as decode(code) * scale; activation
-// quantization exactly as the contract defines it.
-// Device code of the fused MoE kernels: included by kernels/moe/fused_moe.hip only, inside one translation unit
-// (internal linkage; the mutant build, kernels/mutants/fused_moe_mutants.hip, compiles its own copy).
+// Number formats on the device, by bit arithmetic (no fp8/fp4 hardware assumed; the chunk decoders use the GPU's
+// half-to-float conversion): 16-bit float loads, stores and rounding; e4m3 (fn and fnuz), e2m1 and E8M0 decoding;
+// expert weight elements as decode(code) * scale; activation quantization exactly as the contract defines it.
+// Device code of the fused MoE kernels: included by kernels/moe/fused_moe.hip, mma_stages.hip and decode_probe.hip,
+// a copy in each translation unit (internal linkage; the mutant build, kernels/mutants/fused_moe_mutants.hip,
+// compiles its own).
 #pragma once
 #include <cstdint>
 #include "kernels/moe/fused_moe.hpp"
@@ -12,17 +13,22 @@
 namespace moe::gpu {
 namespace {
 
-__device__ inline float load(const void* p, std::int64_t i, ElemType t) {
-  if (t == ElemType::f32) return static_cast<const float*>(p)[i];
-  const std::uint16_t b = static_cast<const std::uint16_t*>(p)[i];
-  if (t == ElemType::bf16) return __uint_as_float(std::uint32_t(b) << 16);
-  // IEEE half -> float by bits (no half type needed on either vendor).
+// IEEE half -> float by bits (no half type needed on either vendor). A value, not an address: a local whose
+// address is taken can end up in stack memory.
+__device__ inline float f16_bits_to_float(std::uint16_t b) {
   const std::uint32_t s = (b >> 15) & 1u, e = (b >> 10) & 31u, m = b & 1023u;
   float v;
   if (e == 0) v = float(m) * 5.9604644775390625e-08f;  // m * 2^-24
   else if (e == 31) v = m ? __uint_as_float(0x7FC00000u) : __uint_as_float(0x7F800000u);
   else v = __uint_as_float(((e + 112u) << 23) | (m << 13));
   return s ? -v : v;
+}
+
+__device__ inline float load(const void* p, std::int64_t i, ElemType t) {
+  if (t == ElemType::f32) return static_cast<const float*>(p)[i];
+  const std::uint16_t b = static_cast<const std::uint16_t*>(p)[i];
+  if (t == ElemType::bf16) return __uint_as_float(std::uint32_t(b) << 16);
+  return f16_bits_to_float(b);
 }
 
 // Eight consecutive 16-bit elements in one 16-byte load (callers guarantee 8-element alignment), decoded to floats.
@@ -35,8 +41,8 @@ __device__ inline void load8(const void* p, std::int64_t i, ElemType t, float (&
       v[2 * k] = __uint_as_float(std::uint32_t(lo) << 16);
       v[2 * k + 1] = __uint_as_float(std::uint32_t(hi) << 16);
     } else {
-      v[2 * k] = load(&lo, 0, ElemType::f16);
-      v[2 * k + 1] = load(&hi, 0, ElemType::f16);
+      v[2 * k] = f16_bits_to_float(lo);
+      v[2 * k + 1] = f16_bits_to_float(hi);
     }
   }
 }
@@ -68,7 +74,7 @@ __device__ inline float round_to(float v, ElemType t) {
   if (t == ElemType::bf16) return __uint_as_float(std::uint32_t(to_bf16(v)) << 16);
   if (t == ElemType::f16) {
     const std::uint16_t h = to_f16(v);
-    return load(&h, 0, ElemType::f16);
+    return f16_bits_to_float(h);
   }
   return v;
 }
@@ -270,22 +276,78 @@ __device__ inline RawChunk fetch_chunk(const ExpertSet& set, bool is13, std::int
   return r;
 }
 
-// decode(code) * scale per element, as loadw.
+// Whether any byte of w is an e4m3 NaN code (fn: the low seven bits all ones; fnuz: 0x80). Byte-parallel: in fn a
+// byte's low seven bits plus one reach bit 7 only from 0x7F (no carry leaves the byte); in fnuz w ^ 0x80808080 has a
+// zero byte exactly where w holds 0x80 (the classic has-zero-byte test).
+__device__ inline std::uint32_t e4m3_nan_bytes(std::uint32_t w, bool fnuz) {
+  if (fnuz) {
+    const std::uint32_t v = w ^ 0x80808080u;
+    return (v - 0x01010101u) & ~v & 0x80808080u;
+  }
+  return ((w & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u;
+}
+
+// decode(code) * scale per element, bit for bit as loadw, with few integer operations: the code's bits are placed
+// under the fields of an IEEE half, which the GPU converts to fp32 in one floating-point instruction. An e4m3
+// code's sign and seven magnitude bits at half bits 15 and 7..13 are a half worth value * 2^-8 (fn, bias 7) or
+// 2^-7 (fnuz, bias 8), subnormals included; an e2m1 code's at bits 15 and 9..11 a half worth value * 2^-14. The
+// power of two goes into the scale (exact), so each weight is the same single rounding of the same real product
+// decode(code) * scale. Chunks holding a NaN code, or whose scale is not below 2^100 (overflow, Inf, NaN), take the
+// element-wise decode.
 template <int F>
 __device__ inline void decode_chunk(const ExpertSet& set, const RawChunk& r, float (&w)[chunk_width(WFormat(F))]) {
   constexpr WFormat f = WFormat(F);
   const std::uint32_t words[4] = {r.q.x, r.q.y, r.q.z, r.q.w};
   if constexpr (f == WFormat::mxfp4) {
+    if (fabsf(r.s) < 0x1p100f) {
+      const float s = r.s * 0x1p14f;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const std::uint32_t q = words[j];
+        // Nibbles k and k + 4 of the word (bits 4k, 4k + 16) into the low and high half.
+        const std::uint32_t h[4] = {((q << 12) & 0x80008000u) | ((q << 9) & 0x0E000E00u),
+                                    ((q << 8) & 0x80008000u) | ((q << 5) & 0x0E000E00u),
+                                    ((q << 4) & 0x80008000u) | ((q << 1) & 0x0E000E00u),
+                                    (q & 0x80008000u) | ((q >> 3) & 0x0E000E00u)};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          float lo, hi;
+          moe_half2_to_floats(h[k], lo, hi);
+          w[8 * j + k] = lo * s;
+          w[8 * j + k + 4] = hi * s;
+        }
+      }
+      return;
+    }
 #pragma unroll
     for (int k = 0; k < 32; ++k) w[k] = e2m1_decode((words[k / 8] >> (4 * (k % 8))) & 0xFu) * r.s;
   } else if constexpr (f == WFormat::bf16 || f == WFormat::f16) {
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       const std::uint16_t b = std::uint16_t(words[k / 2] >> (16 * (k % 2)));
-      w[k] = f == WFormat::bf16 ? __uint_as_float(std::uint32_t(b) << 16) : load(&b, 0, ElemType::f16);
+      w[k] = f == WFormat::bf16 ? __uint_as_float(std::uint32_t(b) << 16) : f16_bits_to_float(b);
     }
   } else {
     const bool fnuz = f != WFormat::mxfp8 && set.fnuz;
+    const std::uint32_t nan = e4m3_nan_bytes(words[0], fnuz) | e4m3_nan_bytes(words[1], fnuz) |
+                              e4m3_nan_bytes(words[2], fnuz) | e4m3_nan_bytes(words[3], fnuz);
+    if (nan == 0u && fabsf(r.s) < 0x1p100f) {
+      const float s = r.s * (fnuz ? 0x1p7f : 0x1p8f);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const std::uint32_t q = words[j];
+        const std::uint32_t even = ((q << 8) & 0x80008000u) | ((q << 7) & 0x3F803F80u);  // bytes 0 and 2
+        const std::uint32_t odd = (q & 0x80008000u) | ((q >> 1) & 0x3F803F80u);          // bytes 1 and 3
+        float b0, b1, b2, b3;
+        moe_half2_to_floats(even, b0, b2);
+        moe_half2_to_floats(odd, b1, b3);
+        w[4 * j] = b0 * s;
+        w[4 * j + 1] = b1 * s;
+        w[4 * j + 2] = b2 * s;
+        w[4 * j + 3] = b3 * s;
+      }
+      return;
+    }
 #pragma unroll
     for (int k = 0; k < 16; ++k) w[k] = e4m3_decode((words[k / 4] >> (8 * (k % 4))) & 0xFFu, fnuz) * r.s;
   }

@@ -9,6 +9,8 @@
 //             chunk per lane and step -> activation -> rounded to the intermediate dtype -> mid[slot, i]; stage 2
 //             grid (tile of 16 hidden rows, listed set) likewise for w2, then reduces (atomic into acc, or per-slot
 //             rows). Every slot's sums run over the same lanes in the same order whichever pass holds it.
+//             Many-token passes of bf16/fp16 GEMMs run on matrix instructions instead where the build has them
+//             (mma_stages.hip; mma_path in fused_moe.hpp).
 //  row-wise two-stage (other shapes): stage1 grid (slot, inter tile of kRows) computes kRows gate/up pairs per
 //             block; stage2 grid (slot, hidden tile of kRows); each slot reads its expert's weights itself.
 //  one-stage: one block per slot does both stages with the intermediate in shared memory (asked for by the case).
@@ -20,6 +22,7 @@
 
 #include "kernels/moe/fused_moe.hpp"
 #include "kernels/moe/grouped_stages.hpp"
+#include "kernels/moe/mma_stages.hpp"
 #include "kernels/moe/rowwise_stages.hpp"
 #include "kernels/runtime/gpu_check.hpp"
 #include "kernels/runtime/hip_compat.hpp"
@@ -165,6 +168,11 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
     MOE_GPU_CHECK_LAUNCH("one_stage_kernel");
   } else {
     const bool grouped = grouped_path(a);
+#ifdef MOE_GPU_MUTANTS
+    const bool mma = false;  // the mutants live in the other kernels
+#else
+    const bool mma = grouped && mma_path(a, grouped_mma_built());
+#endif
     const int sets = int(a.local_experts + a.n_shared);
     const unsigned active_grid = unsigned(slots < sets ? slots : sets);  // a set with slots holds at least one
     if (grouped) {
@@ -177,7 +185,8 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
       MOE_GPU_CHECK_LAUNCH("scan_slots_kernel");
       scatter_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256)>>>(a);
       MOE_GPU_CHECK_LAUNCH("scatter_slots_kernel");
-      launch_grouped<1>(a, dim3(unsigned((max_inter + kGroups - 1) / kGroups), active_grid), max_inter, sets);
+      if (mma) launch_grouped_mma(a, 1, max_inter, sets, active_grid);
+      else launch_grouped<1>(a, dim3(unsigned((max_inter + kGroups - 1) / kGroups), active_grid), max_inter, sets);
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {
         stage1_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((max_inter + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
@@ -190,7 +199,8 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
         quantize(a.mid, slots, a.shared.inter, max_inter, a.shared.aq, per, true, "quantize_rows_kernel (intermediate, shared)");
     }
     if (grouped) {
-      launch_grouped<2>(a, dim3(unsigned((a.hidden + kGroups - 1) / kGroups), active_grid), max_inter, sets);
+      if (mma) launch_grouped_mma(a, 2, max_inter, sets, active_grid);
+      else launch_grouped<2>(a, dim3(unsigned((a.hidden + kGroups - 1) / kGroups), active_grid), max_inter, sets);
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {
         stage2_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((a.hidden + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);

@@ -123,6 +123,23 @@ inline int grouped_tokens_per_pass(const FusedMoeArgs& a) {
   return slots <= 2 * (slots < sets ? slots : sets) ? 2 : 8;
 }
 
+// The grouped path's many-token passes on matrix instructions (kernels/moe/mma_stages.hip, where `built`): when the
+// GEMM operands are exactly the 16-bit type the instructions multiply, i.e. bf16 or fp16 weights in every set, the
+// input and the intermediate in that same type, no activation quantization, and H and every inter a multiple of 32
+// (whole k-tiles). The products are then exact and the sums fp32, as in the other kernels; only the order of the
+// fp32 additions differs. Never in the mutant build (a.mutation set): the mutants live in the other kernels. The
+// environment variable MOE_GROUPED_MMA=0 turns it off: a benchmark's A/B switch.
+inline bool mma_path(const FusedMoeArgs& a, bool built) {
+  const WFormat f = a.routed.wfmt;
+  if (!built || a.mutation != 0 || (f != WFormat::bf16 && f != WFormat::f16)) return false;
+  const ElemType t = f == WFormat::bf16 ? ElemType::bf16 : ElemType::f16;
+  const char* off = std::getenv("MOE_GROUPED_MMA");
+  if (off && std::string_view(off) == "0") return false;
+  return grouped_path(a) && grouped_tokens_per_pass(a) == 8 && a.in_type == t && a.mid_type == t &&
+         !quantizes_activations(a) && (a.n_shared == 0 || (a.shared.wfmt == f && a.shared.inter % 32 == 0)) &&
+         a.hidden % 32 == 0 && a.routed.inter % 32 == 0;
+}
+
 // Enqueues the whole MoE on the default stream; checks the last error after every launch (throws moe::Error).
 // With quantized activations it runs the two-stage path (the intermediate is quantized between the stages).
 // per_k leaves the per-slot results in `slots` for the caller to sum in k order and does not write `out`.

@@ -4,6 +4,9 @@
 // (internal linkage; the mutant build, kernels/mutants/fused_moe_mutants.hip, compiles its own copy).
 #pragma once
 #include <cstdint>
+#include <type_traits>
+#include <utility>
+
 #include "kernels/moe/slot_ops.hpp"
 
 namespace moe::gpu {
@@ -107,6 +110,19 @@ __device__ inline void load8f(const float* p, float (&z)[8]) {
   z[0] = v0.x; z[1] = v0.y; z[2] = v0.z; z[3] = v0.w; z[4] = v1.x; z[5] = v1.y; z[6] = v1.z; z[7] = v1.w;
 }
 
+// Calls fn(std::integral_constant<int, U>{}) for U = 0 .. N-1: a loop unrolled by the language, which no optimizer
+// can leave rolled. Clang 15 for gfx90a/gfx940 left stage 1's loops over the fetched chunks, over the tokens of a
+// pass and over a chunk's 8-element pieces rolled in some instantiations ("unrolled size is too large"), the chunk
+// and accumulator arrays then in scratch memory.
+template <class Fn, int... U>
+__device__ inline void static_for_impl(Fn& fn, std::integer_sequence<int, U...>) {
+  (fn(std::integral_constant<int, U>{}), ...);
+}
+template <int N, class Fn>
+__device__ inline void static_for(Fn&& fn) {
+  static_for_impl(fn, std::make_integer_sequence<int, N>{});
+}
+
 template <int N>
 __device__ inline void group_sum(float (&v)[N]) {
 #pragma unroll
@@ -138,17 +154,17 @@ __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set,
     for (std::int64_t c0 = std::int64_t(lane) * V; c0 < h; c0 += kAhead1 * kLanes * V) {
       RawChunk rawg[kAhead1], rawu[kAhead1];
       if constexpr (F >= 0) {
-#pragma unroll
-        for (int u = 0; u < kAhead1; ++u) {
+        static_for<kAhead1>([&](auto uc) {
+          constexpr int u = decltype(uc)::value;
           const std::int64_t c = c0 + std::int64_t(u) * kLanes * V;
           if (fast && c < h) {
             rawg[u] = fetch_chunk<F>(set, true, e, rg, c, 2 * inter, h);
             rawu[u] = fetch_chunk<F>(set, true, e, ru, c, 2 * inter, h);
           }
-        }
+        });
       }
-#pragma unroll
-      for (int u = 0; u < kAhead1; ++u) {
+      static_for<kAhead1>([&](auto uc) {
+        constexpr int u = decltype(uc)::value;
         const std::int64_t c = c0 + std::int64_t(u) * kLanes * V;
         if (c < h) {  // guards, not breaks: the loops must unroll for the arrays to stay in registers
           float wg[V], wu[V];
@@ -162,11 +178,11 @@ __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set,
             load_by_8<F, V>(set, true, e, rg, c, 2 * inter, h, wg);
             load_by_8<F, V>(set, true, e, ru, c, 2 * inter, h, wu);
           }
-#pragma unroll
-          for (int m = 0; m < KT; ++m) {
+          static_for<KT>([&](auto mc) {
+            constexpr int m = decltype(mc)::value;
             if (m < n) {
-#pragma unroll
-              for (int j = 0; j < V / 8; ++j) {
+              static_for<V / 8>([&](auto jc) {
+                constexpr int j = decltype(jc)::value;
                 float x[8];
                 input8(a, sinfo[m], c + 8 * j, x);
 #pragma unroll
@@ -174,11 +190,11 @@ __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set,
                   ag[m] = accumulate(a, ag[m], x[q], wg[8 * j + q]);
                   au[m] = accumulate(a, au[m], x[q], wu[8 * j + q]);
                 }
-              }
+              });
             }
-          }
+          });
         }
-      }
+      });
     }
     group_sum(ag);
     group_sum(au);

@@ -1,7 +1,8 @@
 // What one slot (a token with one of its routed or shared experts) reads and writes, shared by every kernel path:
 // its expert and router weight, its stage-1 input, the activation, and where its stage-1 and stage-2 results go.
-// Device code of the fused MoE kernels: included by kernels/moe/fused_moe.hip only, inside one translation unit
-// (internal linkage; the mutant build, kernels/mutants/fused_moe_mutants.hip, compiles its own copy).
+// Device code of the fused MoE kernels: included by kernels/moe/fused_moe.hip, mma_stages.hip and decode_probe.hip,
+// a copy in each translation unit (internal linkage; the mutant build, kernels/mutants/fused_moe_mutants.hip,
+// compiles its own).
 #pragma once
 #include <cstdint>
 #include "kernels/moe/device_numerics.hpp"

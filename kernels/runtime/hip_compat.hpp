@@ -51,3 +51,21 @@ using hipDeviceProp_t = cudaDeviceProp;
 #else
 #define MOE_SHFL_XOR(v, mask, width) __shfl_xor_sync(0xffffffffu, (v), (mask), (width))
 #endif
+
+// The two IEEE halves packed in a 32-bit word (low half first) as floats, by the GPU's own conversion (one
+// floating-point instruction each; bit arithmetic would load the integer pipe the weight decoders already fill).
+#if defined(__HIP__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
+__device__ inline void moe_half2_to_floats(unsigned int bits, float& lo, float& hi) {
+  typedef _Float16 moe_half2_t __attribute__((ext_vector_type(2)));
+  const moe_half2_t h = __builtin_bit_cast(moe_half2_t, bits);
+  lo = float(h.x);
+  hi = float(h.y);
+}
+#else
+#include <cuda_fp16.h>
+__device__ inline void moe_half2_to_floats(unsigned int bits, float& lo, float& hi) {
+  const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&bits));
+  lo = f.x;
+  hi = f.y;
+}
+#endif

@@ -67,5 +67,45 @@ TEST(GroupedDispatch, TwoTokensPerPassWhereTheListedSetsAverageAtMostTwoSlots) {
   unsetenv("MOE_GROUPED_TOKENS_PER_PASS");
 }
 
+// Matrix instructions take the 8-token passes only where their operands are exact: 16-bit weights with the input
+// and the intermediate in that same type, no activation quantization, rows a multiple of 32, and a build that has
+// the kernels (not AMD yet), never for a mutant.
+TEST(GroupedDispatch, MatrixInstructionsWhereTheOperandsAreTheWeightsSixteenBitType) {
+  unsetenv("MOE_GROUPED_TOKENS_PER_PASS");
+  unsetenv("MOE_GROUPED_MMA");
+  const FusedMoeArgs prefill = shape(4096, 7168, 256, 256, 8, WFormat::bf16);  // DeepSeek-V3 TP8 prefill
+  EXPECT_TRUE(mma_path(prefill, true));
+  EXPECT_FALSE(mma_path(prefill, false));                                        // an AMD build
+  EXPECT_FALSE(mma_path(shape(16, 2048, 768, 128, 8, WFormat::bf16), true));     // decode: 2 tokens per pass
+  FusedMoeArgs f16 = shape(8192, 2048, 128, 256, 8, WFormat::f16);
+  EXPECT_FALSE(mma_path(f16, true));  // f16 weights, bf16 input (the default) and intermediate
+  f16.in_type = f16.mid_type = ElemType::f16;
+  EXPECT_TRUE(mma_path(f16, true));
+  FusedMoeArgs mid32 = prefill;
+  mid32.mid_type = ElemType::f32;  // an fp32 intermediate is no bf16 operand
+  EXPECT_FALSE(mma_path(mid32, true));
+  FusedMoeArgs in32 = prefill;
+  in32.in_type = ElemType::f32;
+  EXPECT_FALSE(mma_path(in32, true));
+  EXPECT_FALSE(mma_path(shape(4096, 7168, 256, 256, 8, WFormat::fp8_block), true));
+  FusedMoeArgs quant = prefill;
+  quant.routed.aq.kind = AQuant::fp8_token;
+  EXPECT_FALSE(mma_path(quant, true));
+  EXPECT_FALSE(mma_path(shape(4096, 264, 256, 256, 8, WFormat::bf16), true));    // 264 = 8 * 32 + 8
+  EXPECT_FALSE(mma_path(shape(4096, 256, 200, 256, 8, WFormat::bf16), true));    // inter 200 = 6 * 32 + 8
+  FusedMoeArgs shared = shape(4096, 7168, 256, 256, 8, WFormat::bf16, 1, 256);
+  EXPECT_TRUE(mma_path(shared, true));
+  shared.shared.wfmt = WFormat::fp8_channel;  // a shared expert in another format
+  EXPECT_FALSE(mma_path(shared, true));
+  FusedMoeArgs shared72 = shape(4096, 7168, 256, 256, 8, WFormat::bf16, 1, 72);  // 72 = 2 * 32 + 8
+  EXPECT_FALSE(mma_path(shared72, true));
+  FusedMoeArgs mutant = prefill;
+  mutant.mutation = 3;
+  EXPECT_FALSE(mma_path(mutant, true));
+  setenv("MOE_GROUPED_MMA", "0", 1);  // the benchmark's A/B switch
+  EXPECT_FALSE(mma_path(prefill, true));
+  unsetenv("MOE_GROUPED_MMA");
+}
+
 }  // namespace
 }  // namespace moe::gpu
