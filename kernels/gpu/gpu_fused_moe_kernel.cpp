@@ -178,7 +178,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   if (mutation_ == Mutation::e8m0_scale_off_by_one) a.mut_expert = first_hit_local_expert(p, r);
   if (mutation_ == Mutation::per_tensor_act_scale) a.mut_tensor_scale = per_tensor_act_scale(p, c);
   a.mut_routed_scaling = p.routing.routed_scaling;
-  auto* launch = mutation_ == Mutation::none ? &gpu::launch_fused_moe : &gpu::launch_fused_moe_mutant;
+  auto* launch = mutant_build_ ? &gpu::launch_fused_moe_mutant : &gpu::launch_fused_moe;
 
   // The verdict run: the device output starts as the harness's sentinel, so an element the kernel never writes
   // comes back as the sentinel.
@@ -218,7 +218,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
 
   RunInfo info;
   const std::string path = a.one_stage ? "one_stage"
-                           : gpu::mma_path(a, gpu::grouped_mma_built()) ? std::string("grouped-mma")
+                           : gpu::mma_path(a, gpu::grouped_mma_built() && !mutant_build_) ? std::string("grouped-mma")
                            : gpu::grouped_path(a) ? "grouped-t" + std::to_string(gpu::grouped_tokens_per_pass(a))
                                                   : "two_stage";
   info.variant = path + "/" +

@@ -287,69 +287,85 @@ __device__ inline std::uint32_t e4m3_nan_bytes(std::uint32_t w, bool fnuz) {
   return ((w & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u;
 }
 
-// decode(code) * scale per element, bit for bit as loadw, with few integer operations: the code's bits are placed
-// under the fields of an IEEE half, which the GPU converts to fp32 in one floating-point instruction. An e4m3
-// code's sign and seven magnitude bits at half bits 15 and 7..13 are a half worth value * 2^-8 (fn, bias 7) or
-// 2^-7 (fnuz, bias 8), subnormals included; an e2m1 code's at bits 15 and 9..11 a half worth value * 2^-14. The
-// power of two goes into the scale (exact), so each weight is the same single rounding of the same real product
-// decode(code) * scale. Chunks holding a NaN code, or whose scale is not below 2^100 (overflow, Inf, NaN), take the
-// element-wise decode.
-template <int F>
-__device__ inline void decode_chunk(const ExpertSet& set, const RawChunk& r, float (&w)[chunk_width(WFormat(F))]) {
+// Word K (0..3) of a chunk, K known at compile time.
+template <int K>
+__device__ inline std::uint32_t chunk_word(const uint4& q) {
+  return K == 0 ? q.x : K == 1 ? q.y : K == 2 ? q.z : q.w;
+}
+
+// Elements [8J, 8J + 8) of a chunk as decode(code) * scale, bit for bit as loadw, with few integer operations: the
+// code's bits are placed under the fields of an IEEE half, which the GPU converts to fp32 in one floating-point
+// instruction. An e4m3 code's sign and seven magnitude bits at half bits 15 and 7..13 are a half worth
+// value * 2^-8 (fn, bias 7) or 2^-7 (fnuz, bias 8), subnormals included; an e2m1 code's at bits 15 and 9..11 a half
+// worth value * 2^-14. The power of two goes into the scale (exact), so each weight is the same single rounding of
+// the same real product decode(code) * scale. Pieces holding a NaN code, or whose scale is not below 2^100
+// (overflow, Inf, NaN), take the element-wise decode. The grouped kernels decode piece by piece, so that only 8
+// weights per row are live at a time.
+template <int F, int J>
+__device__ inline void decode_piece(const ExpertSet& set, const RawChunk& r, float (&w)[8]) {
   constexpr WFormat f = WFormat(F);
-  const std::uint32_t words[4] = {r.q.x, r.q.y, r.q.z, r.q.w};
   if constexpr (f == WFormat::mxfp4) {
+    const std::uint32_t q = chunk_word<J>(r.q);  // nibble k is element 8J + k
     if (fabsf(r.s) < 0x1p100f) {
       const float s = r.s * 0x1p14f;
+      // Nibbles k and k + 4 (bits 4k, 4k + 16) into the low and high half.
+      const std::uint32_t h[4] = {((q << 12) & 0x80008000u) | ((q << 9) & 0x0E000E00u),
+                                  ((q << 8) & 0x80008000u) | ((q << 5) & 0x0E000E00u),
+                                  ((q << 4) & 0x80008000u) | ((q << 1) & 0x0E000E00u),
+                                  (q & 0x80008000u) | ((q >> 3) & 0x0E000E00u)};
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const std::uint32_t q = words[j];
-        // Nibbles k and k + 4 of the word (bits 4k, 4k + 16) into the low and high half.
-        const std::uint32_t h[4] = {((q << 12) & 0x80008000u) | ((q << 9) & 0x0E000E00u),
-                                    ((q << 8) & 0x80008000u) | ((q << 5) & 0x0E000E00u),
-                                    ((q << 4) & 0x80008000u) | ((q << 1) & 0x0E000E00u),
-                                    (q & 0x80008000u) | ((q >> 3) & 0x0E000E00u)};
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-          float lo, hi;
-          moe_half2_to_floats(h[k], lo, hi);
-          w[8 * j + k] = lo * s;
-          w[8 * j + k + 4] = hi * s;
-        }
+      for (int k = 0; k < 4; ++k) {
+        float lo, hi;
+        moe_half2_to_floats(h[k], lo, hi);
+        w[k] = lo * s;
+        w[k + 4] = hi * s;
       }
       return;
     }
 #pragma unroll
-    for (int k = 0; k < 32; ++k) w[k] = e2m1_decode((words[k / 8] >> (4 * (k % 8))) & 0xFu) * r.s;
+    for (int k = 0; k < 8; ++k) w[k] = e2m1_decode((q >> (4 * k)) & 0xFu) * r.s;
   } else if constexpr (f == WFormat::bf16 || f == WFormat::f16) {
+    static_assert(J == 0, "a 16-bit chunk is one piece");
+    const std::uint32_t words[4] = {r.q.x, r.q.y, r.q.z, r.q.w};
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       const std::uint16_t b = std::uint16_t(words[k / 2] >> (16 * (k % 2)));
       w[k] = f == WFormat::bf16 ? __uint_as_float(std::uint32_t(b) << 16) : f16_bits_to_float(b);
     }
   } else {
+    const std::uint32_t words[2] = {chunk_word<2 * J>(r.q), chunk_word<2 * J + 1>(r.q)};  // byte k: element 8J + k
     const bool fnuz = f != WFormat::mxfp8 && set.fnuz;
-    const std::uint32_t nan = e4m3_nan_bytes(words[0], fnuz) | e4m3_nan_bytes(words[1], fnuz) |
-                              e4m3_nan_bytes(words[2], fnuz) | e4m3_nan_bytes(words[3], fnuz);
-    if (nan == 0u && fabsf(r.s) < 0x1p100f) {
+    if ((e4m3_nan_bytes(words[0], fnuz) | e4m3_nan_bytes(words[1], fnuz)) == 0u && fabsf(r.s) < 0x1p100f) {
       const float s = r.s * (fnuz ? 0x1p7f : 0x1p8f);
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const std::uint32_t q = words[j];
+      for (int i = 0; i < 2; ++i) {
+        const std::uint32_t q = words[i];
         const std::uint32_t even = ((q << 8) & 0x80008000u) | ((q << 7) & 0x3F803F80u);  // bytes 0 and 2
         const std::uint32_t odd = (q & 0x80008000u) | ((q >> 1) & 0x3F803F80u);          // bytes 1 and 3
         float b0, b1, b2, b3;
         moe_half2_to_floats(even, b0, b2);
         moe_half2_to_floats(odd, b1, b3);
-        w[4 * j] = b0 * s;
-        w[4 * j + 1] = b1 * s;
-        w[4 * j + 2] = b2 * s;
-        w[4 * j + 3] = b3 * s;
+        w[4 * i] = b0 * s;
+        w[4 * i + 1] = b1 * s;
+        w[4 * i + 2] = b2 * s;
+        w[4 * i + 3] = b3 * s;
       }
       return;
     }
 #pragma unroll
-    for (int k = 0; k < 16; ++k) w[k] = e4m3_decode((words[k / 4] >> (8 * (k % 4))) & 0xFFu, fnuz) * r.s;
+    for (int k = 0; k < 8; ++k) w[k] = e4m3_decode((words[k / 4] >> (8 * (k % 4))) & 0xFFu, fnuz) * r.s;
+  }
+}
+
+// The whole chunk (chunk_width(F) elements), piece by piece.
+template <int F, int J = 0>
+__device__ inline void decode_chunk(const ExpertSet& set, const RawChunk& r, float (&w)[chunk_width(WFormat(F))]) {
+  if constexpr (J < chunk_width(WFormat(F)) / 8) {
+    float part[8];
+    decode_piece<F, J>(set, r, part);
+#pragma unroll
+    for (int q = 0; q < 8; ++q) w[8 * J + q] = part[q];
+    decode_chunk<F, J + 1>(set, r, w);
   }
 }
 

@@ -131,8 +131,8 @@ __device__ inline void group_sum(float (&v)[N]) {
 }
 
 // Stage 1 for one row tile of one expert set: lane `lane` of a group takes chunks of V columns (one 16-byte weight
-// load each, chunk_width) at c = lane * V + j * kLanes * V, ahead1 chunks fetched before any is decoded. Each
-// token's sum runs over the chunks in increasing c whatever the fetch grouping.
+// load each, chunk_width) at c = lane * V + j * kLanes * V, ahead1 chunks fetched before any is decoded, then
+// decoded 8 columns at a time. Each token's sum runs over the columns in increasing c whatever the fetch grouping.
 template <int F, int V, int KT>
 __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set, std::int64_t e, std::int64_t begin,
                                     std::int64_t end, std::int64_t mid_stride, SlotInfo* sinfo) {
@@ -167,31 +167,31 @@ __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set,
         constexpr int u = decltype(uc)::value;
         const std::int64_t c = c0 + std::int64_t(u) * kLanes * V;
         if (c < h) {  // guards, not breaks: the loops must unroll for the arrays to stay in registers
-          float wg[V], wu[V];
-          if constexpr (F >= 0) {
-            if (fast) {
-              decode_chunk<F>(set, rawg[u], wg);
-              decode_chunk<F>(set, rawu[u], wu);
+          static_for<V / 8>([&](auto jc) {  // piece by piece: 8 gate and 8 up weights live at a time
+            constexpr int j = decltype(jc)::value;
+            float wg[8], wu[8];
+            if constexpr (F >= 0) {
+              if (fast) {
+                decode_piece<F, j>(set, rawg[u], wg);
+                decode_piece<F, j>(set, rawu[u], wu);
+              }
             }
-          }
-          if (!fast) {
-            load_by_8<F, V>(set, true, e, rg, c, 2 * inter, h, wg);
-            load_by_8<F, V>(set, true, e, ru, c, 2 * inter, h, wu);
-          }
-          static_for<KT>([&](auto mc) {
-            constexpr int m = decltype(mc)::value;
-            if (m < n) {
-              static_for<V / 8>([&](auto jc) {
-                constexpr int j = decltype(jc)::value;
+            if (!fast) {
+              load8w<F>(set, true, e, rg, c + 8 * j, 2 * inter, h, wg);
+              load8w<F>(set, true, e, ru, c + 8 * j, 2 * inter, h, wu);
+            }
+            static_for<KT>([&](auto mc) {
+              constexpr int m = decltype(mc)::value;
+              if (m < n) {
                 float x[8];
                 input8(a, sinfo[m], c + 8 * j, x);
 #pragma unroll
                 for (int q = 0; q < 8; ++q) {
-                  ag[m] = accumulate(a, ag[m], x[q], wg[8 * j + q]);
-                  au[m] = accumulate(a, au[m], x[q], wu[8 * j + q]);
+                  ag[m] = accumulate(a, ag[m], x[q], wg[q]);
+                  au[m] = accumulate(a, au[m], x[q], wu[q]);
                 }
-              });
-            }
+              }
+            });
           });
         }
       });
