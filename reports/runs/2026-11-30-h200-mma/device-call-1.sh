@@ -1,0 +1,38 @@
+#!/bin/bash
+# Call 1 (fifth session): build, resources, GPU unit tests, bench (mma prefill, new chunk decoder), torch baseline.
+set -u
+cd "$(dirname "$0")/.."
+W=/tmp/work; mkdir -p $W
+START=$(date +%s)
+left() { echo $(( ${DEADLINE:-560} - ($(date +%s) - START) )); }
+step() {
+  local name=$1 max=$2; shift 2
+  local l=$(left); if [ $l -lt 15 ]; then echo "SKIPPED $name (no time left)" | tee -a $OUT/summary.txt; return; fi
+  [ $max -gt $l ] && max=$l
+  local t0=$(date +%s); timeout $max "$@" > $W/$name.log 2>&1; local rc=$?
+  echo "== $name rc=$rc $(( $(date +%s) - t0 )) s" | tee -a $OUT/summary.txt
+}
+finish() { cp $W/gpu.txt $OUT/ 2>/dev/null; tar czf $OUT/results.tgz -C $W --exclude='*.safetensors' .; }
+summ() { python3 - $1 <<'PY' | tee -a $OUT/summary.txt
+import json,sys
+r=json.load(open(sys.argv[1]))
+for c in r["cases"]:
+    m=dict(c.get("metrics",{})); m.update(c.get("timing",{}))
+    print(c["status"], c["id"][:60], c.get("variant","")[:40], "us=%.1f" % m.get("kernel_us",-1), "TB/s=%.3f" % m.get("achieved_tbps",-1), "TFLOP/s=%.3f" % m.get("achieved_tflops",-1), "min_cos=%.7f" % m.get("min_cos",-1))
+PY
+}
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > $W/gpu.txt
+step build 360 bash -c 'cmake --preset cuda && cmake --build --preset cuda -j16 --target moe-harness gpu_kernel_tests'
+if [ ! -x build/cuda/harness/moe-harness ]; then tail -60 $W/build.log | tee -a $OUT/summary.txt; finish; exit 1; fi
+H=build/cuda/harness/moe-harness
+for o in fused_moe mma_stages; do
+cuobjdump --dump-resource-usage build/cuda/kernels/CMakeFiles/moe_gpu.dir/moe/$o.hip.o 2>&1 | grep -A1 "Function" | paste - - | sed 's/Function \([^:]*\):.*REG:\([0-9]*\) STACK:\([0-9]*\) SHARED:\([0-9]*\) LOCAL:\([0-9]*\).*/\2 \3 \4 \5 \1/' | while read r st sh lo n; do echo "REG=$r STACK=$st SHARED=$sh LOCAL=$lo $(echo $n | c++filt | cut -c1-120)"; done >> $W/resources.txt
+done
+grep -E "grouped_stage_kernel<[0-6], [0-9]+, 2|grouped_mma" $W/resources.txt >> $OUT/summary.txt
+step gpu_kernel_tests 90 build/cuda/harness/gpu_kernel_tests
+tail -1 $W/gpu_kernel_tests.log | tee -a $OUT/summary.txt; grep -E "FAILED|Failure" -A8 $W/gpu_kernel_tests.log | head -60 | cut -c1-300 | tee -a $OUT/summary.txt
+step bench 100 $H run --suite bench --kernel gpu --require-device --report-dir $W/bench
+summ $W/bench/report.json
+step torch_baseline 40 python3 kernels/bench/torch_grouped_mm_baseline.py
+grep -iE "copy|us|tflop" $W/torch_baseline.log | head -20 | cut -c1-200 >> $OUT/summary.txt
+finish
