@@ -51,6 +51,35 @@ TEST(CaseLoader, TpEquivalentShapesGetDifferentIdsButTheSameLocalInter) {
   EXPECT_NE(s.cases[0].id, s.cases[1].id);
 }
 
+// Every key that changes the problem changes the id (reports, the compare gate and bisection match cases by id):
+// two cases that differ in one of them load side by side, each id spelling the difference as worked out below.
+TEST(CaseLoader, EveryProblemKeyShowsInTheId) {
+  const Suite s = load_suite_text(std::string(kHead) +
+      "  - {tokens: 1}\n"
+      "  - {tokens: 1, input_dtype: f16, output_dtype: f16, intermediate: f16, quant: {weight: fp16}}\n"
+      "  - {tokens: 1, intermediate: f32}\n"
+      "  - {tokens: 1, activation: swiglu_oai, swiglu: {alpha: 1.5, limit: 10}}\n"
+      "  - {tokens: 1, quant: {weight: fp8_channel, act: fp8_token, amax_floor: 1e-6}}\n"
+      "  - {tokens: 1, routing: {kind: grouped_sigmoid, n_group: 4, topk_group: 2, routed_scaling: 2.5}}\n"
+      "  - {tokens: 1, routing: {kind: softmax_topk, renormalize: false}}\n"
+      "  - {tokens: 1, input: {std: 4.0}}\n"
+      "  - {tokens: 1, weight_std: 0.02}\n"
+      "  - {model: deepseek-v3, tp: 8, tokens: 1, routing: {kind: grouped_sigmoid, routed_scaling: 1.0}}\n", "s.yaml");
+  ASSERT_EQ(s.cases.size(), 10u);
+  const std::string c = "custom-h64i64e8k2-";
+  EXPECT_EQ(s.cases[0].id, c + "softmax_topk/tp1/bf16.a16/silu/T1/decode/atomic");
+  EXPECT_EQ(s.cases[1].id, c + "softmax_topk/tp1/fp16.a16/silu/T1/decode/atomic/in-f16/mid-f16/out-f16");
+  EXPECT_EQ(s.cases[2].id, c + "softmax_topk/tp1/bf16.a16/silu/T1/decode/atomic/mid-f32");
+  EXPECT_EQ(s.cases[3].id, c + "softmax_topk/tp1/bf16.a16/swiglu_oai-a1.5-l10/T1/decode/atomic");
+  EXPECT_EQ(s.cases[4].id, c + "softmax_topk/tp1/fp8ch.tok-fl1e-06/silu/T1/decode/atomic");
+  EXPECT_EQ(s.cases[5].id, c + "grouped_sigmoid-g4of2-rs2.5/tp1/bf16.a16/silu/T1/decode/atomic");
+  EXPECT_EQ(s.cases[6].id, c + "softmax_topk-norenorm/tp1/bf16.a16/silu/T1/decode/atomic");
+  EXPECT_EQ(s.cases[7].id, c + "softmax_topk/tp1/bf16.a16/silu/T1/decode/atomic/x-n0,4");
+  EXPECT_EQ(s.cases[8].id, c + "softmax_topk/tp1/bf16.a16/silu/T1/decode/atomic/wstd0.02");
+  // A preset's own routing (DeepSeek-V3: 8 groups, top-4 groups, scaling 2.5) is implied; an override shows.
+  EXPECT_EQ(s.cases[9].id, "deepseek-v3-rs1/tp8/fp8blk.g128+sh.fp8blk.g128/silu/T1/decode/atomic");
+}
+
 TEST(CaseLoader, UnknownKeyNamesLineKeyAndTheKnownKeys) {
   expect_error(std::string(kHead) + "  - {tokens: 1}\n  - {tokens: 2, tokns: 3}\n", 5, "tokns", "unknown key");
 }

@@ -56,7 +56,7 @@ cases:
   - {tokens: 40, topk: 1, routing: {kind: sigmoid_top1}, router_weight_on: input, n_shared: 1, shared_inter: 128, reduce: per_k}
   - {tokens: 40, activation: swiglu_oai, biases: true, n_shared: 1, shared_inter: 96, clamp_shared: false}
   - {tokens: 70, hidden: 288, inter: 160, reduce: separate}
-  - {tokens: 40, intermediate: f32, variant: mid-f32}
+  - {tokens: 40, intermediate: f32}
 )", "gpu-unit.yaml");
 }
 }  // namespace
