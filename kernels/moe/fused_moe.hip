@@ -39,7 +39,7 @@ __global__ void prepare_inputs_kernel(FusedMoeArgs a) {
     if (a.weight_on_input) {
       const SlotInfo s = slot_info(a, i / a.hidden);
       const float x = load(a.x, s.token * a.hidden + i % a.hidden, a.in_type);
-      a.xq_routed[i] = s.shared ? x : round_to(x * s.weight, a.in_type);
+      a.xq_routed[i] = s.shared ? x : weigh_input(a, s, x);
     } else {
       a.xq_routed[i] = load(a.x, i, a.in_type);
     }
@@ -169,10 +169,11 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
   } else {
     const bool grouped = grouped_path(a);
 #ifdef MOE_GPU_MUTANTS
-    const bool mma = false;  // the mutants live in the other kernels
+    constexpr bool kMmaInThisBuild = false;  // the mutants live in the other kernels
 #else
-    const bool mma = grouped && mma_path(a, grouped_mma_built());
+    constexpr bool kMmaInThisBuild = true;
 #endif
+    const bool mma = grouped && mma_path(a, kMmaInThisBuild && grouped_mma_built());
     const int sets = int(a.local_experts + a.n_shared);
     const unsigned active_grid = unsigned(slots < sets ? slots : sets);  // a set with slots holds at least one
     if (grouped) {

@@ -127,11 +127,11 @@ inline int grouped_tokens_per_pass(const FusedMoeArgs& a) {
 // GEMM operands are exactly the 16-bit type the instructions multiply, i.e. bf16 or fp16 weights in every set, the
 // input and the intermediate in that same type, no activation quantization, and H and every inter a multiple of 32
 // (whole k-tiles). The products are then exact and the sums fp32, as in the other kernels; only the order of the
-// fp32 additions differs. Never in the mutant build (a.mutation set): the mutants live in the other kernels. The
-// environment variable MOE_GROUPED_MMA=0 turns it off: a benchmark's A/B switch.
+// fp32 additions differs. `built`: whether this build has them (false in the mutant build: the mutants live in the
+// other kernels). The environment variable MOE_GROUPED_MMA=0 turns it off: a benchmark's A/B switch.
 inline bool mma_path(const FusedMoeArgs& a, bool built) {
   const WFormat f = a.routed.wfmt;
-  if (!built || a.mutation != 0 || (f != WFormat::bf16 && f != WFormat::f16)) return false;
+  if (!built || (f != WFormat::bf16 && f != WFormat::f16)) return false;
   const ElemType t = f == WFormat::bf16 ? ElemType::bf16 : ElemType::f16;
   const char* off = std::getenv("MOE_GROUPED_MMA");
   if (off && std::string_view(off) == "0") return false;

@@ -92,8 +92,7 @@ __device__ inline void input8(const FusedMoeArgs& a, const SlotInfo& s, std::int
   if (a.xq_routed) {
     const float* p = s.shared ? a.xq_shared + s.token * a.hidden + c
                               : a.xq_routed + (a.weight_on_input ? s.slot : s.token) * a.hidden + c;
-    const float4 v0 = *reinterpret_cast<const float4*>(p), v1 = *reinterpret_cast<const float4*>(p + 4);
-    x[0] = v0.x; x[1] = v0.y; x[2] = v0.z; x[3] = v0.w; x[4] = v1.x; x[5] = v1.y; x[6] = v1.z; x[7] = v1.w;
+    load8f(p, x);
     return;
   }
   if (a.in_type == ElemType::f32) {
@@ -102,12 +101,7 @@ __device__ inline void input8(const FusedMoeArgs& a, const SlotInfo& s, std::int
     load8(a.x, s.token * a.hidden + c, a.in_type, x);
   }
   if (a.weight_on_input && !s.shared)
-    for (int q = 0; q < 8; ++q) x[q] = round_to(x[q] * s.weight, a.in_type);
-}
-
-__device__ inline void load8f(const float* p, float (&z)[8]) {
-  const float4 v0 = *reinterpret_cast<const float4*>(p), v1 = *reinterpret_cast<const float4*>(p + 4);
-  z[0] = v0.x; z[1] = v0.y; z[2] = v0.z; z[3] = v0.w; z[4] = v1.x; z[5] = v1.y; z[6] = v1.z; z[7] = v1.w;
+    for (int q = 0; q < 8; ++q) x[q] = weigh_input(a, s, x[q]);
 }
 
 // Calls fn(std::integral_constant<int, U>{}) for U = 0 .. N-1: a loop unrolled by the language, which no optimizer

@@ -73,9 +73,8 @@ __device__ inline uint4 a_chunk(const FusedMoeArgs& a, const SlotInfo& s, bool o
                                 std::int64_t mid_stride) {
   if (!ok) return make_uint4(0u, 0u, 0u, 0u);
   if (Stage == 2) {
-    const float* p = a.mid + s.slot * mid_stride + k;
-    const float4 v0 = *reinterpret_cast<const float4*>(p), v1 = *reinterpret_cast<const float4*>(p + 4);
-    const float v[8] = {v0.x, v0.y, v0.z, v0.w, v1.x, v1.y, v1.z, v1.w};
+    float v[8];
+    load8f(a.mid + s.slot * mid_stride + k, v);
     return pack8<Bf16>(v);  // exact: mid holds values rounded to this type
   }
   const std::int64_t i = s.token * a.hidden + k;
@@ -83,8 +82,8 @@ __device__ inline uint4 a_chunk(const FusedMoeArgs& a, const SlotInfo& s, bool o
   float v[8];
   load8(a.x, i, a.in_type, v);
 #pragma unroll
-  for (int q = 0; q < 8; ++q) v[q] = round_to(v[q] * s.weight, a.in_type);
-  return pack8<Bf16>(v);
+  for (int q = 0; q < 8; ++q) v[q] = weigh_input(a, s, v[q]);
+  return pack8<Bf16>(v);  // exact: rounded to the input type, which is this type
 }
 
 // Grid: (tiles of output columns: 64 intermediate indices in stage 1, 128 hidden rows in stage 2; the listed sets;

@@ -71,14 +71,30 @@ __device__ inline float accumulate(const Args& a, float part, float x, float w) 
   return part + x * w;
 }
 
-// The stage-1 input element c of a slot's token (router weight on the input: x * w rounded to the input dtype).
+// A routed slot's input element x with the router weight on the input: x * w rounded to the input dtype.
+__device__ inline float weigh_input(const FusedMoeArgs& a, const SlotInfo& s, float x) {
+  return round_to(x * s.weight, a.in_type);
+}
+
+// An element x of a slot's token as its expert sees it: weigh_input when the router weight goes on the input and
+// the slot is routed, else x (a shared expert sees x).
+__device__ inline float weighted_input(const FusedMoeArgs& a, const SlotInfo& s, float x) {
+  return (a.weight_on_input && !s.shared) ? weigh_input(a, s, x) : x;
+}
+
+// The stage-1 input element c of a slot's token (router weight on the input: weighted_input).
 __device__ inline float input_at(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t c) {
   if (a.xq_routed) {  // quantized activations, prepared by prepare_inputs_kernel + quantize_rows_kernel
     if (s.shared) return a.xq_shared[s.token * a.hidden + c];
     return a.xq_routed[(a.weight_on_input ? s.slot : s.token) * a.hidden + c];
   }
-  const float x = load(a.x, s.token * a.hidden + c, a.in_type);
-  return (a.weight_on_input && !s.shared) ? round_to(x * s.weight, a.in_type) : x;
+  return weighted_input(a, s, load(a.x, s.token * a.hidden + c, a.in_type));
+}
+
+// Eight consecutive fp32 values (16-byte aligned).
+__device__ inline void load8f(const float* p, float (&z)[8]) {
+  const float4 v0 = *reinterpret_cast<const float4*>(p), v1 = *reinterpret_cast<const float4*>(p + 4);
+  z[0] = v0.x; z[1] = v0.y; z[2] = v0.z; z[3] = v0.w; z[4] = v1.x; z[5] = v1.y; z[6] = v1.z; z[7] = v1.w;
 }
 
 // A stage-1 result: the gate and up sums of intermediate index i (stored rows rg, ru) of a slot's expert, plus
