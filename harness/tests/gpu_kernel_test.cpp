@@ -57,6 +57,10 @@ cases:
   - {tokens: 40, activation: swiglu_oai, biases: true, n_shared: 1, shared_inter: 96, clamp_shared: false}
   - {tokens: 70, hidden: 288, inter: 160, reduce: separate}
   - {tokens: 40, intermediate: f32}
+  - {tokens: 3, hidden: 288, inter: 160, reduce: per_k, quant: {weight: fp8_block, act: fp8_group128}}
+  - {tokens: 4, hidden: 288, inter: 96, reduce: separate, quant: {weight: mxfp8, act: mxfp8}, n_shared: 1, shared_inter: 160, shared_quant: {weight: mxfp8, act: mxfp8}}
+  - {tokens: 2, input_dtype: f16, reduce: per_k, quant: {weight: mxfp4, act: none}}
+  - {tokens: 5, intermediate: f32, quant: {weight: fp8_channel, act: none}}
 )", "gpu-unit.yaml");
 }
 }  // namespace
@@ -74,13 +78,14 @@ TEST(GpuFusedMoe, EveryUnitCasePasses) {
 // one 16-byte load holds in the routed weight format (8 of 16 bits, 16 of fp8, 32 of fp4), and the row-wise
 // kernels otherwise; the grouped kernels take 2 tokens per pass where the sets they list (at most min(sets, slots))
 // average at most two slots, else 8; on NVIDIA the 8-token passes of bf16/fp16 GEMMs whose input and intermediate
-// are that same type (no activation quantization, rows a multiple of 32) run on matrix instructions instead. The
+// are that same type (no activation quantization, rows a multiple of 32) run on matrix instructions instead, and
+// so do the 2-token passes of fp8 and MX weights (every set in the routed format, rows a multiple of 32). The
 // report names which ran.
 TEST(GpuFusedMoe, TwoStageIsGroupedWhereRowsHoldWhole16ByteChunksAndRowWiseElsewhere) {
   REQUIRE_GPU();
   GpuFusedMoeKernel k;
   const bool nvidia = device().device->vendor == "nvidia";
-  int grouped = 0, row_wise = 0, few = 0, mma = 0;
+  int grouped = 0, row_wise = 0, few = 0, mma = 0, decode_mma = 0;
   for (const CaseSpec& c : suite().cases) {
     if (c.problem.stage == StageMode::one_stage) continue;
     const CaseRecord r = execute_case(c, k, device(), {});
@@ -96,16 +101,23 @@ TEST(GpuFusedMoe, TwoStageIsGroupedWhereRowsHoldWhole16ByteChunksAndRowWiseElsew
     const bool rows32 = p.hidden % 32 == 0 && p.local_inter() % 32 == 0 && (p.n_shared == 0 || p.local_shared_inter() % 32 == 0);
     const bool same_shared = p.n_shared == 0 || (p.shared_quant.weight == f && p.shared_quant.act == ActFormat::none);
     const bool matrix = nvidia && !odd && !two && (b16 || f16) && p.quant.act == ActFormat::none && same_shared && rows32;
-    const std::string want = odd ? "two_stage/" : two ? "grouped-t2/" : matrix ? "grouped-mma/" : "grouped-t8/";
+    const bool quantized = f != WeightFormat::bf16 && f != WeightFormat::fp16;
+    const bool decode_matrix = nvidia && !odd && two && quantized && rows32 && (p.n_shared == 0 || p.shared_quant.weight == f);
+    const std::string want = odd ? "two_stage/" : decode_matrix ? "grouped-mma-decode/" : two ? "grouped-t2/"
+                           : matrix ? "grouped-mma/" : "grouped-t8/";
     EXPECT_EQ(r.variant.rfind(want, 0), 0u) << c.id << ": " << r.variant;
     (odd ? row_wise : grouped) += 1;
     few += !odd && two;
     mma += matrix;
+    decode_mma += decode_matrix;
   }
   EXPECT_GE(grouped, 10);
   EXPECT_GE(few, 5);
   if (nvidia) {
     EXPECT_GE(mma, 10);  // bf16 and fp16, every reduce mode, EP, shared experts, weight on input, partial tiles
+    // Every quantized format, every reduce mode, a shared expert of the routed format, weight on input, f16 input,
+    // fp32 intermediate, rows ending inside a 128-column step (H 288, inter 160 and 96).
+    EXPECT_GE(decode_mma, 12);
   }
   EXPECT_EQ(row_wise, 3);  // H196/I100, shared inter 60 (bf16), H264 (fp8: 8 but not 16 elements per row chunk)
 }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "kernels/moe/fused_moe.hpp"
+#include "kernels/moe/mma_decode.hpp"
 #include "kernels/moe/mma_stages.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
 #include "reference/formats/bf16.hpp"
@@ -145,7 +146,11 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   a.x = x.get();
   gpu::DeviceBuffer xq_routed, xq_shared;
   const bool quant = gpu::quantizes_activations(a);
-  if (quant) {
+  a.one_stage = one_stage_for(p) && !quant;
+  a.reduce = p.reduce == ReduceMode::fused_atomic ? gpu::ReduceKind::fused_atomic
+           : p.reduce == ReduceMode::separate ? gpu::ReduceKind::separate : gpu::ReduceKind::per_k;
+  const bool decode_mma = gpu::decode_mma_path(a, gpu::decode_mma_built() && !mutant_build_);
+  if (quant || decode_mma) {  // the prepared stage-1 inputs (quantized, or split for the decode mma kernels)
     xq_routed = gpu::DeviceBuffer(std::size_t((a.weight_on_input ? slots : t) * h) * sizeof(float));
     a.xq_routed = static_cast<float*>(xq_routed.get());
     if (a.n_shared > 0) {
@@ -159,9 +164,6 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   a.slots = static_cast<float*>(slot_buf.get());
   a.acc = static_cast<float*>(acc.get());
   a.out = dout.get();
-  a.reduce = p.reduce == ReduceMode::fused_atomic ? gpu::ReduceKind::fused_atomic
-           : p.reduce == ReduceMode::separate ? gpu::ReduceKind::separate : gpu::ReduceKind::per_k;
-  a.one_stage = one_stage_for(p) && !quant;
   gpu::DeviceBuffer sort_buf;
   if (gpu::grouped_path(a)) {
     const std::int64_t sets = a.local_experts + a.n_shared;
@@ -219,6 +221,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   RunInfo info;
   const std::string path = a.one_stage ? "one_stage"
                            : gpu::mma_path(a, gpu::grouped_mma_built() && !mutant_build_) ? std::string("grouped-mma")
+                           : decode_mma ? std::string("grouped-mma-decode")
                            : gpu::grouped_path(a) ? "grouped-t" + std::to_string(gpu::grouped_tokens_per_pass(a))
                                                   : "two_stage";
   info.variant = path + "/" +

@@ -22,6 +22,7 @@
 
 #include "kernels/moe/fused_moe.hpp"
 #include "kernels/moe/grouped_stages.hpp"
+#include "kernels/moe/mma_decode.hpp"
 #include "kernels/moe/mma_stages.hpp"
 #include "kernels/moe/rowwise_stages.hpp"
 #include "kernels/runtime/gpu_check.hpp"
@@ -144,6 +145,13 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
   const bool quant = quantizes_activations(a);
   if (quant && a.one_stage)
     throw_harness_error("launch_fused_moe", "quantized activations need the two-stage path (the adapter picks it)");
+#ifdef MOE_GPU_MUTANTS
+  constexpr bool kMmaInThisBuild = false;  // the mutants live in the other kernels
+#else
+  constexpr bool kMmaInThisBuild = true;
+#endif
+  // Few-token quantized passes on matrix instructions read their stage-1 inputs from the prepared rows.
+  const bool dmma = decode_mma_path(a, kMmaInThisBuild && decode_mma_built());
   const int per = a.topk + a.n_shared;
   auto quantize = [&](float* rows, std::int64_t n, std::int64_t k, std::int64_t stride, const ActQuant& q, int p,
                       bool shared, const char* what, float forced_scale = 0.0f) {
@@ -151,7 +159,9 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
     quantize_rows_kernel<<<dim3(1024), dim3(128)>>>(rows, n, k, stride, q, p, a.topk, shared, forced_scale);
     MOE_GPU_CHECK_LAUNCH(what);
   };
-  if (quant) {
+  if (quant || dmma) {
+    if (!a.xq_routed || (a.n_shared > 0 && !a.xq_shared))
+      throw_harness_error("launch_fused_moe", "prepared inputs need xq_routed (and xq_shared with shared experts)");
     prepare_inputs_kernel<<<dim3(1024), dim3(256)>>>(a);
     MOE_GPU_CHECK_LAUNCH("prepare_inputs_kernel");
     const float forced = MOE_MUT(a, per_tensor_act_scale) && a.routed.aq.kind == AQuant::fp8_token ? a.mut_tensor_scale : 0.0f;
@@ -168,11 +178,6 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
     MOE_GPU_CHECK_LAUNCH("one_stage_kernel");
   } else {
     const bool grouped = grouped_path(a);
-#ifdef MOE_GPU_MUTANTS
-    constexpr bool kMmaInThisBuild = false;  // the mutants live in the other kernels
-#else
-    constexpr bool kMmaInThisBuild = true;
-#endif
     const bool mma = grouped && mma_path(a, kMmaInThisBuild && grouped_mma_built());
     const int sets = int(a.local_experts + a.n_shared);
     const unsigned active_grid = unsigned(slots < sets ? slots : sets);  // a set with slots holds at least one
@@ -187,6 +192,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
       scatter_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256)>>>(a);
       MOE_GPU_CHECK_LAUNCH("scatter_slots_kernel");
       if (mma) launch_grouped_mma(a, 1, max_inter, sets, active_grid);
+      else if (dmma) launch_decode_mma(a, 1, max_inter, sets, active_grid);
       else launch_grouped<1>(a, dim3(unsigned((max_inter + kGroups - 1) / kGroups), active_grid), max_inter, sets);
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {
@@ -201,6 +207,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
     }
     if (grouped) {
       if (mma) launch_grouped_mma(a, 2, max_inter, sets, active_grid);
+      else if (dmma) launch_decode_mma(a, 2, max_inter, sets, active_grid);
       else launch_grouped<2>(a, dim3(unsigned((a.hidden + kGroups - 1) / kGroups), active_grid), max_inter, sets);
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {

@@ -140,6 +140,22 @@ inline bool mma_path(const FusedMoeArgs& a, bool built) {
          a.hidden % 32 == 0 && a.routed.inter % 32 == 0;
 }
 
+// The grouped path's few-token passes for quantized weights on matrix instructions (kernels/moe/mma_decode.hip,
+// where `built`): fp8 (per tensor, channel or 128x128 block), MXFP8 or MXFP4 weights in every set, at most two
+// tokens per set on average (grouped_tokens_per_pass 2: decode), H and every inter a multiple of 32. Any input and
+// intermediate type, activation quantization and router-weight placement: the operands come from the prepared fp32
+// rows, split into bf16 hi + lo (mma_decode.hip). `built`: whether this build has them (false in the mutant build).
+// The environment variable MOE_DECODE_MMA=0 turns it off: a benchmark's A/B switch.
+inline bool decode_mma_path(const FusedMoeArgs& a, bool built) {
+  const WFormat f = a.routed.wfmt;
+  if (!built || f == WFormat::bf16 || f == WFormat::f16) return false;
+  const char* off = std::getenv("MOE_DECODE_MMA");
+  if (off && std::string_view(off) == "0") return false;
+  return grouped_path(a) && grouped_tokens_per_pass(a) == 2 &&
+         (a.n_shared == 0 || (a.shared.wfmt == f && a.shared.inter % 32 == 0)) && a.hidden % 32 == 0 &&
+         a.routed.inter % 32 == 0;
+}
+
 // Enqueues the whole MoE on the default stream; checks the last error after every launch (throws moe::Error).
 // With quantized activations it runs the two-stage path (the intermediate is quantized between the stages).
 // per_k leaves the per-slot results in `slots` for the caller to sum in k order and does not write `out`.

@@ -104,5 +104,40 @@ TEST(GroupedDispatch, MatrixInstructionsWhereTheOperandsAreTheWeightsSixteenBitT
   unsetenv("MOE_GROUPED_MMA");
 }
 
+
+// The few-token passes of quantized weights take matrix instructions in a build that has them: fp8 or MX weights in
+// every set (the shared expert in the routed format), 2 tokens per pass (decode), H and every inter a multiple of
+// 32 (whole MX blocks and 32-column lane slices); any input type or activation quantization.
+TEST(GroupedDispatch, DecodeMatrixInstructionsForQuantizedWeightsAtTwoTokensPerPass) {
+  unsetenv("MOE_GROUPED_TOKENS_PER_PASS");
+  unsetenv("MOE_DECODE_MMA");
+  const FusedMoeArgs oss = shape(16, 2880, 2880, 128, 4, WFormat::mxfp4);  // GPT-OSS-120B decode: 64 slots
+  EXPECT_TRUE(decode_mma_path(oss, true));
+  EXPECT_FALSE(decode_mma_path(oss, false));  // an AMD or mutant build
+  for (WFormat f : {WFormat::fp8_tensor, WFormat::fp8_channel, WFormat::fp8_block, WFormat::mxfp8})
+    EXPECT_TRUE(decode_mma_path(shape(16, 2048, 768, 128, 8, f), true)) << int(f);  // Qwen3-30B-A3B decode
+  EXPECT_FALSE(decode_mma_path(shape(16, 2048, 768, 128, 8, WFormat::bf16), true));  // 16-bit weights: FMA kernels
+  EXPECT_FALSE(decode_mma_path(shape(16, 2048, 768, 128, 8, WFormat::f16), true));
+  EXPECT_FALSE(decode_mma_path(shape(33, 2048, 768, 128, 8, WFormat::fp8_block), true));  // 8 tokens per pass
+  FusedMoeArgs quant = shape(16, 2048, 768, 128, 8, WFormat::fp8_block);
+  quant.routed.aq.kind = AQuant::fp8_group128;
+  quant.in_type = ElemType::f16;
+  EXPECT_TRUE(decode_mma_path(quant, true));
+  EXPECT_FALSE(decode_mma_path(shape(16, 2064, 768, 128, 8, WFormat::fp8_block), true));  // 2064 = 64 * 32 + 16
+  EXPECT_FALSE(decode_mma_path(shape(16, 2048, 784, 128, 8, WFormat::fp8_channel), true));  // 784 = 24 * 32 + 16
+  FusedMoeArgs shared = shape(4, 7168, 256, 256, 8, WFormat::fp8_block, 1, 256);  // DeepSeek-V3 TP8 decode
+  EXPECT_FALSE(decode_mma_path(shared, true));  // shape() leaves the shared set bf16: another format
+  shared.shared.wfmt = WFormat::fp8_block;
+  EXPECT_TRUE(decode_mma_path(shared, true));
+  shared.shared.inter = 272;  // 8 * 32 + 16
+  EXPECT_FALSE(decode_mma_path(shared, true));
+  FusedMoeArgs one = oss;
+  one.one_stage = true;
+  EXPECT_FALSE(decode_mma_path(one, true));
+  setenv("MOE_DECODE_MMA", "0", 1);  // the benchmark's A/B switch
+  EXPECT_FALSE(decode_mma_path(oss, true));
+  unsetenv("MOE_DECODE_MMA");
+}
+
 }  // namespace
 }  // namespace moe::gpu

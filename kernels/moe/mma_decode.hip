@@ -1,0 +1,298 @@
+// The grouped path's few-token stages for quantized weights (fp8 per tensor / channel / 128x128 block, MXFP8,
+// MXFP4) on matrix instructions; decode_mma_path in fused_moe.hpp says when. A decode batch brings one to four
+// tokens to each expert, so the other kernels spend their time decoding weights and waiting on memory with few
+// warps; here one mma.sync m16n8k16 (bf16 operands, fp32 accumulators) takes 16 weight rows x 16 columns against
+// all the pass's tokens at once, and each warp streams its rows with the next 128 columns already in flight.
+//
+// Operands. A = 16 weight rows: stage 1, the gate rows (A rows 0..7) and the up rows (8..15) of 8 intermediate
+// indices, so a lane ends with both sums of one index; stage 2, 16 rows of w2. Each lane owns one row pair (g, g+8)
+// and 32 consecutive columns of every 128 (one 16-byte load per row for MXFP4, two for fp8 / MXFP8): an MX block,
+// and inside one fp8 128-column block. A sum does not depend on which k position of the instruction a column
+// takes, so a lane's columns are laid out in the order its loads deliver them (pairs (k, k+4) of every 8), and B is
+// stored in that same order. Weights are decoded exactly (decode_piece, the decoder the other kernels use) and
+// rounded to bf16, which holds every e2m1 and e4m3 value times a power of two exactly: MX scales are folded in (exact
+// for e2m1; for e4m3 while the product stays above 2^-133, i.e. for every scale code from 3 up), fp8 scales are not:
+// the 128 columns' partial sums are multiplied by the row's scale, then added (per tensor and per channel alike).
+// B = 8 columns: 4 tokens x (hi, lo), x = hi + lo with hi = bf16(x), lo = bf16(x - hi): |x - hi - lo| <= 2^-17 |x|,
+// and exact where x has at most 16 significant bits (bf16 inputs and intermediates: lo = 0).
+//
+// The inputs are rewritten in place into that operand layout first (split_rows_kernel): every 8 fp32 values become
+// the 4 hi pairs then the 4 lo pairs, in the same 32 bytes. Stage 1 reads xq_routed / xq_shared (the launcher fills
+// them), stage 2 mid. Epilogues: stage1_output / stage2_output (slot_ops.hpp), as every other kernel.
+// NVIDIA only (mma.sync): on AMD decode_mma_built() is false and the launcher never calls this.
+#include "kernels/moe/mma_decode.hpp"
+
+#include "kernels/runtime/gpu_check.hpp"
+#include "kernels/runtime/hip_compat.hpp"
+
+#if defined(__HIP__) || defined(__HIP_PLATFORM_AMD__) || defined(__HIP_PLATFORM_HCC__)
+
+namespace moe::gpu {
+bool decode_mma_built() { return false; }
+void launch_decode_mma(const FusedMoeArgs&, int, std::int64_t, int, unsigned) {
+  throw_harness_error("launch_decode_mma", "no matrix-instruction decode kernels in an AMD build (decode_mma_built)");
+}
+}  // namespace moe::gpu
+
+#else
+
+#include <cuda_bf16.h>
+
+#include <type_traits>
+#include <utility>
+
+#include "kernels/moe/slot_ops.hpp"
+
+namespace moe::gpu {
+namespace {
+
+constexpr int kDecWarps = 4;                  // warps per block (NVIDIA only: 32 lanes)
+constexpr int kDecThreads = 32 * kDecWarps;
+constexpr int kDecTokens = 4;                 // tokens per pass: B's 8 columns are (hi, lo) of each
+constexpr int kGroupCols = 128;               // columns per step: 4 lanes x 32
+
+__device__ inline std::uint32_t bf16_pair(float lo, float hi) {
+  const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);  // .x (lo) in the low 16 bits
+  return *reinterpret_cast<const std::uint32_t*>(&v);
+}
+
+// Every 8 fp32 values [8i, 8i + 8) -> 16 bytes of (hi_k, hi_k+4) pairs, k = 0..3, then 16 bytes of the lo pairs.
+__global__ void split_rows_kernel(float* v, std::int64_t pieces) {
+  for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < pieces;
+       i += std::int64_t(gridDim.x) * blockDim.x) {
+    float x[8];
+    load8f(v + 8 * i, x);
+    std::uint32_t hi[4], lo[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      hi[k] = bf16_pair(x[k], x[k + 4]);
+      const float h0 = __uint_as_float(hi[k] << 16), h1 = __uint_as_float(hi[k] & 0xFFFF0000u);
+      lo[k] = bf16_pair(x[k] - h0, x[k + 4] - h1);
+    }
+    uint4* p = reinterpret_cast<uint4*>(v + 8 * i);
+    p[0] = make_uint4(hi[0], hi[1], hi[2], hi[3]);
+    p[1] = make_uint4(lo[0], lo[1], lo[2], lo[3]);
+  }
+}
+
+__device__ inline void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};\n"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+template <class Fn, int... U>
+__device__ inline void unroll_impl(Fn& fn, std::integer_sequence<int, U...>) {
+  (fn(std::integral_constant<int, U>{}), ...);
+}
+template <int N, class Fn>
+__device__ inline void unroll(Fn&& fn) {
+  unroll_impl(fn, std::make_integer_sequence<int, N>{});
+}
+
+// Row tiles per warp: MXFP4 rows are short in bytes, two tiles share each B load.
+template <int F> constexpr int dec_tiles() { return WFormat(F) == WFormat::mxfp4 ? 2 : 1; }
+template <int F> constexpr int dec_chunks() { return 32 / chunk_width(WFormat(F)); }  // 16-byte loads per row
+template <int F> constexpr bool dec_mx() { return WFormat(F) == WFormat::mxfp8 || WFormat(F) == WFormat::mxfp4; }
+
+// One step's weights for a lane: its 32 columns of each of its rows, and each row's scale (MX: the block's, folded
+// into the decoded weights; fp8: the 128-column block's, applied to the partial sums).
+template <int F>
+struct Step {
+  uint4 q[dec_tiles<F>()][2][dec_chunks<F>()];
+  float s[dec_tiles<F>()][2];
+};
+
+template <int F, int Stage>
+__device__ inline Step<F> fetch_step(const ExpertSet& set, std::int64_t e, const std::int64_t (&row)[dec_tiles<F>()][2],
+                                     std::int64_t c0, std::int64_t c, std::int64_t rows, std::int64_t K) {
+  constexpr WFormat f = WFormat(F);
+  constexpr bool is13 = Stage == 1;
+  constexpr int V = chunk_width(f);
+  const std::uint8_t* p = static_cast<const std::uint8_t*>(is13 ? set.w13 : set.w2);
+  const bool in = c < K;
+  Step<F> st;
+#pragma unroll
+  for (int r = 0; r < dec_tiles<F>(); ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const std::int64_t base = (e * rows + row[r][h]) * K;
+#pragma unroll
+      for (int j = 0; j < dec_chunks<F>(); ++j) {
+        const std::int64_t i = base + c + j * V;
+        st.q[r][h][j] = in ? *reinterpret_cast<const uint4*>(p + (f == WFormat::mxfp4 ? i / 2 : i)) : make_uint4(0u, 0u, 0u, 0u);
+      }
+      if constexpr (dec_mx<F>())
+        st.s[r][h] = in ? e8m0_decode(mx_scale_code(set, is13, e, row[r][h], c, rows, K), set.e8m0_triton) : 1.0f;
+      else
+        st.s[r][h] = fp8_scale(set, f, is13, e, row[r][h], c0, rows, K);  // every lane: the sums span all 4 lanes
+    }
+  return st;
+}
+
+// Grid: (groups of kDecWarps * dec_tiles row tiles, the listed sets). A row tile is 8 intermediate indices (stage 1)
+// or 16 hidden rows (stage 2). No block-wide barrier: warps past the rows exit.
+template <int F, int Stage>
+__global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs a, std::int64_t mid_stride, int sets) {
+  constexpr int R = dec_tiles<F>();
+  constexpr bool mx = dec_mx<F>();
+  if (int(blockIdx.y) >= a.active_sets[sets]) return;
+  const std::int64_t set_idx = a.active_sets[blockIdx.y];
+  const bool shared = set_idx >= a.local_experts;
+  const ExpertSet& set = shared ? a.shared : a.routed;
+  const std::int64_t e = shared ? set_idx - a.local_experts : set_idx;
+  const std::int64_t inter = set.inter, h = a.hidden;
+  constexpr int kOut = Stage == 1 ? 8 : 16;  // outputs per row tile
+  const std::int64_t n_out = Stage == 1 ? inter : h;
+  const int warp = int(threadIdx.x) / 32, lane = int(threadIdx.x) % 32, g = lane / 4, tig = lane % 4;
+  const std::int64_t tile0 = (std::int64_t(blockIdx.x) * kDecWarps + warp) * R;
+  if (tile0 * kOut >= n_out) return;
+  const std::int64_t K = Stage == 1 ? h : inter, rows = Stage == 1 ? 2 * inter : h;
+
+  std::int64_t row[R][2];  // this lane's A rows (g and g + 8) in each tile, clamped to real rows
+  std::int64_t out[R];     // stage 1: the intermediate index; stage 2: the first of the two hidden rows
+  bool ok[R][2];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    if (Stage == 1) {
+      const std::int64_t i = (tile0 + r) * kOut + g;
+      ok[r][0] = ok[r][1] = i < inter;
+      out[r] = i;
+      gate_up_rows(a, inter, i < inter ? i : inter - 1, row[r][0], row[r][1]);
+    } else {
+      const std::int64_t r0 = (tile0 + r) * kOut + g;
+      out[r] = r0;
+      ok[r][0] = r0 < h;
+      ok[r][1] = r0 + 8 < h;
+      row[r][0] = ok[r][0] ? r0 : h - 1;
+      row[r][1] = ok[r][1] ? r0 + 8 : h - 1;
+    }
+  }
+
+  const std::int64_t begin = a.expert_offsets[set_idx], end = a.expert_offsets[set_idx + 1];
+  const int mb = g / 2, part = g % 2;  // the token and the half of x this lane's B column holds
+  const std::int64_t c_lane = 32 * tig;
+  for (std::int64_t t0 = begin; t0 < end; t0 += kDecTokens) {
+    const int n = int(end - t0 < kDecTokens ? end - t0 : kDecTokens);
+    const SlotInfo sb = slot_info(a, a.sorted_slots[t0 + (mb < n ? mb : n - 1)]);
+    const bool b_on = mb < n;
+    const float* brow = Stage == 2 ? a.mid + sb.slot * mid_stride
+                        : sb.shared ? a.xq_shared + sb.token * h
+                                    : a.xq_routed + (a.weight_on_input ? sb.slot : sb.token) * h;
+    float acc[R][4];
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int q = 0; q < 4; ++q) acc[r][q] = 0.0f;
+
+    Step<F> cur = fetch_step<F, Stage>(set, e, row, 0, c_lane, rows, K);
+    for (std::int64_t c0 = 0; c0 < K; c0 += kGroupCols) {
+      const std::int64_t c = c0 + c_lane;
+      Step<F> nxt;
+      if (c0 + kGroupCols < K) nxt = fetch_step<F, Stage>(set, e, row, c0 + kGroupCols, c + kGroupCols, rows, K);
+      uint4 bw[4];  // B: piece P of this lane's 32 columns, the half `part`
+#pragma unroll
+      for (int P = 0; P < 4; ++P)
+        bw[P] = (b_on && c < K) ? reinterpret_cast<const uint4*>(brow + c + 8 * P)[part] : make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        float part_sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // this step's sums (fp8: before the block scale)
+        unroll<4>([&](auto pc) {
+          constexpr int P = decltype(pc)::value;
+          constexpr int kPieces = chunk_width(WFormat(F)) / 8;  // 8-column pieces per 16-byte chunk
+          float w0[8], w1[8];
+          decode_piece<F, P % kPieces>(set, RawChunk{cur.q[r][0][P / kPieces], mx ? cur.s[r][0] : 1.0f}, w0);
+          decode_piece<F, P % kPieces>(set, RawChunk{cur.q[r][1][P / kPieces], mx ? cur.s[r][1] : 1.0f}, w1);
+          const std::uint32_t bp[4] = {bw[P].x, bw[P].y, bw[P].z, bw[P].w};
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) {
+            const std::uint32_t av[4] = {bf16_pair(w0[2 * hh], w0[2 * hh + 4]), bf16_pair(w1[2 * hh], w1[2 * hh + 4]),
+                                         bf16_pair(w0[2 * hh + 1], w0[2 * hh + 5]), bf16_pair(w1[2 * hh + 1], w1[2 * hh + 5])};
+            mma_bf16(part_sum, av, bp[2 * hh], bp[2 * hh + 1]);
+          }
+        });
+        if constexpr (mx) {
+#pragma unroll
+          for (int q = 0; q < 4; ++q) acc[r][q] += part_sum[q];
+        } else {
+          acc[r][0] += part_sum[0] * cur.s[r][0];
+          acc[r][1] += part_sum[1] * cur.s[r][0];
+          acc[r][2] += part_sum[2] * cur.s[r][1];
+          acc[r][3] += part_sum[3] * cur.s[r][1];
+        }
+      }
+      cur = nxt;
+    }
+
+    // C: this lane holds rows g and g + 8, columns 2 tig (hi) and 2 tig + 1 (lo): token tig of the pass.
+    if (tig < n) {
+      const SlotInfo so = slot_info(a, a.sorted_slots[t0 + tig]);
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const float v0 = acc[r][0] + acc[r][1], v1 = acc[r][2] + acc[r][3];
+        if (Stage == 1) {
+          if (ok[r][0]) a.mid[so.slot * mid_stride + out[r]] = stage1_output(a, so, row[r][0], row[r][1], v0, v1);
+        } else {
+          if (ok[r][0]) stage2_output(a, so, out[r], v0);
+          if (ok[r][1]) stage2_output(a, so, out[r] + 8, v1);
+        }
+      }
+    }
+  }
+}
+
+template <class Fn>
+void dispatch_quantized(WFormat f, Fn&& fn) {
+  switch (f) {
+    case WFormat::fp8_tensor: fn(std::integral_constant<int, int(WFormat::fp8_tensor)>{}); return;
+    case WFormat::fp8_channel: fn(std::integral_constant<int, int(WFormat::fp8_channel)>{}); return;
+    case WFormat::fp8_block: fn(std::integral_constant<int, int(WFormat::fp8_block)>{}); return;
+    case WFormat::mxfp8: fn(std::integral_constant<int, int(WFormat::mxfp8)>{}); return;
+    case WFormat::mxfp4: fn(std::integral_constant<int, int(WFormat::mxfp4)>{}); return;
+    default: break;
+  }
+  throw_harness_error("launch_decode_mma", "not a quantized weight format (decode_mma_path)");
+}
+
+void split_rows(float* v, std::int64_t values, const char* what) {
+  if (!v || values == 0) return;
+  const std::int64_t pieces = values / 8;
+  const std::int64_t blocks = (pieces + 255) / 256;
+  split_rows_kernel<<<dim3(unsigned(blocks < 1024 ? blocks : 1024)), dim3(256)>>>(v, pieces);
+  MOE_GPU_CHECK_LAUNCH(what);
+}
+
+}  // namespace
+
+bool decode_mma_built() { return true; }
+
+void launch_decode_mma(const FusedMoeArgs& a, int stage, std::int64_t mid_stride, int sets, unsigned grid_sets) {
+  const std::int64_t slots = a.tokens * (a.topk + a.n_shared);
+  if (stage == 1) {
+    if (!a.xq_routed || (a.n_shared > 0 && !a.xq_shared))
+      throw_harness_error("launch_decode_mma", "stage 1 reads the prepared inputs: xq_routed (and xq_shared) must be given");
+    split_rows(a.xq_routed, (a.weight_on_input ? slots : a.tokens) * a.hidden, "split_rows_kernel (stage-1 inputs)");
+    if (a.n_shared > 0) split_rows(a.xq_shared, a.tokens * a.hidden, "split_rows_kernel (shared stage-1 inputs)");
+  } else {
+    split_rows(a.mid, slots * mid_stride, "split_rows_kernel (intermediate)");
+  }
+  const std::int64_t n_out = stage == 1 ? mid_stride : a.hidden;
+  const int out_per_tile = stage == 1 ? 8 : 16;
+  dispatch_quantized(a.routed.wfmt, [&](auto fc) {
+    constexpr int F = decltype(fc)::value;
+    const std::int64_t tiles = (n_out + out_per_tile - 1) / out_per_tile;
+    const std::int64_t per_block = std::int64_t(kDecWarps) * dec_tiles<F>();
+    const dim3 grid(unsigned((tiles + per_block - 1) / per_block), grid_sets);
+    if (stage == 1) decode_mma_kernel<F, 1><<<grid, dim3(kDecThreads)>>>(a, mid_stride, sets);
+    else decode_mma_kernel<F, 2><<<grid, dim3(kDecThreads)>>>(a, mid_stride, sets);
+  });
+  MOE_GPU_CHECK_LAUNCH(stage == 1 ? "decode_mma_kernel (stage 1)" : "decode_mma_kernel (stage 2)");
+}
+
+}  // namespace moe::gpu
+
+#endif
