@@ -33,7 +33,8 @@ std::string case_to_json_text(const CaseSpec& c) {
   j["shared_quant"] = quant_json(p.shared_quant);
   j["dtypes"] = {{"input", dtype_name(p.input_dtype)}, {"intermediate", name(p.intermediate)},
                  {"output", dtype_name(p.output_dtype)}};
-  j["execution"] = {{"stage", name(p.stage)}, {"reduce", name(p.reduce)}, {"split_k", p.split_k}};
+  j["execution"] = {{"stage", name(p.stage)}, {"reduce", name(p.reduce)}, {"split_k", p.split_k},
+                    {"shared_path", name(p.shared_path)}};
   j["seed"] = p.seed;
   j["input_distribution"] = {{"kind", p.x_dist.kind == Distribution::normal ? "normal" : "uniform"},
                              {"mean", p.x_dist.mean}, {"std", p.x_dist.scale},

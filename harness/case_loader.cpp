@@ -118,7 +118,7 @@ YAML::Node merge(const YAML::Node& base, const YAML::Node& over) {
 
 const std::set<std::string> kCaseKeys = {
     "model", "variant", "hidden", "inter", "experts", "topk", "n_shared", "shared_inter", "tp", "ep", "ep_rank",
-    "tokens", "routing", "activation", "layout", "swiglu", "clamp_shared", "biases", "router_weight_on", "quant",
+    "tokens", "routing", "activation", "layout", "swiglu", "clamp_shared", "shared_path", "biases", "router_weight_on", "quant",
     "shared_quant", "intermediate", "input_dtype", "output_dtype", "stage", "reduce", "split_k", "seed", "input",
     "weight_std", "targets", "tolerance", "tags", "kernels", "tier"};
 
@@ -182,6 +182,7 @@ CaseSpec read_case(const Reader& r, const YAML::Node& n) {
     if (sw["limit"]) p.swiglu_limit = float(r.number(sw["limit"], "swiglu.limit"));
   }
   if (n["clamp_shared"]) p.clamp_shared = r.boolean(n["clamp_shared"], "clamp_shared");
+  if (n["shared_path"]) p.shared_path = r.enumeration<SharedPath>(n["shared_path"], "shared_path");
   if (n["biases"]) p.biases = r.boolean(n["biases"], "biases");
   if (n["router_weight_on"]) p.router_weight_on = r.enumeration<RouterWeightOn>(n["router_weight_on"], "router_weight_on");
   if (n["quant"]) read_quant(r, n["quant"], "quant", p.quant);

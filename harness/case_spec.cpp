@@ -81,7 +81,9 @@ std::string canonical_id(const CaseSpec& c) {
   id += "/tp" + std::to_string(p.tp);
   if (p.ep > 1) id += "/ep" + std::to_string(p.ep) + "r" + std::to_string(p.ep_rank);
   id += "/" + quant_short_name(p.quant);
-  if (p.n_shared > 0) id += "+sh." + quant_short_name(p.shared_quant) + (p.clamp_shared ? "" : "-noclamp");
+  if (p.n_shared > 0)
+    id += "+sh." + quant_short_name(p.shared_quant) + (p.clamp_shared ? "" : "-noclamp") +
+          (p.shared_path == SharedPath::separate ? "-sep" : "");
   id += "/" + std::string(name(p.activation));
   if (p.activation == Activation::swiglu_oai &&
       (p.swiglu_alpha != ProblemSpec{}.swiglu_alpha || p.swiglu_limit != ProblemSpec{}.swiglu_limit))

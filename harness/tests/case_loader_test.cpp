@@ -64,8 +64,9 @@ TEST(CaseLoader, EveryProblemKeyShowsInTheId) {
       "  - {tokens: 1, routing: {kind: softmax_topk, renormalize: false}}\n"
       "  - {tokens: 1, input: {std: 4.0}}\n"
       "  - {tokens: 1, weight_std: 0.02}\n"
-      "  - {model: deepseek-v3, tp: 8, tokens: 1, routing: {kind: grouped_sigmoid, routed_scaling: 1.0}}\n", "s.yaml");
-  ASSERT_EQ(s.cases.size(), 10u);
+      "  - {model: deepseek-v3, tp: 8, tokens: 1, routing: {kind: grouped_sigmoid, routed_scaling: 1.0}}\n"
+      "  - {tokens: 1, n_shared: 1, shared_inter: 32, shared_path: separate}\n", "s.yaml");
+  ASSERT_EQ(s.cases.size(), 11u);
   const std::string c = "custom-h64i64e8k2-";
   EXPECT_EQ(s.cases[0].id, c + "softmax_topk/tp1/bf16.a16/silu/T1/decode/atomic");
   EXPECT_EQ(s.cases[1].id, c + "softmax_topk/tp1/fp16.a16/silu/T1/decode/atomic/in-f16/mid-f16/out-f16");
@@ -78,6 +79,13 @@ TEST(CaseLoader, EveryProblemKeyShowsInTheId) {
   EXPECT_EQ(s.cases[8].id, c + "softmax_topk/tp1/bf16.a16/silu/T1/decode/atomic/wstd0.02");
   // A preset's own routing (DeepSeek-V3: 8 groups, top-4 groups, scaling 2.5) is implied; an override shows.
   EXPECT_EQ(s.cases[9].id, "deepseek-v3-rs1/tp8/fp8blk.g128+sh.fp8blk.g128/silu/T1/decode/atomic");
+  EXPECT_EQ(s.cases[10].id, "custom-h64i64e8k2s1x32-softmax_topk/tp1/bf16.a16+sh.bf16.a16-sep/silu/T1/decode/atomic");
+}
+
+TEST(CaseLoader, SeparateSharedPathNeedsASharedExpert) {
+  expect_error(std::string(kHead) + "  - {tokens: 1, shared_path: separate}\n", 4, "shared_path", "n_shared");
+  expect_error(std::string(kHead) + "  - {tokens: 1, n_shared: 1, shared_inter: 32, shared_path: beside}\n", 4,
+               "shared_path", "fused");
 }
 
 TEST(CaseLoader, UnknownKeyNamesLineKeyAndTheKnownKeys) {

@@ -16,7 +16,8 @@ import numpy_runner  # noqa: E402  (the safetensors reader/writer of the example
 
 CASES = ["custom-h256i256e16k4-softmax_topk/tp1/bf16.a16/gelu_erf+bias/T3/decode/atomic",
          "custom-h256i256e16k1s1x128-sigmoid_top1/tp1/bf16.a16+sh.bf16.a16/silu+win/T6/decode/atomic",
-         "custom-h256i256e16k4-softmax_topk/tp1/fp16.a16/silu/T5/decode/atomic/in-f16/mid-f16/out-f16"]
+         "custom-h256i256e16k4-softmax_topk/tp1/fp16.a16/silu/T5/decode/atomic/in-f16/mid-f16/out-f16",
+         "custom-h256i256e16k4s1x128-softmax_topk/tp1/bf16.a16+sh.bf16.a16-sep/silu/T5/decode/per_k"]
 
 
 def run(*cmd):

@@ -61,6 +61,10 @@ cases:
   - {tokens: 4, hidden: 288, inter: 96, reduce: separate, quant: {weight: mxfp8, act: mxfp8}, n_shared: 1, shared_inter: 160, shared_quant: {weight: mxfp8, act: mxfp8}}
   - {tokens: 2, input_dtype: f16, reduce: per_k, quant: {weight: mxfp4, act: none}}
   - {tokens: 5, intermediate: f32, quant: {weight: fp8_channel, act: none}}
+  - {tokens: 5, n_shared: 1, shared_inter: 128, shared_path: separate}
+  - {tokens: 40, n_shared: 1, shared_inter: 128, shared_path: separate, reduce: per_k}
+  - {tokens: 3, n_shared: 1, shared_inter: 128, shared_path: separate, reduce: separate, quant: {weight: fp8_block, act: fp8_group128}, shared_quant: {weight: fp8_channel, act: fp8_token}}
+  - {tokens: 33, activation: swiglu_oai, biases: true, n_shared: 1, shared_inter: 128, clamp_shared: false, shared_path: separate, quant: {weight: mxfp4, act: none}}
 )", "gpu-unit.yaml");
 }
 }  // namespace
@@ -87,7 +91,8 @@ TEST(GpuFusedMoe, TwoStageIsGroupedWhereRowsHoldWhole16ByteChunksAndRowWiseElsew
   const bool nvidia = device().device->vendor == "nvidia";
   int grouped = 0, row_wise = 0, few = 0, mma = 0, decode_mma = 0;
   for (const CaseSpec& c : suite().cases) {
-    if (c.problem.stage == StageMode::one_stage) continue;
+    // One-stage is asked for; a separate shared path is two launches, each with its own rule (EveryUnitCasePasses).
+    if (c.problem.stage == StageMode::one_stage || c.problem.shared_path == SharedPath::separate) continue;
     const CaseRecord r = execute_case(c, k, device(), {});
     const ProblemSpec& p = c.problem;
     const WeightFormat f = p.quant.weight;

@@ -5,8 +5,8 @@ kernel, a vendor library): it only sees the exported files, never the harness's 
 
 Usage: numpy_runner.py EXPORT_DIR OUT.safetensors [--bug NAME]
   Handles bf16/fp16 weights without activation quantization: silu, gelu_tanh, gelu_erf and swiglu_oai in their
-  exported layouts, expert biases, the router weight on the output or the input, EP and shared experts. Anything else
-  exits 2 saying so. --bug injects one realistic defect (swap_gate_up, drop_last_token, no_router_weight) so the
+  exported layouts, expert biases, the router weight on the output or the input, EP and shared experts (fused or
+  on a separate path). Anything else exits 2 saying so. --bug injects one realistic defect (swap_gate_up, drop_last_token, no_router_weight) so the
   tests can show that judge catches it.
 
 Output: tensor "out" [T, H] in the case's output dtype, and the fixture's fingerprint copied into the metadata so that
@@ -148,14 +148,19 @@ def main():
                 w = 1.0
             out[tok] += w * expert(xi, w13[e], w2[e], None if b13 is None else b13[e], None if b2 is None else b2[e],
                                    case, True, bug)[0]
+    shared = np.zeros_like(out)
     if shape["n_shared"] > 0 and shape["ep_rank"] == 0:
         sw13, sw2 = to_f32(*t["shared_w13"]), to_f32(*t["shared_w2"])
         for s in range(sw13.shape[0]):
-            out += expert(x, sw13[s], sw2[s], None, None, case, case["activation"]["clamp_shared"], bug)
-    out = out.astype(np.float32)
+            shared += expert(x, sw13[s], sw2[s], None, None, case, case["activation"]["clamp_shared"], bug)
+    od = case["dtypes"]["output"]
+    if case["execution"].get("shared_path") == "separate":
+        # The model adds two outputs, each stored in the output dtype.
+        out = round_to(od, round_to(od, out.astype(np.float32)) + round_to(od, shared.astype(np.float32)))
+    else:
+        out = (out + shared).astype(np.float32)
     if bug == "drop_last_token":
         out[-1] = np.nan  # what an unwritten row looks like after the harness's NaN pre-fill
-    od = case["dtypes"]["output"]
     if od == "bf16":
         tensor = ("BF16", f32_to_bf16(out))
     elif od == "f16":

@@ -149,8 +149,32 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   a.one_stage = one_stage_for(p) && !quant;
   a.reduce = p.reduce == ReduceMode::fused_atomic ? gpu::ReduceKind::fused_atomic
            : p.reduce == ReduceMode::separate ? gpu::ReduceKind::separate : gpu::ReduceKind::per_k;
-  const bool decode_mma = gpu::decode_mma_path(a, gpu::decode_mma_built() && !mutant_build_);
-  if (quant || decode_mma) {  // the prepared stage-1 inputs (quantized, or split for the decode mma kernels)
+  // A separate shared path (SharedPath::separate) is two launches: the routed experts alone, then the shared
+  // experts alone (no routed slots: top-k 0 and no local experts, the shared set dispatched as the routed one).
+  // Each writes its own output in the output dtype; the harness side adds them and rounds the sum, as the model adds
+  // the two outputs.
+  const bool separate_shared = p.shared_path == SharedPath::separate && a.n_shared > 0;
+  std::vector<gpu::FusedMoeArgs*> launches;
+  gpu::FusedMoeArgs a_routed, a_shared;
+  auto derive = [&] {
+    a_routed = a;
+    a_routed.n_shared = 0;
+    a_shared = a;
+    a_shared.topk = 0;
+    a_shared.local_experts = 0;
+    a_shared.first_local_expert = 0;
+    a_shared.routed = a.shared;
+  };
+  derive();
+  if (separate_shared) launches = {&a_routed, &a_shared};
+  else launches = {&a};
+  const bool built = gpu::decode_mma_built() && !mutant_build_;
+  bool prepared = quant, grouped = false;
+  for (gpu::FusedMoeArgs* l : launches) {
+    prepared |= gpu::decode_mma_path(*l, built) || gpu::quantizes_activations(*l);
+    grouped |= gpu::grouped_path(*l);
+  }
+  if (prepared) {  // the prepared stage-1 inputs (quantized, or split for the decode mma kernels)
     xq_routed = gpu::DeviceBuffer(std::size_t((a.weight_on_input ? slots : t) * h) * sizeof(float));
     a.xq_routed = static_cast<float*>(xq_routed.get());
     if (a.n_shared > 0) {
@@ -165,7 +189,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   a.acc = static_cast<float*>(acc.get());
   a.out = dout.get();
   gpu::DeviceBuffer sort_buf;
-  if (gpu::grouped_path(a)) {
+  if (grouped) {
     const std::int64_t sets = a.local_experts + a.n_shared;
     sort_buf = gpu::DeviceBuffer(std::size_t(4 * sets + 2 + slots) * sizeof(std::int32_t));
     auto* base = static_cast<std::int32_t*>(sort_buf.get());
@@ -180,26 +204,28 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   if (mutation_ == Mutation::e8m0_scale_off_by_one) a.mut_expert = first_hit_local_expert(p, r);
   if (mutation_ == Mutation::per_tensor_act_scale) a.mut_tensor_scale = per_tensor_act_scale(p, c);
   a.mut_routed_scaling = p.routing.routed_scaling;
+  derive();
+  gpu::DeviceBuffer dout_shared(separate_shared ? out.nbytes() : 0);
+  if (separate_shared) a_shared.out = dout_shared.get();
   auto* launch = mutant_build_ ? &gpu::launch_fused_moe_mutant : &gpu::launch_fused_moe;
 
-  // The verdict run: the device output starts as the harness's sentinel, so an element the kernel never writes
-  // comes back as the sentinel.
-  dout.upload(out.bytes(), out.nbytes());
-  acc.zero();
-  launch(a);
-  gpu::synchronize();
-  if (a.reduce == gpu::ReduceKind::per_k) {
-    // per-k output: the harness side sums the k (and shared) slots of each token in order.
+  // One launch's output as the output dtype's values: downloaded, or (per_k) the k (and shared) slots of each token
+  // summed in order on the harness side and rounded.
+  auto collect = [&](const gpu::FusedMoeArgs& l, gpu::DeviceBuffer& d, Tensor& dst) {
+    if (l.reduce != gpu::ReduceKind::per_k) {
+      d.download(dst.bytes(), dst.nbytes());
+      return;
+    }
     std::vector<float> host(std::size_t(slots * h));
     slot_buf.download(host.data(), host.size() * sizeof(float));
-    const int per = r.k + a.n_shared;
+    const int per = l.topk + l.n_shared;
     for (std::int64_t tok = 0; tok < t; ++tok)
       for (std::int64_t col = 0; col < h; ++col) {
         if (mutation_ == Mutation::last_token_unwritten && tok == t - 1) continue;
         float v = 0.0f;
         bool any = false;
         for (int j = 0; j < per; ++j) {
-          if (j < r.k) {
+          if (j < l.topk) {
             const std::int64_t g = r.ids[tok * r.k + j] - p.first_local_expert();
             if ((g < 0 || g >= p.local_experts()) && mutation_ != Mutation::ep_sums_nonlocal) continue;
           } else if (mutation_ == Mutation::shared_expert_dropped) {
@@ -210,31 +236,72 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
         }
         if (!any) v = 0.0f;
         const std::int64_t i = tok * h + col;
-        if (out.dtype() == DType::bf16) out.span<std::uint16_t>()[i] = bf16_from_f32(v);
-        else if (out.dtype() == DType::f16) out.span<std::uint16_t>()[i] = fp16_from_f32(v);
-        else out.span<float>()[i] = v;
+        if (dst.dtype() == DType::bf16) dst.span<std::uint16_t>()[i] = bf16_from_f32(v);
+        else if (dst.dtype() == DType::f16) dst.span<std::uint16_t>()[i] = fp16_from_f32(v);
+        else dst.span<float>()[i] = v;
       }
-  } else {
-    dout.download(out.bytes(), out.nbytes());
+  };
+
+  // The verdict run: the device output starts as the harness's sentinel, so an element the kernel never writes
+  // comes back as the sentinel.
+  const Tensor sentinel = out.clone("sentinel");
+  dout.upload(out.bytes(), out.nbytes());
+  acc.zero();
+  launch(*launches[0]);
+  gpu::synchronize();
+  collect(*launches[0], dout, out);
+  if (separate_shared) {
+    Tensor shared_out = sentinel.clone("shared_out");
+    dout_shared.upload(sentinel.bytes(), sentinel.nbytes());
+    acc.zero();
+    launch(a_shared);
+    gpu::synchronize();
+    collect(a_shared, dout_shared, shared_out);
+    auto value = [](const Tensor& x, std::int64_t i) {
+      return x.dtype() == DType::bf16 ? bf16_to_f32(x.span<std::uint16_t>()[i])
+           : x.dtype() == DType::f16 ? fp16_to_f32(x.span<std::uint16_t>()[i]) : x.span<float>()[i];
+    };
+    const std::size_t width = out.nbytes() / std::size_t(t * h);
+    auto unwritten = [&](const Tensor& x, std::int64_t i) {
+      return std::memcmp(x.bytes() + i * width, sentinel.bytes() + i * width, width) == 0;
+    };
+    for (std::int64_t i = 0; i < t * h; ++i) {
+      if (unwritten(out, i) || unwritten(shared_out, i)) {  // either part unwritten: the sentinel stays
+        std::memcpy(out.bytes() + i * width, sentinel.bytes() + i * width, width);
+        continue;
+      }
+      const float v = value(out, i) + value(shared_out, i);
+      if (out.dtype() == DType::bf16) out.span<std::uint16_t>()[i] = bf16_from_f32(v);
+      else if (out.dtype() == DType::f16) out.span<std::uint16_t>()[i] = fp16_from_f32(v);
+      else out.span<float>()[i] = v;
+    }
   }
 
   RunInfo info;
-  const std::string path = a.one_stage ? "one_stage"
-                           : gpu::mma_path(a, gpu::grouped_mma_built() && !mutant_build_) ? std::string("grouped-mma")
-                           : decode_mma ? std::string("grouped-mma-decode")
-                           : gpu::grouped_path(a) ? "grouped-t" + std::to_string(gpu::grouped_tokens_per_pass(a))
-                                                  : "two_stage";
-  info.variant = path + "/" +
-                 std::string(name(p.reduce)) + "/" +
-                 std::string(name(p.quant.weight)) + (quant ? "+" + std::string(name(p.quant.act)) : std::string());
-  struct Ctx { gpu::FusedMoeArgs* a; gpu::DeviceBuffer* acc; void (*launch)(const gpu::FusedMoeArgs&); } ctx{&a, &acc, launch};
-  a.fail_launch_for_test = false;
+  auto path_of = [&](const gpu::FusedMoeArgs& l) -> std::string {
+    if (l.one_stage) return "one_stage";
+    if (gpu::mma_path(l, gpu::grouped_mma_built() && !mutant_build_)) return "grouped-mma";
+    if (gpu::decode_mma_path(l, built)) return "grouped-mma-decode";
+    if (gpu::grouped_path(l)) return "grouped-t" + std::to_string(gpu::grouped_tokens_per_pass(l));
+    return "two_stage";
+  };
+  info.variant = path_of(*launches[0]) + "/" + std::string(name(p.reduce)) + "/" + std::string(name(p.quant.weight));
+  if (quant) info.variant += "+" + std::string(name(p.quant.act));
+  if (separate_shared) info.variant += "/shared-separate:" + path_of(a_shared);
+  struct Ctx {
+    std::vector<gpu::FusedMoeArgs*> launches;
+    gpu::DeviceBuffer* acc;
+    void (*launch)(const gpu::FusedMoeArgs&);
+  } ctx{launches, &acc, launch};
+  for (gpu::FusedMoeArgs* l : launches) l->fail_launch_for_test = false;
   if (!timing_) return info;
   info.median_us = gpu::time_median_us(
       [](void* v) {
         auto* cx = static_cast<Ctx*>(v);
-        cx->acc->zero();
-        cx->launch(*cx->a);
+        for (gpu::FusedMoeArgs* l : cx->launches) {
+          cx->acc->zero();
+          cx->launch(*l);
+        }
       },
       &ctx, 2, 5);
   info.timed_repeats = 5;

@@ -207,16 +207,25 @@ Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, Re
     }
   }
 
+  // A separate shared path (SharedPath): the routed and the shared sums are each rounded to the output dtype, then
+  // added and rounded again, as the model adds two outputs.
+  const bool separate = contract && ns > 0 && s.shared_path == SharedPath::separate;
   Values out(static_cast<std::size_t>(t * h));
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < t; ++i) {
-    std::vector<S> acc(static_cast<std::size_t>(h), S(0));
+    std::vector<S> acc(static_cast<std::size_t>(h), S(0)), shared(separate ? static_cast<std::size_t>(h) : 0, S(0));
     for (std::int64_t j = 0; j < per_token; ++j) {
       if (!written[i * per_token + j]) continue;  // EP: another rank's expert
       const S* src = slots + (i * per_token + j) * h;
-      for (std::int64_t col = 0; col < h; ++col) acc[col] += src[col];
+      S* dst = separate && j >= k ? shared.data() : acc.data();
+      for (std::int64_t col = 0; col < h; ++col) dst[col] += src[col];
     }
     if (contract) round_to_dtype(acc.data(), h, s.output_dtype);
+    if (separate) {
+      round_to_dtype(shared.data(), h, s.output_dtype);
+      for (std::int64_t col = 0; col < h; ++col) acc[col] += shared[col];
+      round_to_dtype(acc.data(), h, s.output_dtype);
+    }
     for (std::int64_t col = 0; col < h; ++col) out[i * h + col] = float(acc[col]);
   }
   return out;

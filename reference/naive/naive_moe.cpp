@@ -279,13 +279,19 @@ std::vector<double> moe(const ProblemSpec& s, const Checkpoint& c, const NaiveRo
       }
       for (std::int64_t col = 0; col < h; ++col) acc[col] += y[col];
     }
+    // A separate shared path: routed and shared outputs each rounded to the output dtype, their sum rounded again.
+    const bool separate = contract && s.shared_path == SharedPath::separate;
+    const IntermediateDtype od = as_intermediate(s.output_dtype);
+    std::vector<double> shared(h, 0.0);
     if (s.ep_rank == 0)
       for (int e = 0; e < s.n_shared; ++e) {
         auto y = expert(s, c.shared, s.shared_quant, e, s.local_shared_inter(), x, contract, true);
-        for (std::int64_t col = 0; col < h; ++col) acc[col] += y[col];
+        for (std::int64_t col = 0; col < h; ++col) (separate ? shared : acc)[col] += y[col];
       }
-    for (std::int64_t col = 0; col < h; ++col)
-      out[i * h + col] = contract ? round_dtype(acc[col], as_intermediate(s.output_dtype)) : acc[col];
+    for (std::int64_t col = 0; col < h; ++col) {
+      if (separate) out[i * h + col] = round_dtype(round_dtype(acc[col], od) + round_dtype(shared[col], od), od);
+      else out[i * h + col] = contract ? round_dtype(acc[col], od) : acc[col];
+    }
   }
   return out;
 }

@@ -74,6 +74,18 @@ std::vector<Combo> combos() {
         if (validate(s)) continue;  // not a valid contract (e.g. 128x128 blocks on an interleaved layout)
         out.push_back({std::string(sc.name) + "__" + ro.name + "__" + ac.name, s});
       }
+  // Shared experts, fused and on a separate path (two roundings to the output dtype), on EP rank 0 (it adds them).
+  for (auto& sc : schemes())
+    for (SharedPath path : {SharedPath::fused, SharedPath::separate}) {
+      ProblemSpec s;
+      s.hidden = 96; s.inter = 160; s.experts = 8; s.topk = 2; s.tokens = 5; s.ep = 2;
+      s.n_shared = 1; s.shared_inter = 64; s.shared_path = path;
+      s.quant = s.shared_quant = sc.q; s.input_dtype = sc.io; s.output_dtype = sc.io;
+      s.intermediate = sc.io == DType::f16 ? IntermediateDtype::f16 : IntermediateDtype::bf16;
+      s.seed = 13;
+      if (validate(s)) continue;
+      out.push_back({std::string(sc.name) + "__shared_" + std::string(name(path)) + "_ep2", s});
+    }
   return out;
 }
 
