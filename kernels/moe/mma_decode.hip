@@ -75,6 +75,23 @@ __global__ void split_rows_kernel(float* v, std::int64_t pieces) {
   }
 }
 
+// MXFP4 straight to bf16 pairs: nibbles k and k + 4 of a word (elements k, k + 4) with their sign at bits 15 / 31
+// and their three magnitude bits at 6..8 / 22..24 are the bf16 values e2m1 * 2^-126 (0.5 becomes the subnormal
+// 2^-127); one bf16 multiplication by 2^126 * scale, a power of two, gives e2m1 * scale exactly. Used where the scale
+// code is 2..128 (the factor 2^(code-1) is a normal bf16 and so is every nonzero product); else decode_piece.
+template <int K>
+__device__ inline std::uint32_t e2m1_pair_placed(std::uint32_t q) {
+  constexpr int sh = 12 - 4 * K, mh = 6 - 4 * K;
+  const std::uint32_t sign = (sh >= 0 ? q << sh : q >> -sh) & 0x80008000u;
+  const std::uint32_t mag = (mh >= 0 ? q << mh : q >> -mh) & 0x01C001C0u;
+  return sign | mag;
+}
+__device__ inline std::uint32_t bf16x2_mul(std::uint32_t a, std::uint32_t b) {
+  const __nv_bfloat162 r = __hmul2(*reinterpret_cast<const __nv_bfloat162*>(&a), *reinterpret_cast<const __nv_bfloat162*>(&b));
+  return *reinterpret_cast<const std::uint32_t*>(&r);
+}
+__device__ inline bool e2m1_direct(float s) { return s >= 0x1p-125f && s <= 2.0f; }  // false for NaN
+
 __device__ inline void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std::uint32_t b0, std::uint32_t b1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile(
@@ -204,14 +221,30 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
         unroll<4>([&](auto pc) {
           constexpr int P = decltype(pc)::value;
           constexpr int kPieces = chunk_width(WFormat(F)) / 8;  // 8-column pieces per 16-byte chunk
-          float w0[8], w1[8];
-          decode_piece<F, P % kPieces>(set, RawChunk{cur.q[r][0][P / kPieces], mx ? cur.s[r][0] : 1.0f}, w0);
-          decode_piece<F, P % kPieces>(set, RawChunk{cur.q[r][1][P / kPieces], mx ? cur.s[r][1] : 1.0f}, w1);
           const std::uint32_t bp[4] = {bw[P].x, bw[P].y, bw[P].z, bw[P].w};
+          std::uint32_t pr[2][4];  // rows g and g + 8: the bf16 pairs (k, k + 4), k = 0..3, of piece P
+          if (WFormat(F) == WFormat::mxfp4 && e2m1_direct(cur.s[r][0]) && e2m1_direct(cur.s[r][1])) {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const std::uint32_t q = chunk_word<P>(cur.q[r][h][0]);
+              const std::uint32_t f = std::uint32_t(__float_as_uint(cur.s[r][h] * 0x1p126f) >> 16) * 0x10001u;
+              pr[h][0] = bf16x2_mul(e2m1_pair_placed<0>(q), f);
+              pr[h][1] = bf16x2_mul(e2m1_pair_placed<1>(q), f);
+              pr[h][2] = bf16x2_mul(e2m1_pair_placed<2>(q), f);
+              pr[h][3] = bf16x2_mul(e2m1_pair_placed<3>(q), f);
+            }
+          } else {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              float w[8];
+              decode_piece<F, P % kPieces>(set, RawChunk{cur.q[r][h][P / kPieces], mx ? cur.s[r][h] : 1.0f}, w);
+#pragma unroll
+              for (int k = 0; k < 4; ++k) pr[h][k] = bf16_pair(w[k], w[k + 4]);
+            }
+          }
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh) {
-            const std::uint32_t av[4] = {bf16_pair(w0[2 * hh], w0[2 * hh + 4]), bf16_pair(w1[2 * hh], w1[2 * hh + 4]),
-                                         bf16_pair(w0[2 * hh + 1], w0[2 * hh + 5]), bf16_pair(w1[2 * hh + 1], w1[2 * hh + 5])};
+            const std::uint32_t av[4] = {pr[0][2 * hh], pr[1][2 * hh], pr[0][2 * hh + 1], pr[1][2 * hh + 1]};
             mma_bf16(part_sum, av, bp[2 * hh], bp[2 * hh + 1]);
           }
         });
