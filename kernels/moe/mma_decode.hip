@@ -13,6 +13,7 @@
 // rounded to bf16, which holds every e2m1 and e4m3 value times a power of two exactly: MX scales are folded in (exact
 // for e2m1; for e4m3 while the product stays above 2^-133, i.e. for every scale code from 3 up), fp8 scales are not:
 // the 128 columns' partial sums are multiplied by the row's scale, then added (per tensor and per channel alike).
+// MXFP4 takes a shorter road to the same bits where the scale code allows (e2m1_pair_placed below).
 // B = 8 columns: 4 tokens x (hi, lo), x = hi + lo with hi = bf16(x), lo = bf16(x - hi): |x - hi - lo| <= 2^-17 |x|,
 // and exact where x has at most 16 significant bits (bf16 inputs and intermediates: lo = 0).
 //
