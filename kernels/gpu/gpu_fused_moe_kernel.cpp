@@ -14,6 +14,17 @@
 namespace moe {
 namespace {
 
+// Element i of an output tensor (bf16, f16 or f32) as a float, and a float stored there rounded to its dtype.
+float value_at(const Tensor& x, std::int64_t i) {
+  return x.dtype() == DType::bf16 ? bf16_to_f32(x.span<std::uint16_t>()[i])
+       : x.dtype() == DType::f16 ? fp16_to_f32(x.span<std::uint16_t>()[i]) : x.span<float>()[i];
+}
+void store_at(Tensor& x, std::int64_t i, float v) {
+  if (x.dtype() == DType::bf16) x.span<std::uint16_t>()[i] = bf16_from_f32(v);
+  else if (x.dtype() == DType::f16) x.span<std::uint16_t>()[i] = fp16_from_f32(v);
+  else x.span<float>()[i] = v;
+}
+
 gpu::ElemType elem(DType d) {
   return d == DType::bf16 ? gpu::ElemType::bf16 : d == DType::f16 ? gpu::ElemType::f16 : gpu::ElemType::f32;
 }
@@ -235,10 +246,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
           any = true;
         }
         if (!any) v = 0.0f;
-        const std::int64_t i = tok * h + col;
-        if (dst.dtype() == DType::bf16) dst.span<std::uint16_t>()[i] = bf16_from_f32(v);
-        else if (dst.dtype() == DType::f16) dst.span<std::uint16_t>()[i] = fp16_from_f32(v);
-        else dst.span<float>()[i] = v;
+        store_at(dst, tok * h + col, v);
       }
   };
 
@@ -257,10 +265,6 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
     launch(a_shared);
     gpu::synchronize();
     collect(a_shared, dout_shared, shared_out);
-    auto value = [](const Tensor& x, std::int64_t i) {
-      return x.dtype() == DType::bf16 ? bf16_to_f32(x.span<std::uint16_t>()[i])
-           : x.dtype() == DType::f16 ? fp16_to_f32(x.span<std::uint16_t>()[i]) : x.span<float>()[i];
-    };
     const std::size_t width = out.nbytes() / std::size_t(t * h);
     auto unwritten = [&](const Tensor& x, std::int64_t i) {
       return std::memcmp(x.bytes() + i * width, sentinel.bytes() + i * width, width) == 0;
@@ -270,10 +274,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
         std::memcpy(out.bytes() + i * width, sentinel.bytes() + i * width, width);
         continue;
       }
-      const float v = value(out, i) + value(shared_out, i);
-      if (out.dtype() == DType::bf16) out.span<std::uint16_t>()[i] = bf16_from_f32(v);
-      else if (out.dtype() == DType::f16) out.span<std::uint16_t>()[i] = fp16_from_f32(v);
-      else out.span<float>()[i] = v;
+      store_at(out, i, value_at(out, i) + value_at(shared_out, i));
     }
   }
 

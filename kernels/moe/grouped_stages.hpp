@@ -5,9 +5,9 @@
 #pragma once
 #include <cstdint>
 #include <type_traits>
-#include <utility>
 
 #include "kernels/moe/slot_ops.hpp"
+#include "kernels/moe/static_for.hpp"
 
 namespace moe::gpu {
 namespace {
@@ -102,19 +102,6 @@ __device__ inline void input8(const FusedMoeArgs& a, const SlotInfo& s, std::int
   }
   if (a.weight_on_input && !s.shared)
     for (int q = 0; q < 8; ++q) x[q] = weigh_input(a, s, x[q]);
-}
-
-// Calls fn(std::integral_constant<int, U>{}) for U = 0 .. N-1: a loop unrolled by the language, which no optimizer
-// can leave rolled. Clang 15 for gfx90a/gfx940 left stage 1's loops over the fetched chunks, over the tokens of a
-// pass and over a chunk's 8-element pieces rolled in some instantiations ("unrolled size is too large"), the chunk
-// and accumulator arrays then in scratch memory.
-template <class Fn, int... U>
-__device__ inline void static_for_impl(Fn& fn, std::integer_sequence<int, U...>) {
-  (fn(std::integral_constant<int, U>{}), ...);
-}
-template <int N, class Fn>
-__device__ inline void static_for(Fn&& fn) {
-  static_for_impl(fn, std::make_integer_sequence<int, N>{});
 }
 
 template <int N>

@@ -40,9 +40,9 @@ void launch_decode_mma(const FusedMoeArgs&, int, std::int64_t, int, unsigned) {
 #include <cuda_bf16.h>
 
 #include <type_traits>
-#include <utility>
 
 #include "kernels/moe/slot_ops.hpp"
+#include "kernels/moe/static_for.hpp"
 
 namespace moe::gpu {
 namespace {
@@ -101,15 +101,6 @@ __device__ inline void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std:
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #endif
-}
-
-template <class Fn, int... U>
-__device__ inline void unroll_impl(Fn& fn, std::integer_sequence<int, U...>) {
-  (fn(std::integral_constant<int, U>{}), ...);
-}
-template <int N, class Fn>
-__device__ inline void unroll(Fn&& fn) {
-  unroll_impl(fn, std::make_integer_sequence<int, N>{});
 }
 
 // Row tiles per warp: MXFP4 rows are short in bytes, two tiles share each B load.
@@ -219,7 +210,7 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         float part_sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // this step's sums (fp8: before the block scale)
-        unroll<4>([&](auto pc) {
+        static_for<4>([&](auto pc) {
           constexpr int P = decltype(pc)::value;
           constexpr int kPieces = chunk_width(WFormat(F)) / 8;  // 8-column pieces per 16-byte chunk
           const std::uint32_t bp[4] = {bw[P].x, bw[P].y, bw[P].z, bw[P].w};
