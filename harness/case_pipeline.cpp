@@ -10,6 +10,7 @@
 #include "fixtures/exact_tier.hpp"
 #include "harness/judge.hpp"
 #include "harness/thresholds.hpp"
+#include "reference/formats/tensor_element.hpp"
 
 namespace moe {
 
@@ -57,7 +58,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
 
     if (opt.capture) {
       std::vector<float> o(static_cast<std::size_t>(out.numel()));
-      for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = output_value(out, i);
+      for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = element_as_f32(out, i);
       opt.capture({contract.begin(), contract.end()}, o);
     }
     const Thresholds th = apply_override(default_thresholds(p, spec.tier), spec.tolerance, spec.source);
@@ -114,9 +115,9 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
         // there): such elements are not compared (f16's is 2^-14, within reach of real outputs).
         const float min_normal = p.output_dtype == DType::f16 ? 0x1p-14f : 0x1p-126f;
         for (std::int64_t i = 0; i < out.numel(); ++i) {
-          const float v = output_value(out, i);
+          const float v = element_as_f32(out, i);
           if (std::fabs(v) < min_normal) continue;
-          if (!(output_value(o2, i) == 2.0f * v)) ++lin_mismatches;
+          if (!(element_as_f32(o2, i) == 2.0f * v)) ++lin_mismatches;
         }
         if (lin_mismatches) lin_what = "with every router weight doubled the output is not exactly doubled";
       }
@@ -134,7 +135,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
         for (std::int64_t t = 0; t < p.tokens; ++t)
           if (!touched[std::size_t(t)])
             for (std::int64_t c = 0; c < p.hidden; ++c)
-              if (!(output_value(o2, t * p.hidden + c) == output_value(out, t * p.hidden + c))) ++lin_mismatches;
+              if (!(element_as_f32(o2, t * p.hidden + c) == element_as_f32(out, t * p.hidden + c))) ++lin_mismatches;
         if (lin_mismatches)
           lin_what = fmt::format("with expert {}'s router weights doubled, tokens that do not route to it changed", star);
       }

@@ -9,6 +9,7 @@
 #include "fixtures/error.hpp"
 #include "reference/formats/bf16.hpp"
 #include "reference/formats/fp16.hpp"
+#include "reference/formats/tensor_element.hpp"
 
 namespace moe {
 
@@ -26,13 +27,6 @@ void fill_sentinel(Tensor& out, int which) {
   else for (auto& v : out.span<std::uint32_t>()) v = s;
 }
 
-float output_value(const Tensor& out, std::int64_t i) {
-  switch (out.dtype()) {
-    case DType::bf16: return bf16_to_f32(out.span<std::uint16_t>()[i]);
-    case DType::f16: return fp16_to_f32(out.span<std::uint16_t>()[i]);
-    default: return out.span<float>()[i];
-  }
-}
 
 namespace {
 std::uint32_t raw_bits(const Tensor& out, std::int64_t i) {
@@ -65,7 +59,7 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
       const std::int64_t i = tok * h + c;
       const std::uint32_t bits = raw_bits(out, i);
       if (bits == sentinel || bits == sentinel2) { ++j.unwritten; continue; }
-      const double o = output_value(out, i), r = ref[i];
+      const double o = element_as_f32(out, i), r = ref[i];
       if (!std::isfinite(o)) { ++j.non_finite; continue; }
       if (th.bitwise && bits != ref_bits_in(out.dtype(), ref[i])) ++j.bit_mismatches;
       dot += o * r; rr += r * r; oo += o * o; dd += (o - r) * (o - r);

@@ -14,7 +14,6 @@ namespace moe {
 // The output buffer is pre-filled with a NaN sentinel; an element still bit-equal to it was never written.
 std::uint32_t sentinel_bits(DType output_dtype, int which = 0);  // which: 0 first sentinel, 1 the inverse probe
 void fill_sentinel(Tensor& out, int which = 0);
-float output_value(const Tensor& out, std::int64_t i);  // bf16 / f16 / f32 element as float
 
 struct WorstToken {
   std::int64_t token = 0;

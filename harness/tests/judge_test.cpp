@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "fixtures/error.hpp"
+#include "reference/formats/tensor_element.hpp"
 
 namespace moe {
 namespace {
@@ -125,7 +126,7 @@ TEST(Judge, AllZeroOutputFails) {
 TEST(Judge, Bf16OutputsAreDecodedAndSentinelsAreBf16NaNs) {
   Tensor t("o", DType::bf16, {1, 2});
   fill_sentinel(t, 0);
-  EXPECT_TRUE(std::isnan(output_value(t, 0)));
+  EXPECT_TRUE(std::isnan(element_as_f32(t, 0)));
   EXPECT_EQ(t.span<std::uint16_t>()[1], 0x7FA5);
   fill_sentinel(t, 1);
   EXPECT_EQ(t.span<std::uint16_t>()[1], 0xFFA5);

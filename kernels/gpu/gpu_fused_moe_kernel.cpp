@@ -8,22 +8,10 @@
 #include "kernels/moe/mma_decode.hpp"
 #include "kernels/moe/mma_stages.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/fp16.hpp"
+#include "reference/formats/tensor_element.hpp"
 
 namespace moe {
 namespace {
-
-// Element i of an output tensor (bf16, f16 or f32) as a float, and a float stored there rounded to its dtype.
-float value_at(const Tensor& x, std::int64_t i) {
-  return x.dtype() == DType::bf16 ? bf16_to_f32(x.span<std::uint16_t>()[i])
-       : x.dtype() == DType::f16 ? fp16_to_f32(x.span<std::uint16_t>()[i]) : x.span<float>()[i];
-}
-void store_at(Tensor& x, std::int64_t i, float v) {
-  if (x.dtype() == DType::bf16) x.span<std::uint16_t>()[i] = bf16_from_f32(v);
-  else if (x.dtype() == DType::f16) x.span<std::uint16_t>()[i] = fp16_from_f32(v);
-  else x.span<float>()[i] = v;
-}
 
 gpu::ElemType elem(DType d) {
   return d == DType::bf16 ? gpu::ElemType::bf16 : d == DType::f16 ? gpu::ElemType::f16 : gpu::ElemType::f32;
@@ -182,7 +170,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   const bool built = gpu::decode_mma_built() && !mutant_build_;
   bool prepared = quant, grouped = false;
   for (gpu::FusedMoeArgs* l : launches) {
-    prepared |= gpu::decode_mma_path(*l, built) || gpu::quantizes_activations(*l);
+    prepared |= gpu::decode_mma_path(*l, built);  // each launch's quantization is the whole case's (quant)
     grouped |= gpu::grouped_path(*l);
   }
   if (prepared) {  // the prepared stage-1 inputs (quantized, or split for the decode mma kernels)
@@ -246,7 +234,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
           any = true;
         }
         if (!any) v = 0.0f;
-        store_at(dst, tok * h + col, v);
+        store_element(dst, tok * h + col, v);
       }
   };
 
@@ -274,7 +262,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
         std::memcpy(out.bytes() + i * width, sentinel.bytes() + i * width, width);
         continue;
       }
-      store_at(out, i, value_at(out, i) + value_at(shared_out, i));
+      store_element(out, i, element_as_f32(out, i) + element_as_f32(shared_out, i));
     }
   }
 

@@ -13,6 +13,7 @@
 #include "reference/formats/fp16.hpp"
 #include "reference/formats/fp8.hpp"
 #include "reference/formats/minifloat.hpp"
+#include "reference/formats/tensor_element.hpp"
 #include "reference/moe/activation.hpp"
 #include "reference/quant/fp8_quant.hpp"
 #include "reference/quant/mx_quant.hpp"
@@ -157,14 +158,6 @@ std::vector<float> expert_forward(const ProblemSpec& p, const ExpertWeights& w, 
   return y;
 }
 
-void store(Tensor& out, std::int64_t i, float v) {
-  switch (out.dtype()) {
-    case DType::bf16: out.span<std::uint16_t>()[i] = bf16_from_f32(v); break;
-    case DType::f16: out.span<std::uint16_t>()[i] = fp16_from_f32(v); break;
-    default: out.span<float>()[i] = v; break;
-  }
-}
-
 }  // namespace
 
 double HostContractKernel::work_flops(const ProblemSpec& p) {
@@ -250,7 +243,7 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
         for (std::int64_t col = 0; col < h; ++col) (separate ? shared : acc)[col] += y[col];
       }
     for (std::int64_t col = 0; col < h; ++col)
-      store(out, tok * h + col, separate ? round_to(acc[col], od) + round_to(shared[col], od) : acc[col]);
+      store_element(out, tok * h + col, separate ? round_to(acc[col], od) + round_to(shared[col], od) : acc[col]);
   }
   RunInfo info;
   info.variant = std::string("host/") + std::string(name(p.reduce));

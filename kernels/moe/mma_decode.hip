@@ -297,9 +297,7 @@ bool decode_mma_built() { return true; }
 
 void launch_decode_mma(const FusedMoeArgs& a, int stage, std::int64_t mid_stride, int sets, unsigned grid_sets) {
   const std::int64_t slots = a.tokens * (a.topk + a.n_shared);
-  if (stage == 1) {
-    if (!a.xq_routed || (a.n_shared > 0 && !a.xq_shared))
-      throw_harness_error("launch_decode_mma", "stage 1 reads the prepared inputs: xq_routed (and xq_shared) must be given");
+  if (stage == 1) {  // the launcher checked that the prepared inputs exist
     split_rows(a.xq_routed, (a.weight_on_input ? slots : a.tokens) * a.hidden, "split_rows_kernel (stage-1 inputs)");
     if (a.n_shared > 0) split_rows(a.xq_shared, a.tokens * a.hidden, "split_rows_kernel (shared stage-1 inputs)");
   } else {
