@@ -2,14 +2,15 @@
 // MXFP4) on matrix instructions; decode_mma_path in fused_moe.hpp says when. A decode batch brings one to four
 // tokens to each expert, so the other kernels spend their time decoding weights and waiting on memory with few
 // warps; here one mma.sync m16n8k16 (bf16 operands, fp32 accumulators) takes 16 weight rows x 16 columns against
-// all the pass's tokens at once, and each warp streams its rows with the next 128 columns already in flight.
+// all the pass's tokens at once, and each warp streams its rows with the next two steps of 128 columns in flight.
 //
 // Operands. A = 16 weight rows: stage 1, the gate rows (A rows 0..7) and the up rows (8..15) of 8 intermediate
 // indices, so a lane ends with both sums of one index; stage 2, 16 rows of w2. Each lane owns one row pair (g, g+8)
-// and 32 consecutive columns of every 128 (one 16-byte load per row for MXFP4, two for fp8 / MXFP8): an MX block,
-// and inside one fp8 128-column block. A sum does not depend on which k position of the instruction a column
-// takes, so a lane's columns are laid out in the order its loads deliver them (pairs (k, k+4) of every 8), and B is
-// stored in that same order. Weights are decoded exactly (decode_piece, the decoder the other kernels use) and
+// and 32 columns of every 128 (MXFP4: 32 consecutive, an MX block, one 16-byte copy per row; fp8 / MXFP8: two runs
+// of 16, 64 apart, each inside its own MX block, so that a quad's copies cover whole sectors; chunk_col), all inside
+// one fp8 128-column block. A sum does not depend on which k position of the instruction a column takes, so a lane's
+// columns are laid out in the order its copies deliver them (pairs (k, k+4) of every 8), and B is stored in that
+// same order. Weights are decoded exactly (decode_piece, the decoder the other kernels use) and
 // rounded to bf16, which holds every e2m1 and e4m3 value times a power of two exactly: MX scales are folded in (exact
 // for e2m1; for e4m3 while the product stays above 2^-133, i.e. for every scale code from 3 up), fp8 scales are not:
 // the 128 columns' partial sums are multiplied by the row's scale, then added (per tensor and per channel alike).
@@ -108,23 +109,90 @@ template <int F> constexpr int dec_tiles() { return WFormat(F) == WFormat::mxfp4
 template <int F> constexpr int dec_chunks() { return 32 / chunk_width(WFormat(F)); }  // 16-byte loads per row
 template <int F> constexpr bool dec_mx() { return WFormat(F) == WFormat::mxfp8 || WFormat(F) == WFormat::mxfp4; }
 
-// One step's weights for a lane: its 32 columns of each of its rows, and each row's scale (MX: the block's, folded
-// into the decoded weights; fp8: the 128-column block's, applied to the partial sums).
+// The weights and B of a step travel through a ring of kStages stages in shared memory, one ring per warp, by
+// cp.async, 16 bytes at a time (the weights past L1, which they would only flush; B through L1, where the other warps
+// of the SM find the same tokens): kStages - 1 steps are in flight while one is multiplied, and each lane reads back
+// only the bytes it copied itself, so no barrier is needed. A stage holds 8 chunks of 16 bytes per lane, chunk-major
+// ([chunk][lane]: the 16-byte reads hit distinct banks): 4 of weights ([tile][row g / g + 8][chunk of the row]), 4 of
+// B (the lane's 4 pieces of 8 columns, its half `part`). Out-of-range bytes (past K, or a B column whose token is not
+// in the pass) are zeros filled by the copy itself. The scales (a byte or a float per row and step, through L1) are
+// fetched one step ahead into registers. A 2-deep ring (the registers of the last session's kernels) left the warps
+// waiting on memory (ncu: long scoreboard 4.9 of 8.7 cycles per instruction); see the run log of 2026-12-01.
+constexpr int kStages = 3;
+constexpr int kStageChunks = 8;
+constexpr std::size_t kRingBytes = std::size_t(kDecWarps) * kStages * kStageChunks * 32 * sizeof(uint4);  // 48 KiB
+template <int F> constexpr int dec_wchunks() { return dec_tiles<F>() * 2 * dec_chunks<F>(); }
+template <int F> constexpr int dec_scales() { return dec_mx<F>() ? dec_chunks<F>() : 1; }  // per row and step
+
+// The first column of chunk j of a lane's row in the step starting at c0: MXFP4, one 32-column chunk (an MX block);
+// fp8 and MXFP8, two 16-column chunks 64 apart, so that each copy of a quad's 4 lanes covers 64 contiguous bytes of
+// the row (whole 32-byte sectors). A piece P (8 columns) starts at chunk_col(P / pieces) + 8 (P % pieces).
 template <int F>
-struct Step {
-  uint4 q[dec_tiles<F>()][2][dec_chunks<F>()];
-  float s[dec_tiles<F>()][2];
+__device__ inline std::int64_t chunk_col(std::int64_t c0, int tig, int j) {
+  constexpr int V = chunk_width(WFormat(F));
+  return c0 + V * tig + 4 * V * j;
+}
+
+__device__ inline void cp_async16(uint4* dst, const void* src, bool on) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(on ? 16 : 0) : "memory");
+#endif
+}
+__device__ inline void cp_async16_l1(uint4* dst, const void* src, bool on) {  // kept in L1 (read by every warp)
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(on ? 16 : 0) : "memory");
+#endif
+}
+__device__ inline void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N>
+__device__ inline void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// A lane's scales for one step: MX, the block's (folded into the decoded weights); fp8, the 128-column block's
+// (applied to the partial sums).
+template <int F>
+struct StepScales {
+  float s[dec_tiles<F>()][2][dec_scales<F>()];
 };
 
 template <int F, int Stage>
-__device__ inline Step<F> fetch_step(const ExpertSet& set, std::int64_t e, const std::int64_t (&row)[dec_tiles<F>()][2],
-                                     std::int64_t c0, std::int64_t c, std::int64_t rows, std::int64_t K) {
-  constexpr WFormat f = WFormat(F);
+__device__ inline StepScales<F> fetch_scales(const ExpertSet& set, std::int64_t e, const std::int64_t (&row)[dec_tiles<F>()][2],
+                                             std::int64_t c0, int tig, std::int64_t rows, std::int64_t K) {
   constexpr bool is13 = Stage == 1;
-  constexpr int V = chunk_width(f);
-  const std::uint8_t* p = static_cast<const std::uint8_t*>(is13 ? set.w13 : set.w2);
-  const bool in = c < K;
-  Step<F> st;
+  StepScales<F> st;
+#pragma unroll
+  for (int r = 0; r < dec_tiles<F>(); ++r)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int j = 0; j < dec_scales<F>(); ++j) {
+        const std::int64_t c = chunk_col<F>(c0, tig, j);
+        if constexpr (dec_mx<F>())
+          st.s[r][h][j] = c < K ? e8m0_decode(mx_scale_code(set, is13, e, row[r][h], c, rows, K), set.e8m0_triton) : 1.0f;
+        else
+          st.s[r][h][j] = fp8_scale(set, WFormat(F), is13, e, row[r][h], c0, rows, K);  // the sums span all 4 lanes
+      }
+  return st;
+}
+
+// Copies a lane's weights and B of the step starting at column c0 into one ring stage.
+template <int F, int Stage>
+__device__ inline void issue_step(uint4* stage, int lane, const ExpertSet& set, std::int64_t e,
+                                  const std::int64_t (&row)[dec_tiles<F>()][2], std::int64_t c0, std::int64_t rows,
+                                  std::int64_t K, const float* brow, int part, bool b_on) {
+  constexpr WFormat f = WFormat(F);
+  constexpr int kPieces = chunk_width(f) / 8;
+  const int tig = lane % 4;
+  const std::uint8_t* p = static_cast<const std::uint8_t*>(Stage == 1 ? set.w13 : set.w2);
 #pragma unroll
   for (int r = 0; r < dec_tiles<F>(); ++r)
 #pragma unroll
@@ -132,15 +200,18 @@ __device__ inline Step<F> fetch_step(const ExpertSet& set, std::int64_t e, const
       const std::int64_t base = (e * rows + row[r][h]) * K;
 #pragma unroll
       for (int j = 0; j < dec_chunks<F>(); ++j) {
-        const std::int64_t i = base + c + j * V;
-        st.q[r][h][j] = in ? *reinterpret_cast<const uint4*>(p + (f == WFormat::mxfp4 ? i / 2 : i)) : make_uint4(0u, 0u, 0u, 0u);
+        const std::int64_t c = chunk_col<F>(c0, tig, j);
+        const std::int64_t i = base + (c < K ? c : 0);
+        cp_async16(stage + ((r * 2 + h) * dec_chunks<F>() + j) * 32 + lane, p + (f == WFormat::mxfp4 ? i / 2 : i), c < K);
       }
-      if constexpr (dec_mx<F>())
-        st.s[r][h] = in ? e8m0_decode(mx_scale_code(set, is13, e, row[r][h], c, rows, K), set.e8m0_triton) : 1.0f;
-      else
-        st.s[r][h] = fp8_scale(set, f, is13, e, row[r][h], c0, rows, K);  // every lane: the sums span all 4 lanes
     }
-  return st;
+#pragma unroll
+  for (int P = 0; P < 4; ++P) {
+    const std::int64_t c = chunk_col<F>(c0, tig, P / kPieces) + 8 * (P % kPieces);
+    const uint4* src = reinterpret_cast<const uint4*>(brow + (c < K ? c : 0)) + part;
+    cp_async16_l1(stage + (4 + P) * 32 + lane, src, b_on && c < K);
+  }
+  cp_async_commit();
 }
 
 // Grid: (groups of kDecWarps * dec_tiles row tiles, the listed sets). A row tile is 8 intermediate indices (stage 1)
@@ -149,6 +220,8 @@ template <int F, int Stage>
 __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs a, std::int64_t mid_stride, int sets) {
   constexpr int R = dec_tiles<F>();
   constexpr bool mx = dec_mx<F>();
+  static_assert(dec_wchunks<F>() == 4, "a ring stage holds 4 weight chunks per lane");
+  extern __shared__ uint4 ring_all[];
   if (int(blockIdx.y) >= a.active_sets[sets]) return;
   const std::int64_t set_idx = a.active_sets[blockIdx.y];
   const bool shared = set_idx >= a.local_experts;
@@ -161,6 +234,7 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
   const std::int64_t tile0 = (std::int64_t(blockIdx.x) * kDecWarps + warp) * R;
   if (tile0 * kOut >= n_out) return;
   const std::int64_t K = Stage == 1 ? h : inter, rows = Stage == 1 ? 2 * inter : h;
+  uint4* ring = ring_all + std::size_t(warp) * kStages * kStageChunks * 32;
 
   std::int64_t row[R][2];  // this lane's A rows (g and g + 8) in each tile, clamped to real rows
   std::int64_t out[R];     // stage 1: the intermediate index; stage 2: the first of the two hidden rows
@@ -184,7 +258,7 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
 
   const std::int64_t begin = a.expert_offsets[set_idx], end = a.expert_offsets[set_idx + 1];
   const int mb = g / 2, part = g % 2;  // the token and the half of x this lane's B column holds
-  const std::int64_t c_lane = 32 * tig;
+  const int steps = int((K + kGroupCols - 1) / kGroupCols);
   for (std::int64_t t0 = begin; t0 < end; t0 += kDecTokens) {
     const int n = int(end - t0 < kDecTokens ? end - t0 : kDecTokens);
     const SlotInfo sb = slot_info(a, a.sorted_slots[t0 + (mb < n ? mb : n - 1)]);
@@ -198,60 +272,94 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
 #pragma unroll
       for (int q = 0; q < 4; ++q) acc[r][q] = 0.0f;
 
-    Step<F> cur = fetch_step<F, Stage>(set, e, row, 0, c_lane, rows, K);
-    for (std::int64_t c0 = 0; c0 < K; c0 += kGroupCols) {
-      const std::int64_t c = c0 + c_lane;
-      Step<F> nxt;
-      if (c0 + kGroupCols < K) nxt = fetch_step<F, Stage>(set, e, row, c0 + kGroupCols, c + kGroupCols, rows, K);
-      uint4 bw[4];  // B: piece P of this lane's 32 columns, the half `part`
+    // Every lane commits one group per step (an empty one past the last), so wait_group<kStages - 1> after the
+    // commit of step i + kStages - 1 means step i has landed.
 #pragma unroll
-      for (int P = 0; P < 4; ++P)
-        bw[P] = (b_on && c < K) ? reinterpret_cast<const uint4*>(brow + c + 8 * P)[part] : make_uint4(0u, 0u, 0u, 0u);
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (s < steps) issue_step<F, Stage>(ring + s * kStageChunks * 32, lane, set, e, row, std::int64_t(s) * kGroupCols, rows, K, brow, part, b_on);
+      else cp_async_commit();
+    }
+    StepScales<F> cur = fetch_scales<F, Stage>(set, e, row, 0, tig, rows, K);
+    int slot = 0;
+    for (int step = 0; step < steps; ++step) {
+      const std::int64_t c0 = std::int64_t(step) * kGroupCols;
+      {
+        const int ahead = step + kStages - 1, ahead_slot = slot == 0 ? kStages - 1 : slot - 1;
+        if (ahead < steps)
+          issue_step<F, Stage>(ring + ahead_slot * kStageChunks * 32, lane, set, e, row, std::int64_t(ahead) * kGroupCols, rows, K, brow, part, b_on);
+        else
+          cp_async_commit();
+      }
+      StepScales<F> nxt;
+      if (step + 1 < steps) nxt = fetch_scales<F, Stage>(set, e, row, c0 + kGroupCols, tig, rows, K);
+      cp_async_wait<kStages - 1>();
+      const uint4* sw = ring + slot * kStageChunks * 32 + lane;
 #pragma unroll
       for (int r = 0; r < R; ++r) {
+        uint4 wq[2][dec_chunks<F>()];  // tile r's rows g and g + 8
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+          for (int j = 0; j < dec_chunks<F>(); ++j) wq[hh][j] = sw[((r * 2 + hh) * dec_chunks<F>() + j) * 32];
         float part_sum[4] = {0.0f, 0.0f, 0.0f, 0.0f};  // this step's sums (fp8: before the block scale)
-        static_for<4>([&](auto pc) {
+        // Piece P's two instructions, given its bf16 pairs (k, k + 4), k = 0..3, of rows g and g + 8.
+        auto mma_piece = [&](auto pc, const std::uint32_t (&pr)[2][4]) {
           constexpr int P = decltype(pc)::value;
-          constexpr int kPieces = chunk_width(WFormat(F)) / 8;  // 8-column pieces per 16-byte chunk
-          const std::uint32_t bp[4] = {bw[P].x, bw[P].y, bw[P].z, bw[P].w};
-          std::uint32_t pr[2][4];  // rows g and g + 8: the bf16 pairs (k, k + 4), k = 0..3, of piece P
-          if (WFormat(F) == WFormat::mxfp4 && e2m1_direct(cur.s[r][0]) && e2m1_direct(cur.s[r][1])) {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const std::uint32_t q = chunk_word<P>(cur.q[r][h][0]);
-              const std::uint32_t f = std::uint32_t(__float_as_uint(cur.s[r][h] * 0x1p126f) >> 16) * 0x10001u;
-              pr[h][0] = bf16x2_mul(e2m1_pair_placed<0>(q), f);
-              pr[h][1] = bf16x2_mul(e2m1_pair_placed<1>(q), f);
-              pr[h][2] = bf16x2_mul(e2m1_pair_placed<2>(q), f);
-              pr[h][3] = bf16x2_mul(e2m1_pair_placed<3>(q), f);
-            }
-          } else {
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              float w[8];
-              decode_piece<F, P % kPieces>(set, RawChunk{cur.q[r][h][P / kPieces], mx ? cur.s[r][h] : 1.0f}, w);
-#pragma unroll
-              for (int k = 0; k < 4; ++k) pr[h][k] = bf16_pair(w[k], w[k + 4]);
-            }
-          }
+          const uint4 bw = sw[(4 + P) * 32];  // B: piece P of this lane's 32 columns, the half `part`
+          const std::uint32_t bp[4] = {bw.x, bw.y, bw.z, bw.w};
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh) {
             const std::uint32_t av[4] = {pr[0][2 * hh], pr[1][2 * hh], pr[0][2 * hh + 1], pr[1][2 * hh + 1]};
             mma_bf16(part_sum, av, bp[2 * hh], bp[2 * hh + 1]);
           }
-        });
+        };
+        // The choice of decoder is made once per row tile and step, outside the pieces.
+        if (WFormat(F) == WFormat::mxfp4 && e2m1_direct(cur.s[r][0][0]) && e2m1_direct(cur.s[r][1][0])) {
+          std::uint32_t f[2];  // 2^126 * scale as a bf16 pair
+#pragma unroll
+          for (int hh = 0; hh < 2; ++hh) f[hh] = std::uint32_t(__float_as_uint(cur.s[r][hh][0] * 0x1p126f) >> 16) * 0x10001u;
+          static_for<4>([&](auto pc) {
+            constexpr int P = decltype(pc)::value;
+            std::uint32_t pr[2][4];
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+              const std::uint32_t q = chunk_word<P>(wq[hh][0]);
+              pr[hh][0] = bf16x2_mul(e2m1_pair_placed<0>(q), f[hh]);
+              pr[hh][1] = bf16x2_mul(e2m1_pair_placed<1>(q), f[hh]);
+              pr[hh][2] = bf16x2_mul(e2m1_pair_placed<2>(q), f[hh]);
+              pr[hh][3] = bf16x2_mul(e2m1_pair_placed<3>(q), f[hh]);
+            }
+            mma_piece(pc, pr);
+          });
+        } else {
+          static_for<4>([&](auto pc) {
+            constexpr int P = decltype(pc)::value;
+            constexpr int kPieces = chunk_width(WFormat(F)) / 8;  // 8-column pieces per 16-byte chunk
+            std::uint32_t pr[2][4];
+#pragma unroll
+            for (int hh = 0; hh < 2; ++hh) {
+              float w[8];
+              decode_piece<F, P % kPieces>(set, RawChunk{wq[hh][P / kPieces], mx ? cur.s[r][hh][P / kPieces] : 1.0f}, w);
+#pragma unroll
+              for (int k = 0; k < 4; ++k) pr[hh][k] = bf16_pair(w[k], w[k + 4]);
+            }
+            mma_piece(pc, pr);
+          });
+        }
         if constexpr (mx) {
 #pragma unroll
           for (int q = 0; q < 4; ++q) acc[r][q] += part_sum[q];
         } else {
-          acc[r][0] += part_sum[0] * cur.s[r][0];
-          acc[r][1] += part_sum[1] * cur.s[r][0];
-          acc[r][2] += part_sum[2] * cur.s[r][1];
-          acc[r][3] += part_sum[3] * cur.s[r][1];
+          acc[r][0] += part_sum[0] * cur.s[r][0][0];
+          acc[r][1] += part_sum[1] * cur.s[r][0][0];
+          acc[r][2] += part_sum[2] * cur.s[r][1][0];
+          acc[r][3] += part_sum[3] * cur.s[r][1][0];
         }
       }
       cur = nxt;
+      slot = slot == kStages - 1 ? 0 : slot + 1;
     }
+    cp_async_wait<0>();  // nothing of this pass is left in flight when the next pass refills the ring
 
     // C: this lane holds rows g and g + 8, columns 2 tig (hi) and 2 tig + 1 (lo): token tig of the pass.
     if (tig < n) {
@@ -310,8 +418,9 @@ void launch_decode_mma(const FusedMoeArgs& a, int stage, std::int64_t mid_stride
     const std::int64_t tiles = (n_out + out_per_tile - 1) / out_per_tile;
     const std::int64_t per_block = std::int64_t(kDecWarps) * dec_tiles<F>();
     const dim3 grid(unsigned((tiles + per_block - 1) / per_block), grid_sets);
-    if (stage == 1) decode_mma_kernel<F, 1><<<grid, dim3(kDecThreads)>>>(a, mid_stride, sets);
-    else decode_mma_kernel<F, 2><<<grid, dim3(kDecThreads)>>>(a, mid_stride, sets);
+    static_assert(kRingBytes <= 48 * 1024, "past 48 KiB of dynamic shared memory a kernel must opt in");
+    if (stage == 1) decode_mma_kernel<F, 1><<<grid, dim3(kDecThreads), kRingBytes>>>(a, mid_stride, sets);
+    else decode_mma_kernel<F, 2><<<grid, dim3(kDecThreads), kRingBytes>>>(a, mid_stride, sets);
   });
   MOE_GPU_CHECK_LAUNCH(stage == 1 ? "decode_mma_kernel (stage 1)" : "decode_mma_kernel (stage 2)");
 }
