@@ -1,10 +1,13 @@
 #include "harness/calibrate.hpp"
 
-#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fmt/format.h>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "fixtures/atomic_file.hpp"
 #include "harness/case_loader.hpp"
@@ -15,12 +18,21 @@
 
 namespace moe {
 namespace {
+// One row of the table: the runs of one kernel on one weight/act scheme judged by the same thresholds (a scheme's
+// cases can differ there, e.g. a shared expert with quantized activations, or a case's own override: each such
+// set of thresholds gets its own row, so that every margin is taken against the thresholds its runs were judged by).
 struct Worst {
   int runs = 0, failed = 0, skipped = 0;
   double min_cos = 1.0, max_rel = 0.0, mismatch = 0.0;
+  std::string min_cos_at, max_rel_at, mismatch_at;  // "case id, seed N" of each worst value
   Thresholds th;
   std::string example_failure;
 };
+
+std::string threshold_tag(const Thresholds& t) {
+  return fmt::format("min_cos {:.5f}, max_rel {:.3e}, atol {:.1e}, rtol {:.1e}, mismatch {:.3e}", t.min_cos, t.max_rel,
+                     t.atol, t.rtol, t.max_mismatch_fraction);
+}
 }  // namespace
 
 int run_calibration(const CalibrateOptions& opt) {
@@ -28,17 +40,18 @@ int run_calibration(const CalibrateOptions& opt) {
   auto kernels = make_kernels(opt.kernels.empty() ? std::vector<std::string>{"host"} : opt.kernels, 0);
   const DeviceDetection device = detect_device();
   WeightCache cache;
-  std::map<std::string, Worst> by;  // key: kernel | weight/act scheme
+  std::map<std::pair<std::string, std::string>, Worst> by;  // (kernel | weight/act scheme, thresholds)
   // Seed-major: the cases of one seed share generated weights (the cache), so each weight set is made once per seed.
   for (auto& k : kernels) {
     k->set_timing(false);  // verdict metrics only; speed is the bench suite's business
     for (int seed = 1; seed <= opt.seeds; ++seed)
       for (const CaseSpec& c : suite.cases) {
         if (!case_selected(opt.filters, c.id) || c.tier == Tier::exact) continue;
-        const std::string key = k->id() + " | " + std::string(name(c.problem.quant.weight)) + "/" +
-                                std::string(name(c.problem.quant.act));
-        Worst& w = by[key];
-        w.th = default_thresholds(c.problem, c.tier);
+        const std::string scheme = k->id() + " | " + std::string(name(c.problem.quant.weight)) + "/" +
+                                   std::string(name(c.problem.quant.act));
+        const Thresholds th = case_thresholds(c);
+        Worst& w = by[{scheme, threshold_tag(th)}];
+        w.th = th;
         PipelineOptions po;
         po.seed = std::uint64_t(seed);
         po.weights = &cache;
@@ -51,33 +64,49 @@ int run_calibration(const CalibrateOptions& opt) {
           if (w.example_failure.empty()) w.example_failure = fmt::format("{} seed {}: {}", c.id, seed, r.reason);
         }
         if (r.metrics.count("min_cos")) {
-          w.min_cos = std::min(w.min_cos, r.metrics.at("min_cos"));
-          w.max_rel = std::max(w.max_rel, r.metrics.at("max_rel"));
-          w.mismatch = std::max(w.mismatch, r.metrics.at("mismatch_fraction"));
+          const std::string at = fmt::format("{}, seed {}", c.id, seed);
+          auto note = [&](double v, double& worst, std::string& where, bool lower_is_worse) {
+            if (where.empty() || (lower_is_worse ? v < worst : v > worst)) { worst = v; where = at; }
+          };
+          note(r.metrics.at("min_cos"), w.min_cos, w.min_cos_at, true);
+          note(r.metrics.at("max_rel"), w.max_rel, w.max_rel_at, false);
+          note(r.metrics.at("mismatch_fraction"), w.mismatch, w.mismatch_at, false);
         }
       }
     std::fprintf(stderr, "calibrate: %s done\n", k->id().c_str());
   }
+  // A scheme judged by one set of thresholds keeps its plain key; one judged by several gets a row (and a JSON key)
+  // per set, the thresholds in the key.
+  std::map<std::string, int> sets_per_scheme;
+  for (const auto& [key, w] : by)
+    if (w.runs > 0) ++sets_per_scheme[key.first];
   std::printf("| kernel | scheme (weight/act) | runs | failed | worst min cos | threshold | worst max rel | threshold | margin (thr/worst) | worst mismatch frac | threshold |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   int failed = 0;
   nlohmann::ordered_json j;
   j["suite"] = suite.file;
   j["seeds"] = opt.seeds;
+  std::vector<std::string> worst_lines;
   for (const auto& [key, w] : by) {
     if (w.runs == 0) continue;
     failed += w.failed;
     const double margin = w.max_rel > 0 ? w.th.max_rel / w.max_rel : INFINITY;
-    const auto bar = key.find(" | ");
-    std::printf("| %s | %s | %d | %d | %.7f | %.5f | %.3e | %.3e | %.1fx | %.3e | %.3e |\n", key.substr(0, bar).c_str(),
-                key.substr(bar + 3).c_str(), w.runs, w.failed, w.min_cos, w.th.min_cos, w.max_rel, w.th.max_rel, margin,
+    const std::string row = sets_per_scheme[key.first] > 1 ? key.first + " (" + key.second + ")" : key.first;
+    const auto bar = row.find(" | ");
+    std::printf("| %s | %s | %d | %d | %.7f | %.5f | %.3e | %.3e | %.1fx | %.3e | %.3e |\n", row.substr(0, bar).c_str(),
+                row.substr(bar + 3).c_str(), w.runs, w.failed, w.min_cos, w.th.min_cos, w.max_rel, w.th.max_rel, margin,
                 w.mismatch, w.th.max_mismatch_fraction);
-    j["schemes"][key] = {{"runs", w.runs}, {"failed", w.failed}, {"skipped", w.skipped}, {"worst_min_cos", w.min_cos},
-                         {"threshold_min_cos", w.th.min_cos}, {"worst_max_rel", w.max_rel},
+    j["schemes"][row] = {{"runs", w.runs}, {"failed", w.failed}, {"skipped", w.skipped}, {"worst_min_cos", w.min_cos},
+                         {"worst_min_cos_at", w.min_cos_at}, {"threshold_min_cos", w.th.min_cos},
+                         {"worst_max_rel", w.max_rel}, {"worst_max_rel_at", w.max_rel_at},
                          {"threshold_max_rel", w.th.max_rel}, {"worst_mismatch_fraction", w.mismatch},
+                         {"worst_mismatch_fraction_at", w.mismatch_at},
                          {"threshold_mismatch_fraction", w.th.max_mismatch_fraction}, {"example_failure", w.example_failure}};
     if (!w.example_failure.empty()) std::printf("  FAILED on a clean kernel: %s\n", w.example_failure.c_str());
+    worst_lines.push_back(fmt::format("{}: worst max rel at {}; worst min cos at {}", row, w.max_rel_at, w.min_cos_at));
   }
+  std::printf("\n");
+  for (const std::string& l : worst_lines) std::printf("%s\n", l.c_str());
   if (!opt.json.empty()) write_file_atomically(opt.json, j.dump(1) + "\n");
   std::printf("\ncalibrate: %s (%d clean failures; suite %s, %d seeds)\n", failed ? "FAIL" : "PASS", failed,
               suite.file.c_str(), opt.seeds);

@@ -61,7 +61,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
       for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = element_as_f32(out, i);
       opt.capture({contract.begin(), contract.end()}, o);
     }
-    const Thresholds th = apply_override(default_thresholds(p, spec.tier), spec.tolerance, spec.source);
+    const Thresholds th = case_thresholds(spec);
     const Judgement j = judge({contract.begin(), contract.end()}, {ideal.begin(), ideal.end()}, out, p.tokens,
                               p.hidden, th, routing);
     rec.status = j.pass ? "pass" : "fail";

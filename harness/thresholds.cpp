@@ -47,4 +47,8 @@ Thresholds apply_override(const Thresholds& base, const ToleranceOverride& o, co
   return t;
 }
 
+Thresholds case_thresholds(const CaseSpec& c) {
+  return apply_override(default_thresholds(c.problem, c.tier), c.tolerance, c.source);
+}
+
 }  // namespace moe

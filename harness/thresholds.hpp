@@ -23,4 +23,7 @@ Thresholds default_thresholds(const ProblemSpec& p, Tier tier);
 // metric, the default, the requested value and `where` (file:line).
 Thresholds apply_override(const Thresholds& base, const ToleranceOverride& o, const std::string& where);
 
+// What a case is judged by: its scheme's defaults with its override applied (the run pipeline and calibrate alike).
+Thresholds case_thresholds(const CaseSpec& c);
+
 }  // namespace moe
