@@ -236,7 +236,7 @@ CaseSpec read_case(const Reader& r, const YAML::Node& n) {
   if (auto prob = validate(p)) r.fail(n, prob->key, prob->problem, prob->fix);
   if (c.tier == Tier::exact)
     if (auto prob = validate_exact_tier(p)) r.fail(n, prob->key, prob->problem, prob->fix);
-  apply_override(default_thresholds(p, c.tier), c.tolerance, c.source);  // loosening without a reason fails here
+  case_thresholds(c);  // loosening without a reason fails here
   c.id = canonical_id(c);
   return c;
 }

@@ -104,7 +104,7 @@ __device__ inline void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std:
 #endif
 }
 
-// Row tiles per warp: MXFP4 rows are short in bytes, two tiles share each B load.
+// Row tiles per warp: MXFP4 rows are short in bytes, two tiles share each B chunk.
 template <int F> constexpr int dec_tiles() { return WFormat(F) == WFormat::mxfp4 ? 2 : 1; }
 template <int F> constexpr int dec_chunks() { return 32 / chunk_width(WFormat(F)); }  // 16-byte loads per row
 template <int F> constexpr bool dec_mx() { return WFormat(F) == WFormat::mxfp8 || WFormat(F) == WFormat::mxfp4; }
@@ -133,16 +133,15 @@ __device__ inline std::int64_t chunk_col(std::int64_t c0, int tig, int j) {
   return c0 + V * tig + 4 * V * j;
 }
 
+// 16 bytes from global to shared memory, zeros where !on; L1: kept in L1 (.ca) or past it (.cg).
+template <bool L1>
 __device__ inline void cp_async16(uint4* dst, const void* src, bool on) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const unsigned d = unsigned(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(on ? 16 : 0) : "memory");
-#endif
-}
-__device__ inline void cp_async16_l1(uint4* dst, const void* src, bool on) {  // kept in L1 (read by every warp)
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned d = unsigned(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(on ? 16 : 0) : "memory");
+  if constexpr (L1)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(on ? 16 : 0) : "memory");
+  else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(on ? 16 : 0) : "memory");
 #endif
 }
 __device__ inline void cp_async_commit() {
@@ -184,7 +183,7 @@ __device__ inline StepScales<F> fetch_scales(const ExpertSet& set, std::int64_t 
   return st;
 }
 
-// Copies a lane's weights and B of the step starting at column c0 into one ring stage.
+// Copies a lane's weights and B of the step starting at column c0 into one ring stage and commits them as one group.
 template <int F, int Stage>
 __device__ inline void issue_step(uint4* stage, int lane, const ExpertSet& set, std::int64_t e,
                                   const std::int64_t (&row)[dec_tiles<F>()][2], std::int64_t c0, std::int64_t rows,
@@ -202,14 +201,14 @@ __device__ inline void issue_step(uint4* stage, int lane, const ExpertSet& set, 
       for (int j = 0; j < dec_chunks<F>(); ++j) {
         const std::int64_t c = chunk_col<F>(c0, tig, j);
         const std::int64_t i = base + (c < K ? c : 0);
-        cp_async16(stage + ((r * 2 + h) * dec_chunks<F>() + j) * 32 + lane, p + (f == WFormat::mxfp4 ? i / 2 : i), c < K);
+        cp_async16<false>(stage + ((r * 2 + h) * dec_chunks<F>() + j) * 32 + lane, p + (f == WFormat::mxfp4 ? i / 2 : i), c < K);
       }
     }
 #pragma unroll
   for (int P = 0; P < 4; ++P) {
     const std::int64_t c = chunk_col<F>(c0, tig, P / kPieces) + 8 * (P % kPieces);
     const uint4* src = reinterpret_cast<const uint4*>(brow + (c < K ? c : 0)) + part;
-    cp_async16_l1(stage + (4 + P) * 32 + lane, src, b_on && c < K);
+    cp_async16<true>(stage + (4 + P) * 32 + lane, src, b_on && c < K);
   }
   cp_async_commit();
 }
