@@ -137,13 +137,13 @@ __device__ inline int mx_shared_exponent(float amax, MxMode mode) {
   return min(max(x, -127), 127);
 }
 
-// The fp32 scale of fp8 weight element (row, c) of expert e: per tensor, per output channel, or per 128x128 block
-// (w13 blocks its gate and up halves separately).
-__device__ inline float fp8_scale(const ExpertSet& set, WFormat f, bool is13, std::int64_t e, std::int64_t row,
-                                  std::int64_t c, std::int64_t rows, std::int64_t K) {
+// The fp32 scales of fp8 weight row `row` of expert e along K: per tensor and per channel one value ([0] for every
+// column), per 128x128 block one per 128 columns ([c / 128]); w13 blocks its gate and up halves separately.
+__device__ inline const float* fp8_scale_row(const ExpertSet& set, WFormat f, bool is13, std::int64_t e, std::int64_t row,
+                                             std::int64_t rows, std::int64_t K) {
   const float* sc = static_cast<const float*>(is13 ? set.s13 : set.s2);
-  if (f == WFormat::fp8_tensor) return sc[e];
-  if (f == WFormat::fp8_channel) return sc[e * rows + row];
+  if (f == WFormat::fp8_tensor) return sc + e;
+  if (f == WFormat::fp8_channel) return sc + e * rows + row;
   const std::int64_t nbc = (K + 127) / 128;
   std::int64_t br, nbr;
   if (is13) {
@@ -154,14 +154,25 @@ __device__ inline float fp8_scale(const ExpertSet& set, WFormat f, bool is13, st
     br = row / 128;
     nbr = (rows + 127) / 128;
   }
-  return sc[(e * nbr + br) * nbc + c / 128];
+  return sc + (e * nbr + br) * nbc;
 }
 
-// The E8M0 scale code of MX weight element (row, c) of expert e (one per 32 along K).
+// The fp32 scale of fp8 weight element (row, c) of expert e.
+__device__ inline float fp8_scale(const ExpertSet& set, WFormat f, bool is13, std::int64_t e, std::int64_t row,
+                                  std::int64_t c, std::int64_t rows, std::int64_t K) {
+  return fp8_scale_row(set, f, is13, e, row, rows, K)[f == WFormat::fp8_block ? c / 128 : 0];
+}
+
+// The E8M0 scale codes of MX weight row `row` of expert e, one per 32 along K: column c's at [c / 32].
+__device__ inline const std::uint8_t* mx_scale_row(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row,
+                                                   std::int64_t rows, std::int64_t K) {
+  return static_cast<const std::uint8_t*>(is13 ? set.s13 : set.s2) + (e * rows + row) * (K / 32);
+}
+
+// The E8M0 scale code of MX weight element (row, c) of expert e.
 __device__ inline std::uint32_t mx_scale_code(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row,
                                               std::int64_t c, std::int64_t rows, std::int64_t K) {
-  const std::uint8_t* sc = static_cast<const std::uint8_t*>(is13 ? set.s13 : set.s2);
-  std::uint32_t code = sc[(e * rows + row) * (K / 32) + c / 32];
+  std::uint32_t code = mx_scale_row(set, is13, e, row, rows, K)[c / 32];
   if (MOE_MUT(set, e8m0_scale_off_by_one) && is13 && e == set.mut_expert && row == 0 && c < 32) code = (code + 1) & 0xFFu;
   return code;
 }
@@ -376,28 +387,15 @@ __device__ inline bool chunked(const ExpertSet& set) {
   return F >= 0 && !element_mutant(set);
 }
 
-// Quantizes then dequantizes one group of n values (stride 1) in place, as the contract's activation recipe does,
-// with the group's kLanesQ lanes (lane = 0..kLanesQ-1) each taking every kLanesQ-th element: the amax meets in a
-// shuffle butterfly (a maximum: exact in any order), every lane then forms the same scale. All kLanesQ lanes call
-// it (active or not: `active` false only takes part in the shuffles).
-constexpr int kLanesQ = 16;
-__device__ void fake_quantize_group(float* v, std::int64_t n, const ActQuant& q, float forced_scale, int lane,
-                                    bool active) {
-  float amax = 0.0f;
-  if (active)
-    for (std::int64_t i = lane; i < n; i += kLanesQ) {
-      const float a = fabsf(v[i]);
-      amax = a > amax ? a : amax;  // NaN elements never win, as in the contract's loop
-    }
-  for (int off = kLanesQ / 2; off > 0; off >>= 1) {
-    const float o = MOE_SHFL_XOR(amax, off, kLanesQ);
-    amax = o > amax ? o : amax;
-  }
-  if (!active) return;
+// Quantizes then dequantizes values first, first + step, ... < n of one group in place, as the contract's activation
+// recipe does, given the group's amax (the maximum of |v| over the group, NaN never winning): every caller forms the
+// same scale from it.
+__device__ inline void fake_quantize_values(float* v, std::int64_t n, const ActQuant& q, float forced_scale, float amax,
+                                            std::int64_t first, std::int64_t step) {
   if (q.kind == AQuant::mxfp8) {
     const int se = mx_shared_exponent(amax, q.mx_mode);
     const float scale = e8m0_decode(std::uint32_t(se + 127), q.e8m0_triton);
-    for (std::int64_t i = lane; i < n; i += kLanesQ) {
+    for (std::int64_t i = first; i < n; i += step) {
       float x = ldexpf(v[i], -se);  // exact: a power-of-two scale
       x = x != x ? x : fminf(fmaxf(x, -448.0f), 448.0f);  // saturate to the largest finite e4m3fn
       v[i] = e4m3_round(x, false) * scale;
@@ -407,11 +405,37 @@ __device__ void fake_quantize_group(float* v, std::int64_t n, const ActQuant& q,
   float s = fmaxf(amax, q.amax_floor) / q.qmax;
   if (q.scale_pow2) s = scale_pow2_ceil(s);
   if (forced_scale > 0.0f) s = forced_scale;  // per_tensor_act_scale mutant only
-  for (std::int64_t i = lane; i < n; i += kLanesQ) {
+  for (std::int64_t i = first; i < n; i += step) {
     float x = v[i] / s;
     x = x < -q.qmax ? -q.qmax : (x > q.qmax ? q.qmax : x);  // NaN passes through
     v[i] = e4m3_round(x, q.fnuz) * s;
   }
+}
+
+// The amax of values first, first + step, ... < n, then met across the kLanesQ lanes of a group by a shuffle
+// butterfly (a maximum: exact in any order). NaN elements never win, as in the contract's loop. All kLanesQ lanes
+// call it (`active` false contributes 0 and only takes part in the shuffles).
+constexpr int kLanesQ = 16;
+__device__ inline float group_amax(const float* v, std::int64_t n, std::int64_t first, std::int64_t step, bool active) {
+  float amax = 0.0f;
+  if (active)
+    for (std::int64_t i = first; i < n; i += step) {
+      const float a = fabsf(v[i]);
+      amax = a > amax ? a : amax;
+    }
+  for (int off = kLanesQ / 2; off > 0; off >>= 1) {
+    const float o = MOE_SHFL_XOR(amax, off, kLanesQ);
+    amax = o > amax ? o : amax;
+  }
+  return amax;
+}
+
+// One group of n values (stride 1) by the group's kLanesQ lanes (lane = 0..kLanesQ-1), each taking every kLanesQ-th
+// element. All kLanesQ lanes call it (active or not).
+__device__ inline void fake_quantize_group(float* v, std::int64_t n, const ActQuant& q, float forced_scale, int lane,
+                                           bool active) {
+  const float amax = group_amax(v, n, lane, kLanesQ, active);
+  if (active) fake_quantize_values(v, n, q, forced_scale, amax, lane, kLanesQ);
 }
 
 }  // namespace

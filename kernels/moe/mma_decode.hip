@@ -128,7 +128,7 @@ template <int F> constexpr int dec_scales() { return dec_mx<F>() ? dec_chunks<F>
 // fp8 and MXFP8, two 16-column chunks 64 apart, so that each copy of a quad's 4 lanes covers 64 contiguous bytes of
 // the row (whole 32-byte sectors). A piece P (8 columns) starts at chunk_col(P / pieces) + 8 (P % pieces).
 template <int F>
-__device__ inline std::int64_t chunk_col(std::int64_t c0, int tig, int j) {
+__device__ inline int chunk_col(int c0, int tig, int j) {
   constexpr int V = chunk_width(WFormat(F));
   return c0 + V * tig + 4 * V * j;
 }
@@ -156,17 +156,21 @@ __device__ inline void cp_async_wait() {
 #endif
 }
 
-// A lane's scales for one step: MX, the block's (folded into the decoded weights); fp8, the 128-column block's
-// (applied to the partial sums).
+// A lane's scales for one step, as loaded: MX, the E8M0 codes of its blocks (folded into the decoded weights);
+// fp8 128x128, the block scale's fp32 bits (applied to the partial sums). They are fetched a step ahead and decoded
+// only when their step is multiplied, so that no instruction waits on them the moment they are asked for (the
+// decode right after each load made a warp wait out four serial round trips a step; run log of 2026-12-02). fp8 per
+// tensor and per channel scales do not change along a row: loaded once (row_scale).
+template <int F> constexpr bool dec_step_scales() { return dec_mx<F>() || WFormat(F) == WFormat::fp8_block; }
 template <int F>
 struct StepScales {
-  float s[dec_tiles<F>()][2][dec_scales<F>()];
+  std::uint32_t raw[dec_tiles<F>()][2][dec_scales<F>()];
 };
 
-template <int F, int Stage>
-__device__ inline StepScales<F> fetch_scales(const ExpertSet& set, std::int64_t e, const std::int64_t (&row)[dec_tiles<F>()][2],
-                                             std::int64_t c0, int tig, std::int64_t rows, std::int64_t K) {
-  constexpr bool is13 = Stage == 1;
+// sbase: the expert's first scale row; soff: each of the lane's rows' scale row, as an offset in elements from it.
+template <int F>
+__device__ inline StepScales<F> fetch_scales(const void* sbase, const std::uint32_t (&soff)[dec_tiles<F>()][2], int c0,
+                                             int tig, int K) {
   StepScales<F> st;
 #pragma unroll
   for (int r = 0; r < dec_tiles<F>(); ++r)
@@ -174,39 +178,40 @@ __device__ inline StepScales<F> fetch_scales(const ExpertSet& set, std::int64_t 
     for (int h = 0; h < 2; ++h)
 #pragma unroll
       for (int j = 0; j < dec_scales<F>(); ++j) {
-        const std::int64_t c = chunk_col<F>(c0, tig, j);
-        if constexpr (dec_mx<F>())
-          st.s[r][h][j] = c < K ? e8m0_decode(mx_scale_code(set, is13, e, row[r][h], c, rows, K), set.e8m0_triton) : 1.0f;
-        else
-          st.s[r][h][j] = fp8_scale(set, WFormat(F), is13, e, row[r][h], c0, rows, K);  // the sums span all 4 lanes
+        if constexpr (dec_mx<F>()) {
+          const int c = chunk_col<F>(c0, tig, j);
+          st.raw[r][h][j] = static_cast<const std::uint8_t*>(sbase)[soff[r][h] + (c < K ? c : 0) / 32];
+        } else if constexpr (WFormat(F) == WFormat::fp8_block) {
+          st.raw[r][h][j] = __float_as_uint(static_cast<const float*>(sbase)[soff[r][h] + c0 / 128]);  // the sums span all 4 lanes
+        } else {
+          st.raw[r][h][j] = 0u;  // per tensor / per channel: row_scale
+        }
       }
   return st;
 }
 
 // Copies a lane's weights and B of the step starting at column c0 into one ring stage and commits them as one group.
-template <int F, int Stage>
-__device__ inline void issue_step(uint4* stage, int lane, const ExpertSet& set, std::int64_t e,
-                                  const std::int64_t (&row)[dec_tiles<F>()][2], std::int64_t c0, std::int64_t rows,
-                                  std::int64_t K, const float* brow, int part, bool b_on) {
+// wrow: the lane's weight rows (tile, g / g + 8); brow: its B row.
+template <int F>
+__device__ inline void issue_step(uint4* stage, int lane, const std::uint8_t* const (&wrow)[dec_tiles<F>()][2], int c0,
+                                  int K, const float* brow, int part, bool b_on) {
   constexpr WFormat f = WFormat(F);
   constexpr int kPieces = chunk_width(f) / 8;
   const int tig = lane % 4;
-  const std::uint8_t* p = static_cast<const std::uint8_t*>(Stage == 1 ? set.w13 : set.w2);
 #pragma unroll
   for (int r = 0; r < dec_tiles<F>(); ++r)
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const std::int64_t base = (e * rows + row[r][h]) * K;
 #pragma unroll
       for (int j = 0; j < dec_chunks<F>(); ++j) {
-        const std::int64_t c = chunk_col<F>(c0, tig, j);
-        const std::int64_t i = base + (c < K ? c : 0);
-        cp_async16<false>(stage + ((r * 2 + h) * dec_chunks<F>() + j) * 32 + lane, p + (f == WFormat::mxfp4 ? i / 2 : i), c < K);
+        const int c = chunk_col<F>(c0, tig, j);
+        const int i = c < K ? c : 0;
+        cp_async16<false>(stage + ((r * 2 + h) * dec_chunks<F>() + j) * 32 + lane, wrow[r][h] + (f == WFormat::mxfp4 ? i / 2 : i), c < K);
       }
     }
 #pragma unroll
   for (int P = 0; P < 4; ++P) {
-    const std::int64_t c = chunk_col<F>(c0, tig, P / kPieces) + 8 * (P % kPieces);
+    const int c = chunk_col<F>(c0, tig, P / kPieces) + 8 * (P % kPieces);
     const uint4* src = reinterpret_cast<const uint4*>(brow + (c < K ? c : 0)) + part;
     cp_async16<true>(stage + (4 + P) * 32 + lane, src, b_on && c < K);
   }
@@ -235,29 +240,49 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
   const std::int64_t K = Stage == 1 ? h : inter, rows = Stage == 1 ? 2 * inter : h;
   uint4* ring = ring_all + std::size_t(warp) * kStages * kStageChunks * 32;
 
-  std::int64_t row[R][2];  // this lane's A rows (g and g + 8) in each tile, clamped to real rows
-  std::int64_t out[R];     // stage 1: the intermediate index; stage 2: the first of the two hidden rows
-  bool ok[R][2];
+  // This lane's A rows (g and g + 8) of tile r, clamped to real rows: stage 1, the gate and up rows of intermediate
+  // index (tile0 + r) 8 + g; stage 2, hidden rows (tile0 + r) 16 + g and + 8. Recomputed by the epilogue rather
+  // than kept live through the loop.
+  auto a_rows = [&](int r, std::int64_t (&rw)[2]) {
+    const std::int64_t i = (tile0 + r) * kOut + g;
+    if (Stage == 1) {
+      gate_up_rows(a, inter, i < inter ? i : inter - 1, rw[0], rw[1]);
+    } else {
+      rw[0] = i < h ? i : h - 1;
+      rw[1] = i + 8 < h ? i + 8 : h - 1;
+    }
+  };
+  // Each row's weights and scales, located once.
+  // (Scales as 32-bit offsets within the expert's: an expert matrix holds far fewer than 2^32 of them.)
+  const std::uint8_t* wrow[R][2];
+  std::uint32_t soff[R][2];
+  float row_scale[R][2];  // fp8 per tensor / per channel
+  const std::uint8_t* w = static_cast<const std::uint8_t*>(Stage == 1 ? set.w13 : set.w2);
+  auto scale_row = [&](std::int64_t rw) -> const void* {
+    if constexpr (mx) return mx_scale_row(set, Stage == 1, e, rw, rows, K);
+    else return fp8_scale_row(set, WFormat(F), Stage == 1, e, rw, rows, K);
+  };
+  const void* sbase = scale_row(0);
 #pragma unroll
   for (int r = 0; r < R; ++r) {
-    if (Stage == 1) {
-      const std::int64_t i = (tile0 + r) * kOut + g;
-      ok[r][0] = ok[r][1] = i < inter;
-      out[r] = i;
-      gate_up_rows(a, inter, i < inter ? i : inter - 1, row[r][0], row[r][1]);
-    } else {
-      const std::int64_t r0 = (tile0 + r) * kOut + g;
-      out[r] = r0;
-      ok[r][0] = r0 < h;
-      ok[r][1] = r0 + 8 < h;
-      row[r][0] = ok[r][0] ? r0 : h - 1;
-      row[r][1] = ok[r][1] ? r0 + 8 : h - 1;
+    std::int64_t rw[2];
+    a_rows(r, rw);
+#pragma unroll
+    for (int hh = 0; hh < 2; ++hh) {
+      const std::int64_t first = (e * rows + rw[hh]) * K;
+      wrow[r][hh] = w + (WFormat(F) == WFormat::mxfp4 ? first / 2 : first);
+      const void* sr = scale_row(rw[hh]);
+      soff[r][hh] = std::uint32_t(mx ? static_cast<const std::uint8_t*>(sr) - static_cast<const std::uint8_t*>(sbase)
+                                     : static_cast<const float*>(sr) - static_cast<const float*>(sbase));
+      row_scale[r][hh] = dec_step_scales<F>() ? 1.0f : *static_cast<const float*>(sr);
     }
   }
+  const bool triton = set.e8m0_triton;
 
   const std::int64_t begin = a.expert_offsets[set_idx], end = a.expert_offsets[set_idx + 1];
   const int mb = g / 2, part = g % 2;  // the token and the half of x this lane's B column holds
-  const int steps = int((K + kGroupCols - 1) / kGroupCols);
+  const int Kc = int(K);  // columns as int: a row is far shorter than 2^31
+  const int steps = (Kc + kGroupCols - 1) / kGroupCols;
   for (std::int64_t t0 = begin; t0 < end; t0 += kDecTokens) {
     const int n = int(end - t0 < kDecTokens ? end - t0 : kDecTokens);
     const SlotInfo sb = slot_info(a, a.sorted_slots[t0 + (mb < n ? mb : n - 1)]);
@@ -272,26 +297,41 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
       for (int q = 0; q < 4; ++q) acc[r][q] = 0.0f;
 
     // Every lane commits one group per step (an empty one past the last), so wait_group<kStages - 1> after the
-    // commit of step i + kStages - 1 means step i has landed.
+    // commit of step i + kStages - 1 means step i has landed. A step's scales are loaded before the copies of the
+    // step two ahead: a warp's loads come back in the order they were issued (ncu, run log of 2026-12-02: the scale
+    // loads issued after those copies were waited on for a third of the kernel's time), so they arrive with the
+    // copies of their own step.
+    StepScales<F> cur = fetch_scales<F>(sbase, soff, 0, tig, Kc);
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      if (s < steps) issue_step<F, Stage>(ring + s * kStageChunks * 32, lane, set, e, row, std::int64_t(s) * kGroupCols, rows, K, brow, part, b_on);
+      if (s < steps) issue_step<F>(ring + s * kStageChunks * 32, lane, wrow, s * kGroupCols, Kc, brow, part, b_on);
       else cp_async_commit();
     }
-    StepScales<F> cur = fetch_scales<F, Stage>(set, e, row, 0, tig, rows, K);
     int slot = 0;
     for (int step = 0; step < steps; ++step) {
-      const std::int64_t c0 = std::int64_t(step) * kGroupCols;
+      const int c0 = step * kGroupCols;
+      StepScales<F> nxt;
+      if (step + 1 < steps) nxt = fetch_scales<F>(sbase, soff, c0 + kGroupCols, tig, Kc);
       {
         const int ahead = step + kStages - 1, ahead_slot = slot == 0 ? kStages - 1 : slot - 1;
         if (ahead < steps)
-          issue_step<F, Stage>(ring + ahead_slot * kStageChunks * 32, lane, set, e, row, std::int64_t(ahead) * kGroupCols, rows, K, brow, part, b_on);
+          issue_step<F>(ring + ahead_slot * kStageChunks * 32, lane, wrow, ahead * kGroupCols, Kc, brow, part, b_on);
         else
           cp_async_commit();
       }
-      StepScales<F> nxt;
-      if (step + 1 < steps) nxt = fetch_scales<F, Stage>(set, e, row, c0 + kGroupCols, tig, rows, K);
       cp_async_wait<kStages - 1>();
+      // This step's scales, decoded from what the previous step fetched.
+      float sc[R][2][dec_scales<F>()];
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int hh = 0; hh < 2; ++hh)
+#pragma unroll
+          for (int j = 0; j < dec_scales<F>(); ++j) {
+            if constexpr (mx) sc[r][hh][j] = chunk_col<F>(c0, tig, j) < Kc ? e8m0_decode(cur.raw[r][hh][j], triton) : 1.0f;
+            else if constexpr (dec_step_scales<F>()) sc[r][hh][j] = __uint_as_float(cur.raw[r][hh][j]);
+            else sc[r][hh][j] = row_scale[r][hh];
+          }
       const uint4* sw = ring + slot * kStageChunks * 32 + lane;
 #pragma unroll
       for (int r = 0; r < R; ++r) {
@@ -313,10 +353,10 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
           }
         };
         // The choice of decoder is made once per row tile and step, outside the pieces.
-        if (WFormat(F) == WFormat::mxfp4 && e2m1_direct(cur.s[r][0][0]) && e2m1_direct(cur.s[r][1][0])) {
+        if (WFormat(F) == WFormat::mxfp4 && e2m1_direct(sc[r][0][0]) && e2m1_direct(sc[r][1][0])) {
           std::uint32_t f[2];  // 2^126 * scale as a bf16 pair
 #pragma unroll
-          for (int hh = 0; hh < 2; ++hh) f[hh] = std::uint32_t(__float_as_uint(cur.s[r][hh][0] * 0x1p126f) >> 16) * 0x10001u;
+          for (int hh = 0; hh < 2; ++hh) f[hh] = std::uint32_t(__float_as_uint(sc[r][hh][0] * 0x1p126f) >> 16) * 0x10001u;
           static_for<4>([&](auto pc) {
             constexpr int P = decltype(pc)::value;
             std::uint32_t pr[2][4];
@@ -338,7 +378,7 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh) {
               float w[8];
-              decode_piece<F, P % kPieces>(set, RawChunk{wq[hh][P / kPieces], mx ? cur.s[r][hh][P / kPieces] : 1.0f}, w);
+              decode_piece<F, P % kPieces>(set, RawChunk{wq[hh][P / kPieces], mx ? sc[r][hh][P / kPieces] : 1.0f}, w);
 #pragma unroll
               for (int k = 0; k < 4; ++k) pr[hh][k] = bf16_pair(w[k], w[k + 4]);
             }
@@ -349,10 +389,10 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
 #pragma unroll
           for (int q = 0; q < 4; ++q) acc[r][q] += part_sum[q];
         } else {
-          acc[r][0] += part_sum[0] * cur.s[r][0][0];
-          acc[r][1] += part_sum[1] * cur.s[r][0][0];
-          acc[r][2] += part_sum[2] * cur.s[r][1][0];
-          acc[r][3] += part_sum[3] * cur.s[r][1][0];
+          acc[r][0] += part_sum[0] * sc[r][0][0];
+          acc[r][1] += part_sum[1] * sc[r][0][0];
+          acc[r][2] += part_sum[2] * sc[r][1][0];
+          acc[r][3] += part_sum[3] * sc[r][1][0];
         }
       }
       cur = nxt;
@@ -366,11 +406,14 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         const float v0 = acc[r][0] + acc[r][1], v1 = acc[r][2] + acc[r][3];
+        const std::int64_t i = (tile0 + r) * kOut + g;  // stage 1: the intermediate index; 2: the first hidden row
         if (Stage == 1) {
-          if (ok[r][0]) a.mid[so.slot * mid_stride + out[r]] = stage1_output(a, so, row[r][0], row[r][1], v0, v1);
+          std::int64_t rw[2];
+          a_rows(r, rw);
+          if (i < inter) a.mid[so.slot * mid_stride + i] = stage1_output(a, so, rw[0], rw[1], v0, v1);
         } else {
-          if (ok[r][0]) stage2_output(a, so, out[r], v0);
-          if (ok[r][1]) stage2_output(a, so, out[r] + 8, v1);
+          if (i < h) stage2_output(a, so, i, v0);
+          if (i + 8 < h) stage2_output(a, so, i + 8, v1);
         }
       }
     }
