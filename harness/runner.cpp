@@ -17,12 +17,7 @@
 #include "reports/html_report.hpp"
 #include "reports/run_report.hpp"
 
-#ifndef MOE_GIT_COMMIT
-#define MOE_GIT_COMMIT "unknown"
-#endif
-#ifndef MOE_SOURCE_DIR
-#define MOE_SOURCE_DIR "."
-#endif
+#include "moe_build_stamp.hpp"  // MOE_BUILD_COMMIT, written at every build (cmake/build_stamp.cmake)
 
 namespace moe {
 
@@ -51,20 +46,9 @@ bool case_selected(const std::vector<std::string>& filters, const std::string& i
   return !any_positive || matched;
 }
 
-namespace {
+std::string harness_build_stamp() { return MOE_BUILD_COMMIT; }
 
-std::string git_commit() {
-  std::string cmd = std::string("git -C '") + MOE_SOURCE_DIR + "' rev-parse --short=12 HEAD 2>/dev/null";
-  if (FILE* f = ::popen(cmd.c_str(), "r")) {
-    char buf[64] = {0};
-    const bool ok = std::fgets(buf, sizeof buf, f) != nullptr;
-    ::pclose(f);
-    std::string s = ok ? std::string(buf) : "";
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-    if (!s.empty()) return s;
-  }
-  return MOE_GIT_COMMIT;
-}
+namespace {
 
 struct RunState {
   std::vector<CaseRecord> records;
@@ -161,8 +145,8 @@ int run_suite(const RunOptions& opt) {
 
   RunReport report;
   Provenance& p = report.provenance;
-  p.harness_version = "0.1.0";
-  p.harness_commit = git_commit();
+  p.harness_version = kHarnessVersion;
+  p.harness_commit = harness_build_stamp();
   for (auto& k : kernels) p.kernels.push_back({k->id(), k->version()});
   if (device.device) {
     p.device_name = device.device->name; p.device_vendor = device.device->vendor; p.device_arch = device.device->arch;

@@ -36,6 +36,12 @@ struct RunOptions {
 // 2 bad input, 3 harness or device error.
 int run_suite(const RunOptions& opt);
 
+// The harness's version, and the source tree this binary was built from: its commit, "+dirty.<12 hex>" when the
+// tree differed from it at build time (a hash of the differences), "unknown" outside git (cmake/build_stamp.cmake).
+// Reports carry both (provenance harness_version / harness_commit), and `moe-harness --version` prints them.
+inline constexpr const char* kHarnessVersion = "0.1.0";
+std::string harness_build_stamp();
+
 bool glob_match(const std::string& pattern, const std::string& text);
 bool case_selected(const std::vector<std::string>& filters, const std::string& id);
 

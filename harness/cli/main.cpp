@@ -6,9 +6,12 @@
 
 #include "fixtures/error.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/runner.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"moe-harness: numerical regression harness for fused MoE GPU kernels"};
+  app.set_version_flag("--version", [] { return std::string("moe-harness ") + moe::kHarnessVersion + " (" + moe::harness_build_stamp() + ")"; },
+                       "Print the version and the source tree this binary was built from, then exit");
   app.require_subcommand(1);
   int exit_code = 0;
   moe::cli::add_formats_command(app, exit_code);

@@ -1,0 +1,38 @@
+# The build stamp: what source tree a binary was built from, written at every build (not at configure time, which a
+# later commit or edit would leave stale). MOE_BUILD_COMMIT is the checkout's commit, plus "+dirty.<12 hex>" when the
+# tree differs from it: the first 12 hex digits of the SHA-256 of `git diff HEAD` followed by each untracked,
+# not-ignored file's path and content, so that two builds of the same edits get the same stamp. "unknown" outside a
+# git checkout. OUT is rewritten only when its text changes, so an unchanged tree recompiles nothing.
+# Usage: cmake -DMOE_ROOT=<source root> -DOUT=<header> -P build_stamp.cmake
+execute_process(COMMAND git -C "${MOE_ROOT}" rev-parse --short=12 HEAD
+                OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0 OR commit STREQUAL "")
+  set(stamp "unknown")
+else()
+  execute_process(COMMAND git -C "${MOE_ROOT}" diff HEAD --binary --no-ext-diff --no-color
+                  OUTPUT_VARIABLE changes ERROR_QUIET)
+  execute_process(COMMAND git -C "${MOE_ROOT}" ls-files --others --exclude-standard
+                  OUTPUT_VARIABLE untracked OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(NOT untracked STREQUAL "")
+    string(REPLACE "\n" ";" untracked "${untracked}")
+    foreach(f IN LISTS untracked)
+      file(SHA256 "${MOE_ROOT}/${f}" h)
+      string(APPEND changes "untracked ${f} ${h}\n")
+    endforeach()
+  endif()
+  if(changes STREQUAL "")
+    set(stamp "${commit}")
+  else()
+    string(SHA256 h "${changes}")
+    string(SUBSTRING "${h}" 0 12 h)
+    set(stamp "${commit}+dirty.${h}")
+  endif()
+endif()
+set(text "// Written by cmake/build_stamp.cmake at every build; do not edit.\n#define MOE_BUILD_COMMIT \"${stamp}\"\n")
+set(old "")
+if(EXISTS "${OUT}")
+  file(READ "${OUT}" old)
+endif()
+if(NOT old STREQUAL text)
+  file(WRITE "${OUT}" "${text}")
+endif()

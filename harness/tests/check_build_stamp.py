@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""`moe-harness --version` and every report name the source tree the binary was built from.
+
+The expectation comes from git itself (an independent source): the checkout's commit, `git rev-parse --short=12
+HEAD`; and, when `git status --porcelain` lists a tracked change or an untracked, not-ignored file, the suffix
+"+dirty." and 12 hex digits. CMake writes the stamp at every build, so a build from this checkout must carry it
+(a test run after further edits, without rebuilding, fails here: the binary no longer is the tree).
+A report written by `run` must carry the same stamp in its provenance.
+
+Usage: check_build_stamp.py MOE_HARNESS SOURCE_ROOT OUT_DIR
+"""
+import json
+import re
+import shutil
+import subprocess
+import sys
+
+
+def main() -> int:
+    harness, root, out = sys.argv[1], sys.argv[2], sys.argv[3]
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", root, *args], check=True, capture_output=True, text=True).stdout
+
+    commit = git("rev-parse", "--short=12", "HEAD").strip()
+    dirty = git("status", "--porcelain", "--untracked-files=all").strip() != ""
+    pattern = re.escape(commit) + (r"\+dirty\.[0-9a-f]{12}" if dirty else "")
+
+    v = subprocess.run([harness, "--version"], capture_output=True, text=True)
+    if v.returncode != 0:
+        print(f"--version exited {v.returncode}: {v.stderr}")
+        return 1
+    m = re.fullmatch(r"moe-harness (\S+) \((\S+)\)", v.stdout.strip())
+    if not m or not re.fullmatch(pattern, m.group(2)):
+        print(f"--version printed {v.stdout.strip()!r}; git says the tree is {commit}{' (dirty)' if dirty else ''}")
+        return 1
+    stamp = m.group(2)
+
+    shutil.rmtree(out, ignore_errors=True)
+    r = subprocess.run([harness, "run", "--suite", "smoke", "--kernel", "host", "--filter", "*T1/*",
+                        "--report-dir", out], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"run exited {r.returncode}: {r.stdout[-2000:]}{r.stderr[-2000:]}")
+        return 1
+    with open(f"{out}/report.json") as f:
+        prov = json.load(f)["provenance"]
+    if prov["harness_commit"] != stamp or prov["harness_version"] != m.group(1):
+        print(f"report provenance {prov['harness_version']} ({prov['harness_commit']}); --version {v.stdout.strip()}")
+        return 1
+    print(f"build stamp {stamp} (git: {commit}{', dirty' if dirty else ''}) in --version and the report")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
