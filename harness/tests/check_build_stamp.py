@@ -3,7 +3,7 @@
 
 The expectation comes from git itself (an independent source): the checkout's commit, `git rev-parse --short=12
 HEAD`; and, when `git status --porcelain` lists a tracked change or an untracked, not-ignored file, the suffix
-"+dirty." and 12 hex digits. CMake writes the stamp at every build, so a build from this checkout must carry it
+"+dirty." and 12 hex digits. Outside a git checkout, "unknown". CMake writes the stamp at every build, so a build from this checkout must carry it
 (a test run after further edits, without rebuilding, fails here: the binary no longer is the tree).
 A report written by `run` must carry the same stamp in its provenance.
 
@@ -19,12 +19,20 @@ import sys
 def main() -> int:
     harness, root, out = sys.argv[1], sys.argv[2], sys.argv[3]
 
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", root, *args], check=True, capture_output=True, text=True).stdout
+    def git(*args: str):
+        try:
+            r = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True)
+        except FileNotFoundError:  # no git at all
+            return None
+        return r.stdout if r.returncode == 0 else None
 
-    commit = git("rev-parse", "--short=12", "HEAD").strip()
-    dirty = git("status", "--porcelain", "--untracked-files=all").strip() != ""
-    pattern = re.escape(commit) + (r"\+dirty\.[0-9a-f]{12}" if dirty else "")
+    head = git("rev-parse", "--short=12", "HEAD")
+    if head is None:  # not a git checkout (an unpacked tarball): the stamp says so
+        commit, dirty, pattern = "no git checkout", False, "unknown"
+    else:
+        commit = head.strip()
+        dirty = git("status", "--porcelain", "--untracked-files=all").strip() != ""
+        pattern = re.escape(commit) + (r"\+dirty\.[0-9a-f]{12}" if dirty else "")
 
     v = subprocess.run([harness, "--version"], capture_output=True, text=True)
     if v.returncode != 0:
