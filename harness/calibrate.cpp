@@ -86,6 +86,7 @@ int run_calibration(const CalibrateOptions& opt) {
   nlohmann::ordered_json j;
   j["suite"] = suite.file;
   j["seeds"] = opt.seeds;
+  j["harness_commit"] = harness_build_stamp();  // the tree this binary was built from
   std::vector<std::string> worst_lines;
   for (const auto& [key, w] : by) {
     if (w.runs == 0) continue;

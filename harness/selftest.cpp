@@ -12,6 +12,7 @@
 #include "harness/anchor_criteria.hpp"
 #include "harness/case_loader.hpp"
 #include "harness/case_pipeline.hpp"
+#include "harness/runner.hpp"
 #include "fixtures/error.hpp"
 #include "kernels/host/host_contract_kernel.hpp"
 #ifdef MOE_HAVE_GPU_RUNTIME
@@ -230,6 +231,7 @@ int run_selftest(const SelftestOptions& opt) {
   if (!opt.json.empty()) {
     nlohmann::ordered_json j;
     j["kernel"] = clean.id();
+    j["harness_commit"] = harness_build_stamp();  // the tree this binary was built from
     j["suites"] = suite_names;
     if (env.device.device) j["device"] = env.device.device->name + " (" + env.device.device->arch + ")";
     j["seeds"] = opt.seeds;

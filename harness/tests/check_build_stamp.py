@@ -5,7 +5,7 @@ The expectation comes from git itself (an independent source): the checkout's co
 HEAD`; and, when `git status --porcelain` lists a tracked change or an untracked, not-ignored file, the suffix
 "+dirty." and 12 hex digits. Outside a git checkout, "unknown". CMake writes the stamp at every build, so a build from this checkout must carry it
 (a test run after further edits, without rebuilding, fails here: the binary no longer is the tree).
-A report written by `run` must carry the same stamp in its provenance.
+A report written by `run`, and the JSON tables of `calibrate` and `selftest`, must carry the same stamp.
 
 Usage: check_build_stamp.py MOE_HARNESS SOURCE_ROOT OUT_DIR
 """
@@ -55,7 +55,20 @@ def main() -> int:
     if prov["harness_commit"] != stamp or prov["harness_version"] != m.group(1):
         print(f"report provenance {prov['harness_version']} ({prov['harness_commit']}); --version {v.stdout.strip()}")
         return 1
-    print(f"build stamp {stamp} (git: {commit}{', dirty' if dirty else ''}) in --version and the report")
+    # calibrate's and selftest's JSON tables (committed under harness/calibration/ and in run logs) carry it too.
+    for cmd in (["calibrate", "--suite", "smoke", "--filter", "*T1/decode/atomic", "--seeds", "1"],
+                ["selftest", "--seeds", "1"]):
+        j = f"{out}/{cmd[0]}.json"
+        r = subprocess.run([harness, *cmd, "--json", j], capture_output=True, text=True)
+        if r.returncode != 0:
+            print(f"{cmd[0]} exited {r.returncode}: {r.stdout[-2000:]}{r.stderr[-2000:]}")
+            return 1
+        with open(j) as f:
+            got = json.load(f).get("harness_commit")
+        if got != stamp:
+            print(f"{cmd[0]} --json wrote harness_commit {got!r}; --version says {stamp}")
+            return 1
+    print(f"build stamp {stamp} (git: {commit}{', dirty' if dirty else ''}) in --version, the report, calibrate and selftest")
     return 0
 
 

@@ -275,7 +275,8 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
       const void* sr = scale_row(rw[hh]);
       soff[r][hh] = std::uint32_t(mx ? static_cast<const std::uint8_t*>(sr) - static_cast<const std::uint8_t*>(sbase)
                                      : static_cast<const float*>(sr) - static_cast<const float*>(sbase));
-      row_scale[r][hh] = dec_step_scales<F>() ? 1.0f : *static_cast<const float*>(sr);
+      if constexpr (dec_step_scales<F>()) row_scale[r][hh] = 1.0f;  // unused: the step's scales
+      else row_scale[r][hh] = *static_cast<const float*>(sr);
     }
   }
   const bool triton = set.e8m0_triton;
