@@ -14,15 +14,15 @@ std::string available_kernel_ids() { return "host-contract, gpu-fused-moe"; }
 std::string available_kernel_ids() { return "host-contract (this build has no GPU kernels)"; }
 #endif
 
+std::string canonical_kernel_id(const std::string& name) {
+  return name == "host" ? std::string("host-contract") : name == "gpu" ? std::string("gpu-fused-moe") : name;
+}
+
 std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget) {
   std::vector<std::unique_ptr<KernelUnderTest>> out;
   const double budget = host_budget > 0 ? host_budget : HostContractKernel::kDefaultFlopBudget;
-  // Short names: `host` and `gpu` select the host contract kernel and the GPU kernels.
-  auto canonical = [](const std::string& i) {
-    return i == "host" ? std::string("host-contract") : i == "gpu" ? std::string("gpu-fused-moe") : i;
-  };
   auto want = [&](const std::string& id) {
-    for (auto& i : ids) if (canonical(i) == id || i == "all") return true;
+    for (auto& i : ids) if (canonical_kernel_id(i) == id || i == "all") return true;
     return ids.empty();
   };
   if (want("host-contract")) out.push_back(std::make_unique<HostContractKernel>(budget));
@@ -33,7 +33,7 @@ std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std
   const bool gpu_ids = false;
 #endif
   for (const auto& raw : ids) {
-    const std::string id = canonical(raw);
+    const std::string id = canonical_kernel_id(raw);
     if (id == "gpu-fused-moe" && !gpu_ids)
       throw_bad_input("command line", "--kernel", "this build has no GPU kernels",
                       "configure with `cmake --preset cuda` or `--preset hip` to build them");

@@ -10,5 +10,8 @@ namespace moe {
 
 std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget);
 std::string available_kernel_ids();
+// The full id for a short name: `host` -> `host-contract`, `gpu` -> `gpu-fused-moe`; any other name unchanged.
+// Every command that takes a kernel name (run, merge, compare, gate) spells it through this.
+std::string canonical_kernel_id(const std::string& name);
 
 }  // namespace moe
