@@ -15,7 +15,7 @@ offline_env "$work/env"
 offline=(env PATH="$work/env/bin:$PATH" PYTHONPATH="$work/env/hide")
 mkdir -p "$work/env/real-dpkg" && cp "$work/env/bin/apt-get" "$work/env/real-dpkg/"
 present=(env PATH="$work/env/real-dpkg:$PATH")
-cd "$root"
+cd "$root" || exit 1
 run() { "${how[@]}" bash ci/nightly --preset cpu --gpus 2 --suite smoke --kernel host-contract --filter '*T3*' --out "$@" >"$work/nightly.log" 2>&1; }
 how=("${offline[@]}")
 run "$work/a"; a=$?

@@ -10,7 +10,7 @@ root=$1 work=$2
 rm -rf "$work" && mkdir -p "$work"
 source "$root/harness/tests/offline_env.sh"
 offline_env "$work"
-cd "$root"
+cd "$root" || exit 1
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 # deps ENV... -- ARGS: runs ci/install-deps ARGS under ENV; sets rc, out (stdout + stderr), apt (what apt-get got).

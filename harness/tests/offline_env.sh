@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the CI script checks: builds, under a work directory, the pieces of a runner that cannot install
 # packages, so ci/install-deps, ci/main, ci/nightly and ci/test can be run as they would run there.
 #   offline_env DIR        DIR/bin: apt-get that logs its arguments to DIR/apt.log and fails as offline apt does;
@@ -8,10 +9,12 @@
 offline_env() {
   local dir=$1
   mkdir -p "$dir/bin" "$dir/hide"
+  # As apt-get does offline: `update` warns and exits 0 (the old lists stay), `install` fails.
   cat >"$dir/bin/apt-get" <<EOF
 #!/bin/sh
 echo "apt-get \$*" >>"$dir/apt.log"
-echo "E: Failed to fetch: Temporary failure resolving 'deb.debian.org' (fake offline apt-get)" >&2
+if [ "\$1" = update ]; then echo "W: Failed to fetch: Temporary failure resolving 'deb.debian.org'" >&2; exit 0; fi
+echo "E: Unable to locate package (fake offline apt-get)" >&2
 exit 100
 EOF
   printf '#!/bin/sh\necho "sudo: a password is required" >&2\nexit 1\n' >"$dir/bin/sudo"
