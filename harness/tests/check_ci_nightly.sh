@@ -37,6 +37,10 @@ run "$work/c" --baseline "$work/better.json"; c=$?
   || { echo "FAIL: drifted baseline gave $c"; cat "$work/c/drift.md"; exit 1; }
 bash ci/nightly --preset cpu --suite smoke >/dev/null 2>&1; d=$?
 [[ $d -eq 2 ]] || { echo "FAIL: missing --gpus gave $d"; exit 1; }
+# A configure that fails (an unknown preset here; a missing package on a runner) shows CMake's own words, exit 1.
+err=$(bash ci/nightly --preset no-such-preset --gpus 1 --out "$work/e" 2>&1 >/dev/null); e=$?
+[[ $e -eq 1 && $err == *"no-such-preset"* && $err == *"the configure failed"* ]] \
+  || { echo "FAIL: failed configure gave $e: $err"; exit 1; }
 # ci/main on the offline runner: builds and runs the smoke suite, exit 0, a report written.
 "${offline[@]}" MOE_PRESET=cpu MOE_REPORT_DIR="$work/main" bash ci/main >"$work/main.log" 2>&1; m=$?
 [[ $m -eq 0 && -f "$work/main/report.json" && -f "$work/main/summary.md" ]] \
