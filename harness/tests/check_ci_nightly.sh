@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# ci/nightly end to end on the CPU (host kernel standing in for the GPU kernel, two "GPUs" from CTest's resource
-# allocation): shards merged, HTML written, exit 0 against an identical baseline; exit 1 and a drift report against
-# a baseline in which a case had dispatched another variant.
+# ci/nightly and ci/main end to end on the CPU (host kernel standing in for the GPU kernel, two "GPUs" from CTest's
+# resource allocation): shards merged, HTML written, exit 0 against an identical baseline; exit 1 and a drift report
+# against a baseline in which a case had dispatched another variant. Both jobs run on a runner that cannot install
+# packages (offline_env.sh: apt-get fails as offline apt does, dpkg knows no package as on an Ubuntu GPU image whose
+# CMake comes from pip, a test package (jsonschema) missing): they need only the build packages, all here, so they
+# run and never call apt-get; nor do they where dpkg knows every package.
 # Usage: check_ci_nightly.sh MOE_ROOT WORK_DIR
 set -uo pipefail
 root=$1 work=$2
 rm -rf "$work"
-cd "$root"
-run() { bash ci/nightly --preset cpu --gpus 2 --suite smoke --kernel host-contract --filter '*T3*' --out "$@" >/dev/null 2>&1; }
+mkdir -p "$work"
+source "$root/harness/tests/offline_env.sh"
+offline_env "$work/env"
+offline=(env PATH="$work/env/bin:$PATH" PYTHONPATH="$work/env/hide")
+mkdir -p "$work/env/real-dpkg" && cp "$work/env/bin/apt-get" "$work/env/real-dpkg/"
+present=(env PATH="$work/env/real-dpkg:$PATH")
+cd "$root" || exit 1
+run() { "${how[@]}" bash ci/nightly --preset cpu --gpus 2 --suite smoke --kernel host-contract --filter '*T3*' --out "$@" >"$work/nightly.log" 2>&1; }
+how=("${offline[@]}")
 run "$work/a"; a=$?
 [[ $a -eq 0 && -f "$work/a/merged.json" && -f "$work/a/report.html" && -f "$work/a/shards/1/shard.txt" ]] \
-  || { echo "FAIL: first nightly gave $a"; ls "$work/a"; exit 1; }
+  || { echo "FAIL: first nightly (offline runner) gave $a"; tail -5 "$work/nightly.log"; ls "$work/a"; exit 1; }
+how=("${present[@]}")
 run "$work/b" --baseline "$work/a/merged.json"; b=$?
 [[ $b -eq 0 ]] && grep -q "No drift" "$work/b/drift.md" || { echo "FAIL: identical baseline gave $b"; exit 1; }
 python3 - "$work/a/merged.json" "$work/better.json" <<'PY'
@@ -20,9 +31,19 @@ c = r["cases"][0]
 c["variant"] = "host/an-older-path"  # the baseline dispatched another variant for this case
 json.dump(r, open(sys.argv[2], "w"))
 PY
+how=()
 run "$work/c" --baseline "$work/better.json"; c=$?
 [[ $c -eq 1 ]] && grep -q "variant" "$work/c/drift.md" && grep -q 'id="drift"' "$work/c/report.html" \
   || { echo "FAIL: drifted baseline gave $c"; cat "$work/c/drift.md"; exit 1; }
 bash ci/nightly --preset cpu --suite smoke >/dev/null 2>&1; d=$?
 [[ $d -eq 2 ]] || { echo "FAIL: missing --gpus gave $d"; exit 1; }
-echo "ci/nightly ok: 0 / 0 (no drift) / 1 (drift) / 2 (usage)"
+# A configure that fails (an unknown preset here; a missing package on a runner) shows CMake's own words, exit 1.
+err=$(bash ci/nightly --preset no-such-preset --gpus 1 --out "$work/e" 2>&1 >/dev/null); e=$?
+[[ $e -eq 1 && $err == *"no-such-preset"* && $err == *"the configure failed"* ]] \
+  || { echo "FAIL: failed configure gave $e: $err"; exit 1; }
+# ci/main on the offline runner: builds and runs the smoke suite, exit 0, a report written.
+"${offline[@]}" MOE_PRESET=cpu MOE_REPORT_DIR="$work/main" bash ci/main >"$work/main.log" 2>&1; m=$?
+[[ $m -eq 0 && -f "$work/main/report.json" && -f "$work/main/summary.md" ]] \
+  || { echo "FAIL: ci/main on the offline runner gave $m"; tail -5 "$work/main.log"; exit 1; }
+[[ ! -f "$work/env/apt.log" ]] || { echo "FAIL: apt-get called with nothing of the build set missing:"; cat "$work/env/apt.log"; exit 1; }
+echo "ci/nightly ok: 0 / 0 (no drift) / 1 (drift) / 2 (usage); ci/main 0; offline runner: no apt-get call"

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The CI workflow examples in ci/workflows/ stay runnable: each is valid YAML with jobs and steps, every repository
 script a step calls exists and is executable by bash, every `moe-harness SUBCOMMAND` and option it uses is one the
-built CLI accepts, and every suite or resource file it names exists.
+built CLI accepts, and every suite or resource file it names exists. Then what they promise (ci_workflow_promises.py: each
+architecture's nightly baseline moves only by the promote workflow; pr-cpu claims no check its container cannot run).
 
 Usage: check_ci_workflows.py MOE_ROOT MOE_HARNESS
 """
@@ -12,6 +13,9 @@ import subprocess
 import sys
 
 import yaml
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ci_workflow_promises  # noqa: E402
 
 
 def main():
@@ -44,6 +48,7 @@ def main():
                     for o in re.findall(r"(--[a-z][\w-]*)", opt):
                         assert f"{o})" in usage, (f, "ci/nightly", o)
     print(f"workflows ok: {len(files)} files, {checked} references checked")
+    ci_workflow_promises.check(root, exe)
 
 
 if __name__ == "__main__":

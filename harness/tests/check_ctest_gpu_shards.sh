@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CTest resource allocation for one-GPU shards: with ci/resources/gpus-2.json and -j 2, each shard runs on its own
-# GPU id (ci/gpu-shard maps it to *_VISIBLE_DEVICES), the shards cover the suite once, and the merge passes.
+# GPU id (which ci/gpu-shard makes the runtime's one visible device: check_gpu_shard_env.sh), the shards cover the
+# suite once, and the merge passes.
 # Without a resource spec the shards refuse to run rather than share a GPU.
 # Usage: check_ctest_gpu_shards.sh MOE_ROOT MOE_HARNESS WORK_DIR
 set -euo pipefail
@@ -11,7 +12,9 @@ cmake -S "$root/ci/shards" -B "$work" -DMOE_ROOT="$root" -DMOE_HARNESS="$exe" -D
 ctest --test-dir "$work" -L gpu-shards --resource-spec-file "$root/ci/resources/gpus-2.json" -j 2 --output-on-failure | tail -5
 a=$(cat "$work/out/0/shard.txt") b=$(cat "$work/out/1/shard.txt")
 echo "$a / $b"
-[[ "$a" == "shard 0/2 on GPU "* && "$b" == "shard 1/2 on GPU "* && "${a##* }" != "${b##* }" ]] || { echo "FAIL: shards did not get distinct GPUs"; exit 1; }
+gpu_of() { sed -n 's|^shard [0-9]*/[0-9]* on GPU \([0-9]*\) .*|\1|p' <<<"$1"; }
+[[ "$a" == "shard 0/2 on GPU "* && "$b" == "shard 1/2 on GPU "* && -n "$(gpu_of "$a")" && "$(gpu_of "$a")" != "$(gpu_of "$b")" ]] \
+  || { echo "FAIL: shards did not get distinct GPUs"; exit 1; }
 python3 - "$work/out/merged.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
