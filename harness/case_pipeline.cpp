@@ -1,18 +1,26 @@
 #include "harness/case_pipeline.hpp"
 
 #include <chrono>
-#include <cmath>
-#include <map>
 #include <fmt/format.h>
 
 #include "fixtures/checkpoint.hpp"
 #include "fixtures/error.hpp"
 #include "fixtures/exact_tier.hpp"
 #include "harness/judge.hpp"
+#include "harness/probes.hpp"
 #include "harness/thresholds.hpp"
 #include "reference/formats/tensor_element.hpp"
 
 namespace moe {
+
+namespace {
+// The probes of a case in words, for the diagnostics: "  probes: rerun ran; linearity_all_weights not run: why".
+std::string probes_line(const std::vector<std::pair<std::string, std::string>>& probes) {
+  std::string s;
+  for (const auto& [name, st] : probes) s += (s.empty() ? "  probes: " : "; ") + name + " " + st;
+  return s.empty() ? s : s + "\n";
+}
+}  // namespace
 
 CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const DeviceDetection& device,
                         const PipelineOptions& opt) {
@@ -67,93 +75,24 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.status = j.pass ? "pass" : "fail";
     rec.failed_check = j.failed_check;
     rec.reason = j.pass ? "" : j.failed_check + ": " + j.summary;
-    // Structural probe: run again into the second (inverse-pattern) sentinel. Every element must be written again,
-    // and a kernel that declares itself deterministic must reproduce the first output bit for bit.
-    std::int64_t rerun_unwritten = 0, rerun_mismatches = 0;
-    if (opt.rerun_probe && kernel.rerunnable() && j.pass) {
-      Tensor out2("out2", p.output_dtype, {p.tokens, p.hidden});
-      fill_sentinel(out2, 1);
-      kernel.run(p, working, routing, out2);
-      const std::uint32_t s2 = sentinel_bits(p.output_dtype, 1);
-      const bool two = dtype_size(p.output_dtype) == 2;
-      for (std::int64_t i = 0; i < out.numel(); ++i) {
-        const std::uint32_t a = two ? out.span<std::uint16_t>()[i] : out.span<std::uint32_t>()[i];
-        const std::uint32_t b = two ? out2.span<std::uint16_t>()[i] : out2.span<std::uint32_t>()[i];
-        if (b == s2) ++rerun_unwritten;
-        else if (a != b) ++rerun_mismatches;
-      }
-      if (rerun_unwritten > 0 || (kernel.deterministic(p) && rerun_mismatches > 0)) {
-        rec.status = "fail";
-        rec.failed_check = "rerun";
-        rec.reason = fmt::format("rerun: the second run into the inverse sentinel left {} element(s) unwritten and "
-                                 "differs from the first in {} element(s) (the kernel declares itself {})",
-                                 rerun_unwritten, rerun_mismatches, kernel.deterministic(p) ? "deterministic" : "non-deterministic");
-      }
+    rec.probes = kernel.input_checks();
+    const ProbeOutcome probes =
+        run_probes(p, kernel, working, routing, out, j.failed_check, {opt.rerun_probe, opt.linearity_probe});
+    rec.probes.insert(rec.probes.end(), probes.status.begin(), probes.status.end());
+    if (!probes.failed_check.empty()) {
+      rec.status = "fail";
+      rec.failed_check = probes.failed_check;
+      rec.reason = probes.reason;
     }
-    // Linearity probes (exact, so only on kernels that declare themselves deterministic). Router weights are
-    // applied to each expert's output as a product, so scaling them by 2 is exact everywhere downstream:
-    //  (1) every router weight doubled (weights on the output, no shared expert on this rank): the output must be
-    //      exactly twice the first one (catches weights dropped, applied twice, applied before a bias or on the
-    //      input, or mixed into anything else);
-    //  (2) one expert's weights doubled (the most-used local expert): every token that does not route to it must
-    //      come out bit-identical (catches one token's or expert's work leaking into another's).
-    std::int64_t lin_mismatches = 0;
-    std::string lin_what;
-    if (opt.linearity_probe && kernel.rerunnable() && kernel.deterministic(p) && rec.status == "pass") {
-      auto rerun_with = [&](const RoutingResult& r2) {
-        Tensor o2("out_linearity", p.output_dtype, {p.tokens, p.hidden});
-        fill_sentinel(o2, 1);
-        kernel.run(p, working, r2, o2);
-        return o2;
-      };
-      const bool shared_here = p.n_shared > 0 && p.ep_rank == 0;
-      if (p.router_weight_on == RouterWeightOn::output && !shared_here) {
-        RoutingResult r2 = routing;
-        for (float& w : r2.weights) w *= 2.0f;
-        const Tensor o2 = rerun_with(r2);
-        // Doubling commutes with rounding except below the output dtype's smallest normal (its grid is uniform
-        // there): such elements are not compared (f16's is 2^-14, within reach of real outputs).
-        const float min_normal = p.output_dtype == DType::f16 ? 0x1p-14f : 0x1p-126f;
-        for (std::int64_t i = 0; i < out.numel(); ++i) {
-          const float v = element_as_f32(out, i);
-          if (std::fabs(v) < min_normal) continue;
-          if (!(element_as_f32(o2, i) == 2.0f * v)) ++lin_mismatches;
-        }
-        if (lin_mismatches) lin_what = "with every router weight doubled the output is not exactly doubled";
-      }
-      std::map<std::int32_t, int> uses;
-      for (std::int32_t id : routing.ids)
-        if (id >= p.first_local_expert() && id < p.first_local_expert() + p.local_experts()) ++uses[id];
-      if (lin_mismatches == 0 && !uses.empty()) {
-        std::int32_t star = uses.begin()->first;
-        for (auto [id, n] : uses) if (n > uses[star]) star = id;
-        RoutingResult r2 = routing;
-        std::vector<bool> touched(static_cast<std::size_t>(p.tokens), false);
-        for (std::size_t i = 0; i < r2.ids.size(); ++i)
-          if (r2.ids[i] == star) { r2.weights[i] *= 2.0f; touched[i / std::size_t(r2.k)] = true; }
-        const Tensor o2 = rerun_with(r2);
-        for (std::int64_t t = 0; t < p.tokens; ++t)
-          if (!touched[std::size_t(t)])
-            for (std::int64_t c = 0; c < p.hidden; ++c)
-              if (!(element_as_f32(o2, t * p.hidden + c) == element_as_f32(out, t * p.hidden + c))) ++lin_mismatches;
-        if (lin_mismatches)
-          lin_what = fmt::format("with expert {}'s router weights doubled, tokens that do not route to it changed", star);
-      }
-      if (lin_mismatches) {
-        rec.status = "fail";
-        rec.failed_check = "linearity";
-        rec.reason = fmt::format("linearity: {} ({} element(s))", lin_what, lin_mismatches);
-      }
-    }
-    rec.details = j.details();
+    rec.details = j.details() + probes_line(rec.probes);
+    // Non-finite metrics (an output with unwritten or non-finite elements) are written as null in report.json.
     rec.metrics = {{"min_cos", j.min_cos}, {"max_rel", j.max_rel}, {"max_abs", j.max_abs},
                    {"mismatch_fraction", j.mismatch_fraction}, {"non_finite", double(j.non_finite)},
                    {"unwritten", double(j.unwritten)}, {"bit_mismatches", double(j.bit_mismatches)},
                    {"ref_norm", j.ref_norm}, {"out_norm", j.out_norm}, {"ideal_min_cos", j.ideal_min_cos},
                    {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel},
-                   {"rerun_unwritten", double(rerun_unwritten)}, {"rerun_mismatches", double(rerun_mismatches)},
-                   {"linearity_mismatches", double(lin_mismatches)},
                    {"kernel_us", info.median_us}, {"achieved_tbps", info.achieved_tbps}, {"achieved_tflops", info.achieved_tflops}};
+    rec.metrics.insert(probes.metrics.begin(), probes.metrics.end());  // only the probes that ran
     rec.token_cos = j.token_cos;
     rec.token_rel = j.token_rel;
   } catch (const Error& e) {

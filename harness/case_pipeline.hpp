@@ -2,7 +2,8 @@
 //   gate -> generate the pristine checkpoint (fingerprinted) -> route -> contract + ideal references from the
 //   pristine tensors -> kernel.prepare() on a CLONE -> kernel.run() into a NaN-sentinel-filled output ->
 //   pristine fingerprint unchanged? (else a harness error: "reference inputs were mutated") -> judge -> structural
-//   probes on a pass: rerun into the inverse sentinel; linearity (router weights doubled).
+//   probes on a pass (harness/probes.hpp): rerun into the inverse sentinel; linearity (router weights doubled).
+//   The record's probes say which of them ran and why the others did not.
 // Never throws for a case: harness errors become status "error" (exit 3 for the run).
 #pragma once
 #include <cstdint>
@@ -25,7 +26,7 @@ struct PipelineOptions {
   WeightCache* weights = nullptr;     // shared across a run's cases; nullptr: generate per case
   ReferenceCache* references = nullptr;  // on-disk references kept across runs; nullptr: compute every time
   bool rerun_probe = true;            // second run into the inverse sentinel (bit-identical if deterministic)
-  bool linearity_probe = true;        // exact router-weight probes on deterministic kernels (case_pipeline.cpp)
+  bool linearity_probe = true;        // exact router-weight probes on deterministic kernels (harness/probes.hpp)
   // Test hook for the harness's own self-checks: called with the pristine checkpoint after the kernel ran, to
   // emulate a bug that wrote into tensors the reference reads (must surface as a harness error, never a pass).
   std::function<void(Checkpoint& pristine)> after_kernel_hook;

@@ -3,6 +3,7 @@
 #pragma once
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "fixtures/checkpoint.hpp"
@@ -47,6 +48,9 @@ class KernelUnderTest {
   // Whether run() measures its speed (warm-ups and timed repeats) after the verdict run. Off for runs that only
   // want verdicts, e.g. a bisect step (`run --no-timing`); kernels that do not time themselves ignore it.
   virtual void set_timing(bool on) {}
+  // Checks of where the kernel's inputs came from that only it can answer, as (check, "ran" | "not run: <why>") for
+  // the report's probes: an output computed elsewhere says whether its fixture fingerprint was compared.
+  virtual std::vector<std::pair<std::string, std::string>> input_checks() const { return {}; }
 };
 
 }  // namespace moe

@@ -1,5 +1,6 @@
 #include "reports/report_reader.hpp"
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -7,6 +8,16 @@
 #include "reports/run_report.hpp"
 
 namespace moe {
+
+namespace {
+// report.json writes NaN and Inf as null; read back as NaN.
+double number_or_nan(const nlohmann::json& v) { return v.is_null() ? std::nan("") : v.get<double>(); }
+std::vector<double> numbers_or_nan(const nlohmann::json& a) {
+  std::vector<double> v;
+  for (const auto& x : a) v.push_back(number_or_nan(x));
+  return v;
+}
+}  // namespace
 
 const ReportCase* ReadReport::find(const std::string& id, const std::string& kernel) const {
   for (const auto& c : cases)
@@ -43,9 +54,9 @@ ReadReport read_report(const std::filesystem::path& file) {
       ReportCase rc;
       rc.id = c["id"]; rc.kernel = c["kernel"]; rc.status = c["status"]; rc.reason = c["reason"];
       rc.variant = c["variant"]; rc.failed_check = c["failed_check"]; rc.details = c["details"];
-      for (auto it = c["metrics"].begin(); it != c["metrics"].end(); ++it) rc.metrics[it.key()] = it.value().get<double>();
-      rc.token_cos = c["token_cos"].get<std::vector<double>>();
-      rc.token_rel = c["token_rel"].get<std::vector<double>>();
+      for (auto it = c["metrics"].begin(); it != c["metrics"].end(); ++it) rc.metrics[it.key()] = number_or_nan(it.value());
+      rc.token_cos = numbers_or_nan(c["token_cos"]);
+      rc.token_rel = numbers_or_nan(c["token_rel"]);
       r.cases.push_back(std::move(rc));
     }
   } catch (const nlohmann::json::exception& e) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -26,8 +27,18 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
+namespace {
+using nlohmann::ordered_json;
+// NaN and Inf are not JSON: written as null (readers read null back as NaN).
+ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
+ordered_json numbers(const std::vector<double>& v) {
+  ordered_json a = ordered_json::array();
+  for (double x : v) a.push_back(number(x));
+  return a;
+}
+}  // namespace
+
 std::string to_json_text(const RunReport& r) {
-  using nlohmann::ordered_json;
   const Provenance& p = r.provenance;
   ordered_json kernels = ordered_json::array();
   for (auto& [id, v] : p.kernels) kernels.push_back({{"id", id}, {"version", v}});
@@ -45,11 +56,14 @@ std::string to_json_text(const RunReport& r) {
   ordered_json cases = ordered_json::array();
   for (const CaseRecord& c : r.cases) {
     ordered_json m = ordered_json::object();
-    for (auto& [k, v] : c.metrics) m[k] = v;
+    for (auto& [k, v] : c.metrics) m[k] = number(v);
+    ordered_json probes = ordered_json::object();
+    for (auto& [k, v] : c.probes) probes[k] = v;
     cases.push_back({{"id", c.id}, {"kernel", c.kernel}, {"status", c.status}, {"reason", c.reason},
                      {"failed_check", c.failed_check}, {"source", c.source}, {"variant", c.variant},
-                     {"metrics", m}, {"token_cos", c.token_cos}, {"token_rel", c.token_rel},
-                     {"timing", {{"kernel_us", c.kernel_us}, {"reference_s", c.reference_s}}},
+                     {"metrics", m}, {"probes", probes}, {"token_cos", numbers(c.token_cos)},
+                     {"token_rel", numbers(c.token_rel)},
+                     {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)}}},
                      {"fixture_fingerprint", fmt::format("{:016x}", c.fixture_fingerprint)}, {"details", c.details}});
   }
   j["cases"] = cases;
@@ -68,12 +82,31 @@ std::string to_markdown(const RunReport& r) {
   for (const CaseRecord& c : r.cases) {
     auto metric = [&](const char* k, const char* f) {
       auto it = c.metrics.find(k);
-      return it == c.metrics.end() ? std::string("") : fmt::format(fmt::runtime(f), it->second);
+      if (it == c.metrics.end()) return std::string("");
+      return std::isnan(it->second) ? std::string("NaN") : fmt::format(fmt::runtime(f), it->second);
     };
     std::string note = c.reason;
     for (auto& ch : note) if (ch == '|' || ch == '\n') ch = ' ';
     s += fmt::format("| {} | {} | `{}` | {} | {} | {} | {} |\n", c.status, c.kernel, c.id, metric("min_cos", "{:.6f}"),
                      metric("max_rel", "{:.2e}"), c.variant, note);
+  }
+  bool any_nan = false;
+  for (const CaseRecord& c : r.cases)
+    for (const char* k : {"min_cos", "max_rel"})
+      if (auto it = c.metrics.find(k); it != c.metrics.end() && std::isnan(it->second)) any_nan = true;
+  if (any_nan)
+    s += "\nNaN: a token with unwritten or non-finite elements has no cos or rel (null in report.json); it is the "
+         "case's worst token.\n";
+  // Checks that did not run, grouped by check and reason: never to be read as checks that found nothing.
+  std::map<std::pair<std::string, std::string>, std::vector<const CaseRecord*>> not_run;
+  for (const CaseRecord& c : r.cases)
+    for (const auto& [probe, st] : c.probes)
+      if (st != "ran") not_run[{probe, st}].push_back(&c);
+  if (!not_run.empty()) {
+    s += "\nChecks not run (by check and reason):\n\n";
+    for (const auto& [key, recs] : not_run)
+      s += fmt::format("- `{}` {} ({} case(s), e.g. `{}` on {})\n", key.first, key.second, recs.size(),
+                       recs.front()->id, recs.front()->kernel);
   }
   return s;
 }

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moe {
@@ -18,8 +19,11 @@ struct CaseRecord {
   std::string failed_check;
   std::string source;   // file:line of the case
   std::string variant;  // what the kernel dispatched
-  std::map<std::string, double> metrics;  // min_cos, max_rel, max_abs, mismatch_fraction, ...
-  std::vector<double> token_cos, token_rel;
+  std::map<std::string, double> metrics;  // min_cos, max_rel, max_abs, mismatch_fraction, ...; NaN: undefined
+  std::vector<double> token_cos, token_rel;  // NaN: a token with unwritten or non-finite elements
+  // Each check beyond the verdict (the pipeline's structural probes, an external output's fixture fingerprint), in
+  // order: "ran" or "not run: <why>". A probe that did not run has no mismatch metrics.
+  std::vector<std::pair<std::string, std::string>> probes;
   double kernel_us = 0, reference_s = 0;
   std::string details;  // multi-line diagnostics (worst tokens and elements)
   std::uint64_t fixture_fingerprint = 0;

@@ -2,14 +2,21 @@
 """`moe-harness judge` on outputs of an external program (kernels/external/numpy_runner.py, NumPy only) computed from
 `moe-harness export`: a correct runner passes; each injected bug fails (exit 1) on the check that should see it; an
 output for another shape, another fixture or under another tensor name is bad input (exit 2) and writes nothing.
+An output that is all NaN, all Inf or never written is a failed case (exit 1), never a harness error; a token with
+non-finite elements has null cos and rel; an output without the fixture fingerprint is refused unless
+--allow-missing-fingerprint, and the report says it was not checked; the probes that cannot run on a file's output
+(rerun, linearity) are reported as not run, without mismatch metrics. Every report validates against the schema.
 
-Usage: check_judge_external.py MOE_HARNESS RUNNER.py WORK_DIR
+Usage: check_judge_external.py MOE_HARNESS RUNNER.py WORK_DIR SCHEMA
 """
 import json
 import os
 import shutil
 import subprocess
 import sys
+
+import jsonschema
+import numpy as np
 
 sys.path.insert(0, os.path.dirname(sys.argv[2]))
 import numpy_runner  # noqa: E402  (the safetensors reader/writer of the example)
@@ -25,7 +32,8 @@ def run(*cmd):
 
 
 def main():
-    exe, runner, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    exe, runner, work, schema_path = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    schema = json.load(open(schema_path))
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
 
@@ -39,6 +47,8 @@ def main():
         rep = f"{work}/rep-{name}"
         r = run(exe, "judge", case, "--output", out, "--report-dir", rep, *extra)
         report = json.load(open(f"{rep}/report.json")) if os.path.exists(f"{rep}/report.json") else None
+        if report is not None:
+            jsonschema.validate(report, schema)
         return r, report, rep
 
     for i, case in enumerate(CASES):
@@ -50,6 +60,16 @@ def main():
         (c,) = report["cases"]
         assert c["id"] == case and c["kernel"] == "external" and c["status"] == "pass", c
         assert os.path.exists(f"{rep}/junit.xml") and os.path.exists(f"{rep}/summary.md")
+        # A file's output cannot be run again: those probes did not run, and no mismatch count says otherwise.
+        p = c["probes"]
+        assert p["fixture_fingerprint"] == "ran", p
+        for probe in ("rerun", "rerun_identical", "linearity_all_weights", "linearity_one_expert"):
+            assert p[probe].startswith("not run: the kernel cannot run a second time"), (probe, p)
+        for m in ("rerun_unwritten", "rerun_mismatches", "linearity_mismatches"):
+            assert m not in c["metrics"], (m, c["metrics"])
+        assert "rerun not run: the kernel cannot run a second time" in c["details"], c["details"]
+        md = open(f"{rep}/summary.md").read()
+        assert "Checks not run" in md and "`linearity_one_expert` not run: the kernel cannot run" in md, md
 
     # Bugs an external kernel could have: each must fail the verdict (exit 1), never pass.
     case, d = CASES[0], f"{work}/ex0"
@@ -62,6 +82,47 @@ def main():
         assert res.returncode == 1, (bug, res.returncode, res.stdout[-1500:])
         (c,) = report["cases"]
         assert c["status"] == "fail" and c["failed_check"] in checks, (bug, c["failed_check"], c["reason"])
+        if bug == "drop_last_token":
+            # The NaN token has no cos or rel (null), is the worst token, and min_cos / max_rel do not hide it.
+            assert c["token_cos"][-1] is None and c["token_rel"][-1] is None, c["token_cos"]
+            assert all(v is not None for v in c["token_cos"][:-1]), c["token_cos"]
+            assert c["metrics"]["min_cos"] is None and c["metrics"]["max_rel"] is None, c["metrics"]
+            worst = c["details"].split("worst tokens")[1].splitlines()[1].strip()
+            assert worst.startswith(f"{len(c['token_cos']) - 1}: cos NaN, rel NaN"), c["details"]
+
+    # Outputs with nothing usable in them: each is a failed case (exit 1) on the kernel, never a harness error
+    # blaming the fixture; the reference norm is that of the exported reference, whatever the output holds.
+    good_tensors, good_meta = numpy_runner.read_safetensors(f"{d}/out.safetensors")
+    ref = numpy_runner.read_safetensors(f"{d}/reference.safetensors")[0]["out_contract"][1].astype(np.float64)
+    shape = good_tensors["out"][1].shape
+    for name, bits, check in [("all_nan", 0x7FC0, "non_finite"), ("all_inf", 0x7F80, "non_finite"),
+                              ("all_minus_inf", 0xFF80, "non_finite"),
+                              ("all_sentinel", 0x7FA5, "unwritten")]:  # bf16 sentinel: README "Judging"
+        out = f"{work}/{name}.safetensors"
+        numpy_runner.write_safetensors(out, {"out": ("BF16", np.full(shape, bits, dtype=np.uint16))}, good_meta)
+        res, report, _ = judge(case, out, name)
+        assert res.returncode == 1, (name, res.returncode, res.stderr[-1500:])
+        (c,) = report["cases"]
+        assert c["status"] == "fail" and c["failed_check"] == check, (name, c["failed_check"], c["reason"])
+        m = c["metrics"]
+        assert m[check] == ref.size, (name, m)
+        assert abs(m["ref_norm"] - np.sqrt((ref ** 2).sum())) <= 1e-6 * m["ref_norm"], (name, m["ref_norm"])
+        assert all(v is None for v in c["token_cos"] + c["token_rel"]), (name, c["token_cos"])
+        assert m["min_cos"] is None and m["max_rel"] is None, (name, m)
+
+    # No fixture fingerprint in the output: refused (exit 2, the flag named, nothing written) unless the flag says
+    # so; then judged, and the report says the fingerprint was not checked.
+    unsigned = f"{work}/unsigned.safetensors"
+    numpy_runner.write_safetensors(unsigned, good_tensors, {"moe.case_id": case})
+    res, report, rep = judge(case, unsigned, "unsigned")
+    assert res.returncode == 2 and "records no fixture fingerprint" in res.stderr, (res.returncode, res.stderr)
+    assert "--allow-missing-fingerprint" in res.stderr and not os.path.exists(rep), res.stderr
+    res, report, rep = judge(case, unsigned, "unsigned_allowed", "--allow-missing-fingerprint")
+    assert res.returncode == 0, (res.returncode, res.stdout[-1500:])
+    (c,) = report["cases"]
+    assert c["status"] == "pass", c
+    assert c["probes"]["fixture_fingerprint"].startswith("not run: the output records no fixture fingerprint"), c
+    assert "`fixture_fingerprint` not run" in open(f"{rep}/summary.md").read()
 
     # Bad input: exit 2, a message naming the file and the problem, and no report directory.
     good = f"{d}/out.safetensors"

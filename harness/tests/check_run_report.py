@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """End to end: `moe-harness run --suite smoke` on this machine exits 0 and writes a report directory whose
-report.json validates against the schema, with a JUnit XML and a Markdown summary beside it.
+report.json validates against the schema, with a JUnit XML and a Markdown summary beside it; every case the host
+kernel passed shows its rerun and linearity probes as run.
 
 Usage: check_run_report.py MOE_HARNESS SCHEMA OUT_DIR
 """
@@ -28,6 +29,13 @@ def main():
     for c in report["cases"]:
         if c["status"] == "pass":
             assert len(c["token_cos"]) > 0 and c["metrics"]["min_cos"] >= c["metrics"]["threshold_min_cos"], c["id"]
+            # The host kernel runs again and is deterministic: the rerun probes ran, and at least one linearity
+            # probe; a probe that did not run says why and leaves no mismatch count.
+            pr = c["probes"]
+            assert pr["rerun"] == pr["rerun_identical"] == "ran" and "rerun_mismatches" in c["metrics"], (c["id"], pr)
+            lin = [pr["linearity_all_weights"], pr["linearity_one_expert"]]
+            assert "ran" in lin and "linearity_mismatches" in c["metrics"], (c["id"], pr)
+            assert all(v == "ran" or v.startswith("not run: ") for v in lin), (c["id"], pr)
     tree = ET.parse(f"{out}/junit.xml")
     tests = int(tree.getroot().get("tests"))
     assert tests == s["total"], (tests, s["total"])

@@ -194,3 +194,79 @@ TEST(HostPipeline, LinearityProbeHoldsExactlyOnTheCleanKernel) {
 }
 
 }  // namespace moe
+
+namespace moe {
+namespace {
+class DeclaresNondeterministic : public HostContractKernel {
+ public:
+  bool deterministic(const ProblemSpec&) const override { return false; }
+};
+std::string probe(const CaseRecord& r, const std::string& name) {
+  for (const auto& [n, st] : r.probes)
+    if (n == name) return st;
+  return "(absent)";
+}
+}  // namespace
+
+// A probe that did not run leaves no mismatch count behind: 0 would read as "ran and found nothing".
+TEST(HostPipeline, ProbesThatDidNotRunHaveNoMismatchMetrics) {
+  DeviceDetection none;
+  DropsLastToken failing;
+  CaseRecord r = execute_case(small_suite().cases[1], failing, none, {});
+  ASSERT_EQ(r.failed_check, "unwritten");
+  for (const char* m : {"rerun_unwritten", "rerun_mismatches", "linearity_mismatches"}) EXPECT_EQ(r.metrics.count(m), 0u) << m;
+  PipelineOptions off;
+  off.rerun_probe = off.linearity_probe = false;
+  HostContractKernel ok;
+  r = execute_case(small_suite().cases[1], ok, none, off);
+  ASSERT_EQ(r.status, "pass");
+  for (const char* m : {"rerun_unwritten", "rerun_mismatches", "linearity_mismatches"}) EXPECT_EQ(r.metrics.count(m), 0u) << m;
+  DeclaresNondeterministic nd;
+  r = execute_case(small_suite().cases[1], nd, none, {});
+  ASSERT_EQ(r.status, "pass");
+  EXPECT_EQ(r.metrics.count("linearity_mismatches"), 0u);
+  EXPECT_EQ(r.metrics.at("rerun_unwritten"), 0.0);  // the rerun itself ran
+}
+
+TEST(HostPipeline, ProbesSayWhichRanAndWhyTheOthersDidNot) {
+  DeviceDetection none;
+  HostContractKernel ok;
+  const Suite s = small_suite();
+  CaseRecord r = execute_case(s.cases[1], ok, none, {});  // weights on the output, no shared expert
+  ASSERT_EQ(r.status, "pass");
+  for (const char* p : {"rerun", "rerun_identical", "linearity_all_weights", "linearity_one_expert"}) EXPECT_EQ(probe(r, p), "ran") << p;
+  EXPECT_EQ(r.metrics.at("rerun_mismatches"), 0.0);
+  EXPECT_EQ(r.metrics.at("linearity_mismatches"), 0.0);
+  EXPECT_NE(r.details.find("probes: rerun ran; rerun_identical ran"), std::string::npos) << r.details;
+
+  auto find = [&](auto pred) {
+    for (const CaseSpec& c : s.cases) if (pred(c.problem)) return c;
+    ADD_FAILURE() << "no such case";
+    return s.cases[0];
+  };
+  r = execute_case(find([](const ProblemSpec& p) { return p.n_shared > 0; }), ok, none, {});  // shared expert, rank 0
+  ASSERT_EQ(r.status, "pass") << r.id;
+  EXPECT_EQ(probe(r, "linearity_all_weights"), "not run: a shared expert on this rank adds an output no router weight scales");
+  EXPECT_EQ(probe(r, "linearity_one_expert"), "ran");
+  r = execute_case(find([](const ProblemSpec& p) { return p.router_weight_on == RouterWeightOn::input; }), ok, none, {});
+  ASSERT_EQ(r.status, "pass") << r.id;
+  EXPECT_EQ(probe(r, "linearity_all_weights"), "not run: the router weight is applied to the input, where doubling it is not exact");
+
+  DropsLastToken failing;
+  r = execute_case(s.cases[1], failing, none, {});
+  for (const char* p : {"rerun", "rerun_identical", "linearity_all_weights", "linearity_one_expert"})
+    EXPECT_EQ(probe(r, p), "not run: the case failed first (unwritten)") << p;
+  PipelineOptions off;
+  off.rerun_probe = off.linearity_probe = false;
+  r = execute_case(s.cases[1], ok, none, off);
+  for (const char* p : {"rerun", "rerun_identical", "linearity_all_weights", "linearity_one_expert"})
+    EXPECT_EQ(probe(r, p), "not run: turned off for this command") << p;
+  DeclaresNondeterministic nd;
+  r = execute_case(s.cases[1], nd, none, {});
+  EXPECT_EQ(probe(r, "rerun"), "ran");
+  EXPECT_EQ(probe(r, "rerun_identical").rfind("not run: the kernel declares itself non-deterministic", 0), 0u);
+  EXPECT_EQ(probe(r, "linearity_one_expert").rfind("not run: the kernel declares itself non-deterministic", 0), 0u);
+  EXPECT_EQ(probe(r, "fixture_fingerprint"), "(absent)");  // only outputs computed elsewhere carry it
+}
+
+}  // namespace moe

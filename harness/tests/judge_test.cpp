@@ -123,6 +123,90 @@ TEST(Judge, AllZeroOutputFails) {
   EXPECT_EQ(j.failed_check, "zero_output");
 }
 
+// The norm of the reference, computed here independently of the judge: sqrt of the sum of squares of every element.
+double naive_ref_norm(const std::vector<float>& r) {
+  double s = 0;
+  for (float v : r) s += double(v) * double(v);
+  return std::sqrt(s);
+}
+Tensor filled(float v) { return as_output(std::vector<float>(kT * kH, v)); }
+Tensor all_sentinel() {
+  Tensor t("out", DType::f32, {kT, kH});
+  fill_sentinel(t, 0);
+  return t;
+}
+
+// An output that is all NaN, all Inf or never written is the kernel's failure, never the fixture's: the reference
+// norm covers every reference element whatever the output holds, so no "all-zero reference" harness error.
+TEST(Judge, AllNaNAllInfOrNeverWrittenOutputIsAFailedCaseNotAHarnessError) {
+  const auto r = reference();
+  struct Bad { const char* name; Tensor out; const char* check; std::int64_t non_finite, unwritten; };
+  Bad bad[] = {{"all NaN", filled(NAN), "non_finite", kT * kH, 0},
+               {"all +Inf", filled(INFINITY), "non_finite", kT * kH, 0},
+               {"all -Inf", filled(-INFINITY), "non_finite", kT * kH, 0},
+               {"never written", all_sentinel(), "unwritten", 0, kT * kH}};
+  for (const Bad& b : bad) {
+    Judgement j;
+    ASSERT_NO_THROW(j = judge(r, r, b.out, kT, kH, th(), routing())) << b.name;
+    EXPECT_FALSE(j.pass) << b.name;
+    EXPECT_EQ(j.failed_check, b.check) << b.name;
+    EXPECT_EQ(j.non_finite, b.non_finite) << b.name;
+    EXPECT_EQ(j.unwritten, b.unwritten) << b.name;
+    EXPECT_NEAR(j.ref_norm, naive_ref_norm(r), 1e-9 * naive_ref_norm(r)) << b.name;
+    // Every token is undefined, so is every metric of the output: none may look like a pass.
+    EXPECT_TRUE(std::isnan(j.min_cos) && std::isnan(j.max_rel) && std::isnan(j.max_abs)) << b.name;
+    EXPECT_TRUE(std::isnan(j.ideal_min_cos) && std::isnan(j.ideal_max_rel)) << b.name;
+    for (std::int64_t t = 0; t < kT; ++t) ASSERT_TRUE(std::isnan(j.token_cos[t]) && std::isnan(j.token_rel[t])) << t;
+    EXPECT_EQ(j.mismatches, kT * kH) << b.name;  // a NaN is outside any band around the reference
+    EXPECT_EQ(j.worst_tokens.size(), 5u);
+    EXPECT_EQ(j.worst_tokens[0].token, 0);
+  }
+}
+
+TEST(Judge, ReferenceNormNeverDependsOnTheOutput) {
+  const auto r = reference();
+  auto o = r;
+  for (std::int64_t i = 0; i < kT * kH; i += 3) o[i] = NAN;
+  const double want = naive_ref_norm(r);
+  EXPECT_NEAR(judge(r, {}, as_output(r), kT, kH, th(), routing()).ref_norm, want, 1e-9 * want);
+  EXPECT_NEAR(judge(r, {}, as_output(o), kT, kH, th(), routing()).ref_norm, want, 1e-9 * want);
+}
+
+// One NaN element in an otherwise exact token: over the other 127 elements that token's cos is 1.0 to the last
+// digit, which hid it. Its cos and rel are NaN, it is the worst token (ahead of a token that merely fails min_cos),
+// and the case's min_cos / max_rel are NaN at that token.
+TEST(Judge, ATokenWithANonFiniteOrUnwrittenElementHasNaNCosAndRelAndIsTheWorstToken) {
+  const auto r = reference();
+  auto o = r;
+  for (std::int64_t c = 0; c < kH; c += 4) o[17 * kH + c] = 0.0f;  // token 17: cos ~0.87, rel ~0.5
+  o[40 * kH + 9] = NAN;                                             // token 40: one NaN
+  Tensor out = as_output(o);
+  Tensor sent("s", DType::f32, {1});
+  fill_sentinel(sent);
+  out.span<float>()[52 * kH + 100] = sent.span<float>()[0];         // token 52: one element never written
+  const Judgement j = judge(r, {}, out, kT, kH, th(), routing());
+  EXPECT_EQ(j.failed_check, "unwritten");
+  EXPECT_EQ(j.non_finite, 1);
+  EXPECT_EQ(j.unwritten, 1);
+  EXPECT_TRUE(std::isnan(j.token_cos[40]) && std::isnan(j.token_rel[40]));
+  EXPECT_TRUE(std::isnan(j.token_cos[52]) && std::isnan(j.token_rel[52]));
+  EXPECT_NEAR(j.token_cos[39], 1.0, 1e-12);
+  EXPECT_TRUE(std::isnan(j.min_cos) && std::isnan(j.max_rel));
+  EXPECT_EQ(j.min_cos_token, 40);
+  EXPECT_EQ(j.max_rel_token, 40);
+  ASSERT_GE(j.worst_tokens.size(), 3u);
+  EXPECT_EQ(j.worst_tokens[0].token, 40);
+  EXPECT_EQ(j.worst_tokens[0].non_finite, 1);
+  EXPECT_EQ(j.worst_tokens[1].token, 52);
+  EXPECT_EQ(j.worst_tokens[1].unwritten, 1);
+  EXPECT_EQ(j.worst_tokens[2].token, 17);
+  EXPECT_EQ(j.mismatches, 2 + 32);  // both bad elements and token 17's 32 zeroed ones
+  ASSERT_GE(j.worst_elements.size(), 2u);
+  EXPECT_EQ(j.worst_elements[0].token * kH + j.worst_elements[0].column, 40 * kH + 9);
+  EXPECT_EQ(j.worst_elements[1].token * kH + j.worst_elements[1].column, 52 * kH + 100);
+  EXPECT_NE(j.details().find("40: cos NaN, rel NaN"), std::string::npos) << j.details();
+}
+
 TEST(Judge, Bf16OutputsAreDecodedAndSentinelsAreBf16NaNs) {
   Tensor t("o", DType::bf16, {1, 2});
   fill_sentinel(t, 0);

@@ -32,15 +32,24 @@ class ExternalOutputKernel : public KernelUnderTest {
   RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
   // Re-reading the same file proves nothing: the inverse-sentinel rerun probe does not apply.
   bool rerunnable() const override { return false; }
-  // The fixture fingerprint the producer recorded, if it did (`moe-harness judge` compares it with the case's).
+  // The fixture fingerprint the producer recorded, if it did.
   const std::optional<std::uint64_t>& recorded_fingerprint() const { return fingerprint_; }
+  // Compares the recorded fingerprint with the case's fixture (`moe-harness judge`, before anything runs): another
+  // fixture's is bad input; none recorded is bad input unless `allow_missing`, and the probes then say so.
+  void check_fixture(std::uint64_t case_fingerprint, const std::string& case_id, bool allow_missing);
+  // ("fixture_fingerprint", "ran") once check_fixture matched; else "not run: <why>".
+  std::vector<std::pair<std::string, std::string>> input_checks() const override;
 
  private:
   std::string id_;
   std::filesystem::path path_;
   Tensor output_;
   std::optional<std::uint64_t> fingerprint_;
+  bool fingerprint_matched_ = false, fingerprint_waived_ = false;
 };
+
+// The `moe-harness judge` flag that accepts an output file without the fixture fingerprint.
+inline constexpr const char* kAllowMissingFingerprintFlag = "--allow-missing-fingerprint";
 
 std::string fingerprint_hex(std::uint64_t f);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Plugins through `moe-harness run --plugin PATH`: the in-tree C example passes every case it supports and declines
 the rest with its reason; its compile-time mutant (gate/up swapped) fails every case it runs; a racy build is caught
-by the rerun probe unless it declares itself non-deterministic through the ABI; libraries the loader
+by the rerun probe unless it declares itself non-deterministic through the ABI; a plugin that writes nothing fails
+every case on unwritten elements (exit 1, never a harness error); libraries the loader
 must refuse (another ABI version, no entry point, a bare name, a missing file) are bad input (exit 2) with the fix,
 and no report directory is written.
 
@@ -52,6 +53,22 @@ def main():
     assert checks == {"rerun"}, checks
     r, report = run(exe, f"{plugins}/libmoe_example_plugin_racy_declared.so", f"{work}/racy_declared")
     assert r.returncode == 0, r.stdout[-2000:]
+    # The bit-identity and linearity probes did not run on it, and the report says so instead of 0 mismatches.
+    for c in (c for c in report["cases"] if c["status"] == "pass"):
+        assert c["probes"]["rerun"] == "ran", c["probes"]
+        assert c["probes"]["rerun_identical"].startswith("not run: the kernel declares itself non-deterministic"), c
+        assert c["probes"]["linearity_all_weights"].startswith("not run: the kernel declares itself non-det"), c
+        assert "linearity_mismatches" not in c["metrics"], c["metrics"]
+
+    # Writes nothing and says it succeeded: every case it runs fails on unwritten elements, the whole output.
+    r, report = run(exe, f"{plugins}/libmoe_test_plugin_silent.so", f"{work}/silent")
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    assert report["summary"]["error"] == 0 and report["summary"]["pass"] == 0, report["summary"]
+    for c in report["cases"]:
+        assert c["status"] == "fail" and c["failed_check"] == "unwritten", (c["id"], c["failed_check"], c["reason"])
+        assert c["metrics"]["unwritten"] >= len(c["token_cos"]) > 0, (c["id"], c["metrics"]["unwritten"])
+        assert all(v is None for v in c["token_cos"]) and c["metrics"]["min_cos"] is None, c["id"]
+        assert c["probes"]["rerun"] == "not run: the case failed first (unwritten)", c["probes"]
 
     for name, plugin, want in [
             ("wrong_abi", f"{plugins}/libmoe_test_plugin_wrong_abi.so", "plugin ABI version 999 but this harness speaks version 1"),
