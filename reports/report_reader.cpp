@@ -43,6 +43,7 @@ ReadReport read_report(const std::filesystem::path& file) {
       ReportCase rc;
       rc.id = c["id"]; rc.kernel = c["kernel"]; rc.status = c["status"]; rc.reason = c["reason"];
       rc.variant = c["variant"]; rc.failed_check = c["failed_check"]; rc.details = c["details"];
+      rc.fixture_fingerprint = c["fixture_fingerprint"];
       for (auto it = c["metrics"].begin(); it != c["metrics"].end(); ++it) rc.metrics[it.key()] = it.value().get<double>();
       rc.token_cos = c["token_cos"].get<std::vector<double>>();
       rc.token_rel = c["token_rel"].get<std::vector<double>>();
