@@ -21,7 +21,7 @@ void add_html_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--rel-factor", m->rel_factor, "drift margin: allowed growth factor of max rel")->capture_default_str();
   auto limit = std::make_shared<std::size_t>(HtmlOptions{}.detail_limit);
   cmd->add_option("--detail-limit", *limit, "failing cases with per-token plots (the rest are table rows)")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(std::size_t(1), std::size_t(1000000)))
       ->capture_default_str();
   cmd->callback([=, &exit_code] {
     const ReadReport r = read_report(*report);
