@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The HTML report, rendered by Debian's headless Chromium: self-contained (no network fetch), per-token plots for
-failing cases only (passing ones are rows of a closed list behind one summary plot), every plot laid out by the browser (the page's own count, <body data-plots-drawn>, equals the number of plots), the plot
-colours actually painted in a screenshot (PNG decoded here with zlib), failing cases and their worst tokens shown,
-and the drift section listing what changed against the baseline.
+failing cases only (passing ones are rows of a closed list behind one summary plot), every plot laid out by the
+browser (the page's own count, <body data-plots-drawn>, equals the number of plots), the plot colours actually
+painted in a screenshot (PNG decoded here with zlib), failing cases and their worst tokens shown, and the drift
+section listing what changed against the baseline.
 
 Usage: check_html_report.py MOE_HARNESS WORK_DIR [SCREENSHOT_COPY.png]
 Chromium is required (ci/install-deps installs it); its absence fails this test, never skips it.
