@@ -54,6 +54,7 @@ ReadReport read_report(const std::filesystem::path& file) {
       ReportCase rc;
       rc.id = c["id"]; rc.kernel = c["kernel"]; rc.status = c["status"]; rc.reason = c["reason"];
       rc.variant = c["variant"]; rc.failed_check = c["failed_check"]; rc.details = c["details"];
+      rc.fixture_fingerprint = c["fixture_fingerprint"];
       for (auto it = c["metrics"].begin(); it != c["metrics"].end(); ++it) rc.metrics[it.key()] = number_or_nan(it.value());
       rc.token_cos = numbers_or_nan(c["token_cos"]);
       rc.token_rel = numbers_or_nan(c["token_rel"]);

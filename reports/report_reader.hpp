@@ -9,6 +9,7 @@ namespace moe {
 
 struct ReportCase {
   std::string id, kernel, status, reason, variant, failed_check, details;
+  std::string fixture_fingerprint;  // 16 hex digits; all zeros where no fixture was built (skips)
   std::map<std::string, double> metrics;
   std::vector<double> token_cos, token_rel;
 };

@@ -1,11 +1,35 @@
+#include <algorithm>
 #include <cstdio>
+#include <fmt/format.h>
+#include <set>
 
 #include "fixtures/atomic_file.hpp"
+#include "fixtures/error.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/kernel_registry.hpp"
 #include "reports/drift.hpp"
 #include "harness/release_gate.hpp"
 
 namespace moe::cli {
+namespace {
+
+// The full ids of `--kernel` names; each must name a kernel of one of the two reports.
+std::vector<std::string> compared_kernels(const std::vector<std::string>& names, const ReadReport& b, const ReadReport& n) {
+  std::set<std::string> present;
+  for (const auto* r : {&b, &n})
+    for (const auto& c : r->cases) present.insert(c.kernel);
+  std::vector<std::string> ids;
+  for (const auto& name : names) {
+    ids.push_back(canonical_kernel_id(name));
+    if (!present.count(ids.back()))
+      throw_bad_input("command line", "--kernel",
+                      fmt::format("kernel '{}' has no case in {} or {}", ids.back(), b.file, n.file),
+                      fmt::format("pass one of the kernels they hold: {}", fmt::join(present, ", ")));
+  }
+  return ids;
+}
+
+}  // namespace
 
 void add_compare_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("compare", "Drift between two run reports (exit 1 when anything drifted)");
@@ -19,14 +43,27 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--rel-floor", m->rel_floor, "max rel below this never counts as drift")->capture_default_str();
   cmd->add_option("--json", *json, "write the findings as JSON");
   cmd->add_option("--markdown", *md, "write the findings as Markdown");
+  auto kernels = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--kernel", *kernels, "compare only this kernel's cases (host, gpu or a full id; repeatable)")
+      ->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
     const ReadReport b = read_report(*base), n = read_report(*next);
-    const auto f = compare_reports(b, n, *m);
+    const std::vector<std::string> ids = compared_kernels(*kernels, b, n);
+    const bool compared = std::any_of(b.cases.begin(), b.cases.end(), [&](const ReportCase& c) {
+      return ids.empty() || std::find(ids.begin(), ids.end(), c.kernel) != ids.end();
+    });
+    const auto f = compare_reports(b, n, *m, ids);
     const std::string text = drift_markdown(b, n, f);
     std::printf("%s", text.c_str());
     if (!json->empty()) write_file_atomically(*json, drift_json(f));
     if (!md->empty()) write_file_atomically(*md, text);
-    exit_code = drift_failures(f) > 0 ? 1 : 0;
+    if (!compared) {
+      std::fprintf(stderr, "moe-harness compare: nothing compared: %s holds no case%s to compare against\n",
+                   b.file.c_str(), ids.empty() ? "" : fmt::format(" of {}", fmt::join(ids, ", ")).c_str());
+      exit_code = int(ExitCode::nothing_checked);
+      return;
+    }
+    exit_code = drift_failures(f) > 0 ? int(ExitCode::case_failed) : int(ExitCode::ok);
   });
 }
 

@@ -1,5 +1,5 @@
-// `moe-harness html REPORT.json --out FILE [--baseline BASE.json]`: the self-contained HTML report of a run, with
-// drift against a baseline when given (the margins of `compare`).
+// `moe-harness html REPORT.json --out FILE [--baseline BASE.json] [--detail-limit N]`: the self-contained HTML report
+// of a run, streamed into the file, with drift against a baseline when given (the margins of `compare`).
 #include <cstdio>
 
 #include "fixtures/atomic_file.hpp"
@@ -19,9 +19,14 @@ void add_html_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--baseline", *base, "baseline report.json: adds a drift section");
   cmd->add_option("--cos-drop", m->cos_drop, "drift margin: allowed drop of min cos and any token's cos")->capture_default_str();
   cmd->add_option("--rel-factor", m->rel_factor, "drift margin: allowed growth factor of max rel")->capture_default_str();
+  auto limit = std::make_shared<std::size_t>(HtmlOptions{}.detail_limit);
+  cmd->add_option("--detail-limit", *limit, "failing cases with per-token plots (the rest are table rows)")
+      ->check(CLI::Range(std::size_t(1), std::size_t(1000000)))
+      ->capture_default_str();
   cmd->callback([=, &exit_code] {
     const ReadReport r = read_report(*report);
     HtmlOptions opt;
+    opt.detail_limit = *limit;
     ReadReport b;
     std::vector<DriftFinding> f;
     if (!base->empty()) {
@@ -30,7 +35,7 @@ void add_html_command(CLI::App& app, int& exit_code) {
       opt.baseline = &b;
       opt.drift = &f;
     }
-    write_file_atomically(*out, to_html(r, opt));
+    write_file_atomically(*out, [&](std::ostream& o) { write_html(o, r, opt); });
     std::printf("wrote %s (%zu cases%s)\n", out->c_str(), r.cases.size(),
                 base->empty() ? "" : (", " + std::to_string(f.size()) + " drift finding(s)").c_str());
     exit_code = 0;

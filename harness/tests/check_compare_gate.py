@@ -52,6 +52,64 @@ def main():
         assert any(f["kind"] == kind for f in findings), (kind, findings)
         print(f"compare flags {kind}: ok")
 
+    # Regressions that used to pass silently: other fixtures (another seed or generator), an absent metric, another
+    # token count.
+    edits = {
+        "fixture": lambda r: r["cases"][7].update(fixture_fingerprint="0123456789abcdef"),
+        "non_finite": lambda r: r["cases"][8]["metrics"].pop("max_rel"),
+        "token_count": lambda r: (r["cases"][9]["token_cos"].append(1.0), r["cases"][9]["token_rel"].append(0.0)),
+    }
+    for kind, edit in edits.items():
+        new = copy.deepcopy(base)
+        edit(new)
+        c = run(exe, "compare", base_path, write(kind, new), "--json", f"{work}/{kind}.drift.json")
+        findings = json.load(open(f"{work}/{kind}.drift.json"))["findings"]
+        assert c.returncode == 1, (kind, c.returncode, c.stdout)
+        assert any(f["kind"] == kind and f["fails"] for f in findings), (kind, findings)
+        print(f"compare flags {kind}: ok")
+
+    # Ranked: a new failure comes first, whatever its place in the report; a newly added case last.
+    new = copy.deepcopy(base)
+    new["cases"][0]["variant"] = "other/path"
+    new["cases"][5].update(status="fail", reason="min_cos: test", failed_check="min_cos")
+    new["cases"].append(dict(copy.deepcopy(base["cases"][1]), id=base["cases"][1]["id"] + "/added"))
+    c = run(exe, "compare", base_path, write("ranked", new), "--json", f"{work}/ranked.drift.json")
+    findings = json.load(open(f"{work}/ranked.drift.json"))["findings"]
+    assert c.returncode == 1 and [f["kind"] for f in findings] == ["status", "variant", "new"], findings
+    assert findings[0]["id"] == base["cases"][5]["id"] and "-> fail" in findings[0]["detail"], findings[0]
+    assert c.stdout.index("| status |") < c.stdout.index("| variant |"), c.stdout
+    print("compare ranks new failures first: ok")
+
+    # A case the base skipped and the new run lacks lost nothing: not a regression (reported, exit 0).
+    skipped_base = copy.deepcopy(base)
+    skipped_base["cases"][0].update(status="skip", reason="no GPU here: test", metrics={}, token_cos=[], token_rel=[],
+                                    variant="", fixture_fingerprint="0" * 16)
+    lacking = copy.deepcopy(base)
+    lacking["cases"].pop(0)
+    c = run(exe, "compare", write("skipped_base", skipped_base), write("lacking", lacking))
+    assert c.returncode == 0 and base["cases"][0]["id"] in c.stdout, (c.returncode, c.stdout)
+    print("compare: a vanished skip is no regression: ok")
+
+    # --kernel: short names work; only that kernel's cases are compared; a kernel in neither report is bad input;
+    # a base with nothing to compare is never green (exit 4).
+    two_base, two_new = copy.deepcopy(base), copy.deepcopy(base)
+    for r in (two_base, two_new):
+        r["cases"] += [dict(copy.deepcopy(c), kernel="gpu-fused-moe") for c in base["cases"]]
+    two_new["cases"][len(base["cases"])].update(status="fail", reason="min_cos: test", failed_check="min_cos")
+    tb, tn = write("two_base", two_base), write("two_new", two_new)
+    assert run(exe, "compare", tb, tn).returncode == 1
+    host = run(exe, "compare", tb, tn, "--kernel", "host")
+    assert host.returncode == 0 and "No drift" in host.stdout, (host.returncode, host.stdout, host.stderr)
+    gpu = run(exe, "compare", tb, tn, "--kernel", "gpu")
+    assert gpu.returncode == 1 and "gpu-fused-moe" in gpu.stdout, (gpu.returncode, gpu.stdout, gpu.stderr)
+    unknown = run(exe, "compare", base_path, base_path, "--kernel", "gpu")
+    assert unknown.returncode == 2 and "gpu-fused-moe" in unknown.stderr and "host-contract" in unknown.stderr, \
+        (unknown.returncode, unknown.stderr)
+    empty = dict(copy.deepcopy(base), cases=[], summary={"total": 0, "pass": 0, "fail": 0, "skip": 0, "error": 0})
+    nothing = run(exe, "compare", write("empty", empty), base_path)
+    assert nothing.returncode == 4 and "nothing" in nothing.stderr, (nothing.returncode, nothing.stdout, nothing.stderr)
+    print("compare --kernel: ok")
+
     # A newly added case alone is information, not drift.
     new = copy.deepcopy(base)
     extra = copy.deepcopy(new["cases"][0])
