@@ -20,6 +20,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", *json, "write the findings as JSON");
   cmd->add_option("--markdown", *md, "write the findings as Markdown");
   cmd->callback([=, &exit_code] {
+    check_output_path(*json, "--json");
+    check_output_path(*md, "--markdown");
     const ReadReport b = read_report(*base), n = read_report(*next);
     const auto f = compare_reports(b, n, *m);
     const std::string text = drift_markdown(b, n, f);
@@ -36,7 +38,7 @@ void add_gate_command(CLI::App& app, int& exit_code) {
   auto kernels = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--policy", *policy, "the policy suite (cases/release.yaml)")->required();
   cmd->add_option("REPORT", *report, "report.json of the release run")->required();
-  cmd->add_option("--kernel", *kernels, "kernels that must pass (default: every kernel in the report)")->allow_extra_args(false);
+  cmd->add_option("--kernel", *kernels, "kernels that must pass: an id or host, gpu (default: every kernel in the report)")->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
     const Suite s = load_suite_file(resolve_suite(*policy));
     const ReadReport r = read_report(*report);

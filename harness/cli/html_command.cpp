@@ -20,6 +20,7 @@ void add_html_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--cos-drop", m->cos_drop, "drift margin: allowed drop of min cos and any token's cos")->capture_default_str();
   cmd->add_option("--rel-factor", m->rel_factor, "drift margin: allowed growth factor of max rel")->capture_default_str();
   cmd->callback([=, &exit_code] {
+    check_output_path(*out, "--out");
     const ReadReport r = read_report(*report);
     HtmlOptions opt;
     ReadReport b;
