@@ -43,8 +43,8 @@ void check_unique_kernel_ids(const std::vector<std::shared_ptr<KernelUnderTest>>
   for (std::size_t i = 0; i < kernels.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (kernels[i]->id() == kernels[j]->id())
-        throw_bad_input("command line", "--plugin", "two kernels with the id '" + kernels[i]->id() + "' in one run (" +
-                                                        kernels[j]->version() + "; " + kernels[i]->version() + ")",
+        throw_bad_input("command line", "--plugin", "two kernels with the id '" + kernels[i]->id() + "' in one run: version " +
+                                                        kernels[j]->version() + " and version " + kernels[i]->version(),
                         "give each plugin once, and give a plugin an id of its own (not host-contract or gpu-fused-moe)");
 }
 

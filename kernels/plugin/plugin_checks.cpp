@@ -6,6 +6,7 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -61,9 +62,12 @@ void check_plugin_file(const std::filesystem::path& path) {
   Fd f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   if (f.fd < 0) refuse(where, std::string("cannot open the library: ") + std::strerror(errno));
   ElfW(Ehdr) eh{};
-  if (size < sizeof eh || !read_at(f.fd, &eh, sizeof eh, 0))
-    refuse(where, fmt::format("truncated or not a shared library: {} bytes, shorter than an ELF header ({} bytes)", size, sizeof eh));
-  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) refuse(where, "not an ELF file (no ELF magic number): not a shared library");
+  const std::size_t head = std::size_t(std::min<std::uint64_t>(size, sizeof eh));
+  if (!read_at(f.fd, &eh, head, 0)) refuse(where, std::string("cannot read the library: ") + std::strerror(errno));
+  if (head < SELFMAG || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
+    refuse(where, "not an ELF file (no ELF magic number): not a shared library");
+  if (head < sizeof eh)
+    refuse(where, fmt::format("truncated: {} bytes, shorter than an ELF header ({} bytes)", size, sizeof eh));
   if (eh.e_ident[EI_CLASS] != kClass)
     refuse(where, fmt::format("an ELF object of class {} but this harness is {}-bit", int(eh.e_ident[EI_CLASS]), 8 * sizeof(void*)));
   if (eh.e_ident[EI_DATA] != kData) refuse(where, "an ELF object of the other byte order");
