@@ -1,11 +1,22 @@
 # The build stamp: what source tree a binary was built from, written at every build (not at configure time, which a
 # later commit or edit would leave stale). MOE_BUILD_COMMIT is the checkout's commit, plus "+dirty.<12 hex>" when the
 # tree differs from it: the first 12 hex digits of the SHA-256 of `git diff HEAD` followed by each untracked,
-# not-ignored file's path and content, so that two builds of the same edits get the same stamp. "unknown" outside a
-# git checkout. OUT is rewritten only when its text changes, so an unchanged tree recompiles nothing.
+# not-ignored file's path and content, so that two builds of the same edits get the same stamp. "unknown" where the
+# source root is not the top of a git checkout: no git, a tarball, or a copy inside another repository (whose commit
+# says nothing about these sources). OUT is rewritten only when its text changes, so an unchanged tree recompiles
+# nothing.
 # Usage: cmake -DMOE_ROOT=<source root> -DOUT=<header> -P build_stamp.cmake
-execute_process(COMMAND git -C "${MOE_ROOT}" rev-parse --short=12 HEAD
-                OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+execute_process(COMMAND git -C "${MOE_ROOT}" rev-parse --show-toplevel
+                OUTPUT_VARIABLE top OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+set(commit "")
+if(rc EQUAL 0 AND NOT top STREQUAL "")
+  file(REAL_PATH "${top}" top)
+  file(REAL_PATH "${MOE_ROOT}" root)
+  if(top STREQUAL root)
+    execute_process(COMMAND git -C "${MOE_ROOT}" rev-parse --short=12 HEAD
+                    OUTPUT_VARIABLE commit OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE rc)
+  endif()
+endif()
 if(NOT rc EQUAL 0 OR commit STREQUAL "")
   set(stamp "unknown")
 else()

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "fixtures/error.hpp"
+#include "fixtures/input_file.hpp"
 #include "fixtures/exact_tier.hpp"
 #include "fixtures/tensor.hpp"
 #include "harness/model_presets.hpp"
@@ -343,11 +344,7 @@ Suite parse(const std::string& text, const std::string& file) {
 Suite load_suite_text(const std::string& text, const std::string& file_label) { return parse(text, file_label); }
 
 Suite load_suite_file(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw_bad_input(file.string(), "", "cannot open the suite file", "check the path, or name a suite in cases/");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse(ss.str(), file.string());
+  return parse(read_input_file(file, "suite"), file.string());  // a regular file within kMaxInputFileBytes
 }
 
 const CaseSpec& find_case(const Suite& s, const std::string& id) {

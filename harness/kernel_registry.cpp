@@ -1,5 +1,7 @@
 #include "harness/kernel_registry.hpp"
 
+#include <algorithm>
+
 #include "fixtures/error.hpp"
 #include "kernels/host/host_contract_kernel.hpp"
 #ifdef MOE_HAVE_GPU_RUNTIME
@@ -16,6 +18,34 @@ std::string available_kernel_ids() { return "host-contract (this build has no GP
 
 std::string canonical_kernel_id(const std::string& name) {
   return name == "host" ? std::string("host-contract") : name == "gpu" ? std::string("gpu-fused-moe") : name;
+}
+
+bool is_builtin_kernel_id(const std::string& id) { return id == "host-contract" || id == "gpu-fused-moe"; }
+
+std::vector<std::string> resolve_kernel_names(const std::vector<std::string>& names,
+                                              const std::vector<std::string>& known, const std::string& key) {
+  std::vector<std::string> out;
+  for (const std::string& raw : names) {
+    const std::string id = canonical_kernel_id(raw);
+    if (!is_builtin_kernel_id(id) && std::find(known.begin(), known.end(), id) == known.end()) {
+      std::string listed;
+      for (const auto& k : known) listed += (listed.empty() ? "" : ", ") + k;
+      throw_bad_input("command line", key, "unknown kernel '" + raw + "'",
+                      "use host-contract, gpu-fused-moe (or host, gpu) or a kernel the report names" +
+                          (listed.empty() ? std::string(" (it names none)") : " (" + listed + ")"));
+    }
+    if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+  }
+  return out;
+}
+
+void check_unique_kernel_ids(const std::vector<std::shared_ptr<KernelUnderTest>>& kernels) {
+  for (std::size_t i = 0; i < kernels.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (kernels[i]->id() == kernels[j]->id())
+        throw_bad_input("command line", "--plugin", "two kernels with the id '" + kernels[i]->id() + "' in one run: version " +
+                                                        kernels[j]->version() + " and version " + kernels[i]->version(),
+                        "give each plugin once, and give a plugin an id of its own (not host-contract or gpu-fused-moe)");
 }
 
 std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget) {

@@ -13,5 +13,15 @@ std::string available_kernel_ids();
 // The full id for a short name: `host` -> `host-contract`, `gpu` -> `gpu-fused-moe`; any other name unchanged.
 // Every command that takes a kernel name (run, merge, compare, gate) spells it through this.
 std::string canonical_kernel_id(const std::string& name);
+// Whether `id` is a kernel of this harness in some build (a CPU-only build still reads the reports of GPU builds).
+bool is_builtin_kernel_id(const std::string& id);
+// Kernel names given to a command that reads reports (merge, gate): each spelled through canonical_kernel_id; a
+// name that is neither a kernel of this harness nor in `known` (the kernels the reports name) is bad input naming
+// `key`, so that a typo is never read as "that kernel is missing".
+std::vector<std::string> resolve_kernel_names(const std::vector<std::string>& names,
+                                              const std::vector<std::string>& known, const std::string& key);
+// Registration: two kernels with the same id in one run (a plugin given twice, a plugin named like a built-in
+// kernel) are bad input, since their tests and report records would be indistinguishable.
+void check_unique_kernel_ids(const std::vector<std::shared_ptr<KernelUnderTest>>& kernels);
 
 }  // namespace moe

@@ -92,6 +92,9 @@ class CaseTest : public testing::Test {
 }  // namespace
 
 int run_suite(const RunOptions& opt) {
+  check_output_dir(opt.report_dir.empty() ? "reports-out" : opt.report_dir, "--report-dir");
+  check_output_path(opt.junit, "--junit");
+  check_output_path(opt.json, "--json");
   const Suite suite = load_suite_file(resolve_suite(opt.suite));
   std::vector<const CaseSpec*> cases;
   for (const CaseSpec& c : suite.cases)
@@ -101,6 +104,7 @@ int run_suite(const RunOptions& opt) {
   if (!opt.kernels.empty() || extra.empty())
     for (auto& k : make_kernels(opt.kernels, opt.host_budget)) kernels.push_back(std::move(k));
   kernels.insert(kernels.end(), extra.begin(), extra.end());
+  check_unique_kernel_ids(kernels);
   for (auto& k : kernels) k->set_timing(opt.timing);
   const DeviceDetection device = detect_device();
 

@@ -1,57 +1,56 @@
 #include "reports/merge.hpp"
 
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <set>
+#include <algorithm>
 
 #include "fixtures/error.hpp"
-#include "reports/run_report.hpp"
+#include "reports/report_json.hpp"
 
 namespace moe {
 
-MergeResult merge_reports(const std::vector<std::filesystem::path>& shards,
-                          const std::vector<std::pair<std::string, std::string>>& expected) {
+MergeResult merge_reports(const std::vector<std::filesystem::path>& shards) {
   if (shards.empty()) throw_bad_input("command line", "REPORT", "no shard reports given", "pass two or more report.json files");
   MergeResult m;
   nlohmann::ordered_json merged;
-  std::set<std::pair<std::string, std::string>> seen;
   int counts[4] = {0, 0, 0, 0};  // pass fail skip error
+  std::string suite, start, end;
   for (const auto& path : shards) {
-    std::ifstream in(path);
-    if (!in) throw_bad_input(path.string(), "", "cannot open the shard report", "pass report.json files written by `moe-harness run`");
-    nlohmann::ordered_json j;
-    try {
-      j = nlohmann::ordered_json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      throw_bad_input(path.string(), "", std::string("not valid JSON: ") + e.what(), "pass an intact report.json");
-    }
-    if (!j.contains("schema_version") || j["schema_version"] != kRunReportSchemaVersion || !j.contains("cases"))
-      throw_bad_input(path.string(), "schema_version", "not a run report of schema version 1", "merge reports of this harness version");
+    const nlohmann::ordered_json j = read_report_json(path);
+    const ReadReport r = parse_report(j, path.string());  // every field merge reads is present and typed
+    for (const auto& k : r.kernel_ids)
+      if (std::find(m.kernel_ids.begin(), m.kernel_ids.end(), k) == m.kernel_ids.end()) m.kernel_ids.push_back(k);
     if (merged.is_null()) {
       merged = j;
       merged["cases"] = nlohmann::ordered_json::array();
+      suite = r.suite, start = r.start_time, end = r.end_time;
     } else {
-      if (j["provenance"]["suite"] != merged["provenance"]["suite"])
-        throw_bad_input(path.string(), "provenance.suite", "shards of different suites", "merge shards of one run");
-      if (j["provenance"]["start_time"].get<std::string>() < merged["provenance"]["start_time"].get<std::string>())
-        merged["provenance"]["start_time"] = j["provenance"]["start_time"];
-      if (j["provenance"]["end_time"].get<std::string>() > merged["provenance"]["end_time"].get<std::string>())
-        merged["provenance"]["end_time"] = j["provenance"]["end_time"];
+      if (r.suite != suite)
+        throw_bad_input(path.string(), "provenance.suite", "shards of different suites ('" + r.suite + "' and '" + suite + "')",
+                        "merge shards of one run");
+      start = std::min(start, r.start_time);
+      end = std::max(end, r.end_time);
     }
-    for (const auto& c : j["cases"]) {
-      const auto key = std::make_pair(c["kernel"].get<std::string>(), c["id"].get<std::string>());
-      if (!seen.insert(key).second) { m.duplicates.push_back(key); continue; }
-      const std::string st = c["status"];
-      counts[st == "pass" ? 0 : st == "fail" ? 1 : st == "skip" ? 2 : 3]++;
-      merged["cases"].push_back(c);
+    for (std::size_t i = 0; i < r.cases.size(); ++i) {
+      const ReportCase& c = r.cases[i];
+      const auto key = std::make_pair(c.kernel, c.id);
+      if (!m.covered.insert(key).second) { m.duplicates.push_back(key); continue; }
+      counts[c.status == "pass" ? 0 : c.status == "fail" ? 1 : c.status == "skip" ? 2 : 3]++;
+      merged["cases"].push_back(j["cases"][i]);
     }
   }
-  for (const auto& e : expected)
-    if (!seen.count(e)) m.missing.push_back(e);
+  merged["provenance"]["start_time"] = start;
+  merged["provenance"]["end_time"] = end;
   m.total = int(merged["cases"].size());
   merged["summary"] = {{"total", m.total}, {"pass", counts[0]}, {"fail", counts[1]}, {"skip", counts[2]}, {"error", counts[3]}};
   m.json = merged.dump(1) + "\n";
   return m;
+}
+
+std::vector<std::pair<std::string, std::string>> missing_cases(const MergeResult& m,
+                                                               const std::vector<std::pair<std::string, std::string>>& expected) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& e : expected)
+    if (!m.covered.count(e)) out.push_back(e);
+  return out;
 }
 
 }  // namespace moe

@@ -2,6 +2,7 @@
 // one report, and refuses a duplicated (case, kernel) or, given the expected set, a missing one.
 #pragma once
 #include <filesystem>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,14 +10,17 @@
 namespace moe {
 
 struct MergeResult {
-  std::string json;                                        // the merged report (schema_version 1)
+  std::string json;                                             // the merged report (schema_version 1)
   std::vector<std::pair<std::string, std::string>> duplicates;  // (kernel, id)
-  std::vector<std::pair<std::string, std::string>> missing;     // (kernel, id) expected but in no shard
+  std::set<std::pair<std::string, std::string>> covered;        // (kernel, id) of every merged case
+  std::vector<std::string> kernel_ids;                          // every kernel the shards' provenance names
   int total = 0;
 };
 
-// expected: (kernel, id) pairs every shard set must cover; empty: no completeness check.
-MergeResult merge_reports(const std::vector<std::filesystem::path>& shards,
-                          const std::vector<std::pair<std::string, std::string>>& expected);
+MergeResult merge_reports(const std::vector<std::filesystem::path>& shards);
+
+// expected (kernel, id) pairs that no shard covers.
+std::vector<std::pair<std::string, std::string>> missing_cases(const MergeResult& m,
+                                                               const std::vector<std::pair<std::string, std::string>>& expected);
 
 }  // namespace moe

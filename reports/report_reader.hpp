@@ -16,7 +16,8 @@ struct ReportCase {
 
 struct ReadReport {
   std::string file, suite, device_arch, device_name, harness_commit, device_message, start_time, end_time;
-  std::vector<std::string> kernels;  // "id version"
+  std::vector<std::string> kernels;     // "id version"
+  std::vector<std::string> kernel_ids;  // the ids alone, in the same order
   std::vector<ReportCase> cases;
   const ReportCase* find(const std::string& id, const std::string& kernel) const;
 };

@@ -1,3 +1,4 @@
+#include "fixtures/atomic_file.hpp"
 #include "harness/calibrate.hpp"
 #include "harness/cli/commands.hpp"
 
@@ -11,7 +12,10 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--kernel", opt->kernels, "kernel(s) believed correct (default: host)")->allow_extra_args(false);
   cmd->add_option("--seeds", opt->seeds, "seeds per case")->capture_default_str();
   cmd->add_option("--json", opt->json, "write the table as JSON");
-  cmd->callback([=, &exit_code] { exit_code = run_calibration(*opt); });
+  cmd->callback([=, &exit_code] {
+    check_output_path(opt->json, "--json");
+    exit_code = run_calibration(*opt);
+  });
 }
 
 }  // namespace moe::cli

@@ -47,6 +47,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--kernel", *kernels, "compare only this kernel's cases (host, gpu or a full id; repeatable)")
       ->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
+    check_output_path(*json, "--json");
+    check_output_path(*md, "--markdown");
     const ReadReport b = read_report(*base), n = read_report(*next);
     const std::vector<std::string> ids = compared_kernels(*kernels, b, n);
     const bool compared = std::any_of(b.cases.begin(), b.cases.end(), [&](const ReportCase& c) {
@@ -73,7 +75,7 @@ void add_gate_command(CLI::App& app, int& exit_code) {
   auto kernels = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--policy", *policy, "the policy suite (cases/release.yaml)")->required();
   cmd->add_option("REPORT", *report, "report.json of the release run")->required();
-  cmd->add_option("--kernel", *kernels, "kernels that must pass (default: every kernel in the report)")->allow_extra_args(false);
+  cmd->add_option("--kernel", *kernels, "kernels that must pass: an id or host, gpu (default: every kernel in the report)")->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
     const Suite s = load_suite_file(resolve_suite(*policy));
     const ReadReport r = read_report(*report);

@@ -24,6 +24,7 @@ void add_export_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--suite", *suite, "suite name in cases/ or a .yaml path")->capture_default_str();
   cmd->add_option("--out", *out, "output directory")->required();
   cmd->callback([=, &exit_code] {
+    check_output_dir(*out, "--out");
     const Suite s = load_suite_file(resolve_suite(*suite));
     const CaseSpec* c = &find_case(s, *id);
     const ProblemSpec& p = c->problem;

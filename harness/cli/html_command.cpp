@@ -24,6 +24,7 @@ void add_html_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(std::size_t(1), std::size_t(1000000)))
       ->capture_default_str();
   cmd->callback([=, &exit_code] {
+    check_output_path(*out, "--out");
     const ReadReport r = read_report(*report);
     HtmlOptions opt;
     opt.detail_limit = *limit;

@@ -1,3 +1,4 @@
+#include "fixtures/atomic_file.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/selftest.hpp"
 
@@ -12,7 +13,10 @@ void add_selftest_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--suite", opt->suites, "suite(s) of selftest cases (default: selftest; with --kernel gpu also selftest-gpu)");
   cmd->add_option("--seeds", opt->seeds, "seeds for the clean kernel")->capture_default_str();
   cmd->add_option("--json", opt->json, "write the table as JSON");
-  cmd->callback([=, &exit_code] { exit_code = run_selftest(*opt); });
+  cmd->callback([=, &exit_code] {
+    check_output_path(opt->json, "--json");
+    exit_code = run_selftest(*opt);
+  });
 }
 
 }  // namespace moe::cli

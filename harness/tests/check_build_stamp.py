@@ -3,20 +3,75 @@
 
 The expectation comes from git itself (an independent source): the checkout's commit, `git rev-parse --short=12
 HEAD`; and, when `git status --porcelain` lists a tracked change or an untracked, not-ignored file, the suffix
-"+dirty." and 12 hex digits. Outside a git checkout, "unknown". CMake writes the stamp at every build, so a build from this checkout must carry it
+"+dirty." and 12 hex digits. Where the source root is not the top of a git checkout, "unknown". CMake writes the stamp at every build, so a build from this checkout must carry it
 (a test run after further edits, without rebuilding, fails here: the binary no longer is the tree).
 A report written by `run`, and the JSON tables of `calibrate` and `selftest`, must carry the same stamp.
 
 Usage: check_build_stamp.py MOE_HARNESS SOURCE_ROOT OUT_DIR
+       check_build_stamp.py --foreign-repo CMAKE SOURCE_ROOT OUT_DIR
+
+--foreign-repo: the sources copied into a directory inside another, unrelated git repository (a vendored copy) are
+not that repository's tree, so the stamp must not name its commit: configuring the copy and building only the stamp
+target must write "unknown". Made a git repository of its own and committed, the same copy is stamped with its own
+commit (as git states it), so the check does not merely refuse every nested tree.
 """
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 
 
+def built_stamp(cmake: str, src: str, build: str) -> str:
+    """Configure `src` into `build` and build only the stamp target; the stamp the header then holds."""
+    for cmd in ([cmake, "-S", src, "-B", build, "-DMOE_GPU=OFF"], [cmake, "--build", build, "--target", "moe_build_stamp"]):
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} exited {r.returncode}: {r.stdout[-2000:]}{r.stderr[-2000:]}")
+    with open(os.path.join(build, "generated", "moe_build_stamp.hpp")) as f:
+        m = re.search(r'#define MOE_BUILD_COMMIT "([^"]*)"', f.read())
+    return m.group(1) if m else "(no MOE_BUILD_COMMIT)"
+
+
+def foreign_repo(cmake: str, root: str, out: str) -> int:
+    shutil.rmtree(out, ignore_errors=True)
+    outer = os.path.join(out, "outer")
+    os.makedirs(outer)
+    env = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@example.com")
+
+    def git(cwd, *args):
+        return subprocess.run(["git", "-C", cwd, *args], capture_output=True, text=True, env=env, check=True).stdout.strip()
+    git(outer, "init", "-q")
+    with open(os.path.join(outer, "README"), "w") as f:
+        f.write("an unrelated project that vendors moe-harness\n")
+    git(outer, "add", "README")
+    git(outer, "commit", "-q", "-m", "unrelated")
+    outer_head = git(outer, "rev-parse", "--short=12", "HEAD")
+    copy = os.path.join(outer, "vendor", "moe-harness")
+    # The source tree without its git metadata and build trees.
+    shutil.copytree(root, copy, ignore=lambda d, names: [n for n in names if os.path.samefile(d, root) and
+                                                         (n == ".git" or n.startswith("build"))])
+    stamp = built_stamp(cmake, copy, os.path.join(out, "build-vendored"))
+    if stamp != "unknown":
+        print(f"a copy inside another repository (HEAD {outer_head}) was stamped {stamp!r}; want 'unknown'")
+        return 1
+    git(copy, "init", "-q")
+    git(copy, "add", "-A")
+    git(copy, "commit", "-q", "-m", "own")
+    own_head = git(copy, "rev-parse", "--short=12", "HEAD")
+    stamp_own = built_stamp(cmake, copy, os.path.join(out, "build-own"))
+    if stamp_own != own_head:
+        print(f"the copy as its own checkout (HEAD {own_head}) was stamped {stamp_own!r}")
+        return 1
+    print(f"vendored copy inside {outer_head}: 'unknown'; as its own checkout: {own_head}")
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1] == "--foreign-repo":
+        return foreign_repo(sys.argv[2], sys.argv[3], sys.argv[4])
     harness, root, out = sys.argv[1], sys.argv[2], sys.argv[3]
 
     def git(*args: str):
@@ -26,8 +81,10 @@ def main() -> int:
             return None
         return r.stdout if r.returncode == 0 else None
 
-    head = git("rev-parse", "--short=12", "HEAD")
-    if head is None:  # not a git checkout (an unpacked tarball): the stamp says so
+    top = git("rev-parse", "--show-toplevel")
+    own = top is not None and os.path.realpath(top.strip()) == os.path.realpath(root)
+    head = git("rev-parse", "--short=12", "HEAD") if own else None
+    if head is None:  # not a git checkout of its own (a tarball, a copy inside another repository): the stamp says so
         commit, dirty, pattern = "no git checkout", False, "unknown"
     else:
         commit = head.strip()

@@ -130,6 +130,44 @@ def main():
         assert g.returncode == 1 and "GATE FAIL" in g.stdout and "to do:" in g.stdout, (kind, g.stdout)
         print(f"gate fails on {kind}: ok")
 
+    # The short kernel names of `run` (host, gpu) name the same kernels in the gate.
+    g = run(exe, "gate", "--policy", "smoke", base_path, "--kernel", "host")
+    assert g.returncode == 0 and "gate: PASS" in g.stdout, g.stdout
+
+    # Reports the gate must never pass: one that holds no case (with or without the kernel named), one with a
+    # (case, kernel) recorded twice, and a device kernel's report that names no device (its targeted cases could not
+    # be chosen). Each fails (exit 1) with a line saying why.
+    empty = copy.deepcopy(base)
+    empty["cases"] = []
+    dup = copy.deepcopy(base)
+    dup["cases"].append(copy.deepcopy(dup["cases"][0]))
+    dup_fail = copy.deepcopy(base)  # the second record of a passed case says fail: which verdict counts?
+    dup_fail["cases"].append(dict(copy.deepcopy(dup_fail["cases"][0]), status="fail", reason="min_cos: test"))
+    gpu = copy.deepcopy(base)  # the same results as a device kernel's, from a run that recorded no device
+    gpu["provenance"]["kernels"] = [{"id": "gpu-fused-moe", "version": "1"}]
+    for c in gpu["cases"]:
+        c["kernel"] = "gpu-fused-moe"
+    for name, report, args, needle in [
+            ("empty", empty, [], "holds no case"),
+            ("empty_with_kernel", empty, ["--kernel", "host"], "holds no case"),
+            ("duplicate", dup, [], "more than once"),
+            ("duplicate_fail", dup_fail, [], "more than once"),
+            ("no_device_identity", gpu, [], "names no device"),
+            ("no_device_identity_short_name", gpu, ["--kernel", "gpu"], "names no device")]:
+        g = run(exe, "gate", "--policy", "smoke", write(name, report), *args)
+        assert g.returncode == 1 and "gate: FAIL" in g.stdout and needle in g.stdout, (name, g.returncode, g.stdout)
+        print(f"gate fails on {name}: ok")
+    # Control: the same device-kernel report, with the device named, passes (smoke cases target no arch).
+    named = copy.deepcopy(gpu)
+    named["provenance"]["device"].update(name="NVIDIA H200", arch="sm_90")
+    g = run(exe, "gate", "--policy", "smoke", write("device_named", named), "--kernel", "gpu")
+    assert g.returncode == 0 and "gate: PASS" in g.stdout, g.stdout
+
+    # An unknown kernel name is a usage error (exit 2), not "every case missing".
+    g = run(exe, "gate", "--policy", "smoke", base_path, "--kernel", "host-contrct")
+    assert g.returncode == 2 and "unknown kernel 'host-contrct'" in g.stderr, (g.returncode, g.stderr)
+    print("gate refuses an unknown kernel name: ok")
+
 
 if __name__ == "__main__":
     main()

@@ -36,7 +36,27 @@ def main():
     assert dup.returncode == 1 and "DUPLICATE" in dup.stdout and not os.path.exists(f"{work}/dup.json"), dup.stdout
     miss = subprocess.run(base + [f"{work}/s0/report.json", "--out", f"{work}/miss.json"], capture_output=True, text=True)
     assert miss.returncode == 1 and "MISSING" in miss.stdout and not os.path.exists(f"{work}/miss.json"), miss.stdout
-    print(f"shards {a} + {b} = {n_cases} cases merged; duplicate and missing shards refused")
+    # The short kernel names of `run` name the same kernels here; without --kernel the expected set is every kernel
+    # the shards name, so a missing shard is still found.
+    def merge(*args):
+        return subprocess.run([exe, "merge", *args], capture_output=True, text=True)
+    short = merge("--expect-suite", "smoke", "--kernel", "host", f"{work}/s0/report.json", f"{work}/s1/report.json",
+                  "--out", f"{work}/short.json")
+    assert short.returncode == 0 and json.load(open(f"{work}/short.json"))["summary"]["total"] == n_cases, short.stdout
+    miss = merge("--expect-suite", "smoke", f"{work}/s0/report.json", "--out", f"{work}/miss2.json")
+    assert miss.returncode == 1 and f"MISSING host-contract" in miss.stdout and not os.path.exists(f"{work}/miss2.json"), miss.stdout
+    # Usage errors (exit 2, nothing written): an unknown kernel name; --kernel or --filter without --expect-suite
+    # (they would be ignored and nothing checked); an --out that is a directory.
+    for name, args, needle in [
+            ("unknown_kernel", ["--expect-suite", "smoke", "--kernel", "hots"], "unknown kernel 'hots'"),
+            ("kernel_without_suite", ["--kernel", "host"], "--expect-suite"),
+            ("filter_without_suite", ["--filter", "*T1*"], "--expect-suite")]:
+        r = merge(*args, f"{work}/s0/report.json", f"{work}/s1/report.json", "--out", f"{work}/{name}.json")
+        assert r.returncode == 2 and needle in r.stderr and not os.path.exists(f"{work}/{name}.json"), (name, r.returncode, r.stderr)
+    os.makedirs(f"{work}/outdir", exist_ok=True)
+    r = merge(f"{work}/s0/report.json", f"{work}/s1/report.json", "--out", f"{work}/outdir")
+    assert r.returncode == 2 and "--out" in r.stderr and "is a directory" in r.stderr, (r.returncode, r.stderr)
+    print(f"shards {a} + {b} = {n_cases} cases merged; duplicate and missing shards refused; short names and usage errors")
 
 
 if __name__ == "__main__":

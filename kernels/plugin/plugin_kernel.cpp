@@ -2,9 +2,13 @@
 
 #include <dlfcn.h>
 
+#include <cstring>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "fixtures/error.hpp"
+#include "kernels/plugin/plugin_checks.hpp"
 
 namespace moe {
 
@@ -52,7 +56,10 @@ struct CTensors {
   }
 };
 
-std::string message(const char* buf, const char* fallback) { return buf[0] ? std::string(buf) : std::string(fallback); }
+// A plugin's per-case text (a decline reason, an error): readable in the report even when it is not valid UTF-8.
+std::string message(const char* buf, const char* fallback) { return buf[0] ? sanitize_utf8(buf) : std::string(fallback); }
+
+constexpr std::size_t kMaxPluginString = 256;
 
 }  // namespace
 
@@ -82,9 +89,7 @@ PluginKernel::PluginKernel(const std::filesystem::path& path) : path_(path) {
   if (!path.has_parent_path())
     throw_bad_input(where, "--plugin", "a plugin must be given by a path, not a bare library name (no search path is used)",
                     "pass ./" + where + " or an absolute path");
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw_bad_input(where, "--plugin", "no such file", "build the plugin first, or fix the path");
+  check_plugin_file(path);  // a complete shared object of this machine: dlopen would map a truncated one and fault
   handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_)
     throw_bad_input(where, "--plugin", std::string("cannot load the library: ") + ::dlerror(),
@@ -98,6 +103,11 @@ PluginKernel::PluginKernel(const std::filesystem::path& path) : path_(path) {
   if (!entry)
     fail(std::string("not a moe-harness plugin: no symbol ") + MOE_PLUGIN_ENTRY_SYMBOL,
          "export `const moe_plugin_api* moe_plugin_entry(uint32_t)` with C linkage (kernels/plugin/moe_plugin.h)");
+  try {
+    check_plugin_entry_is_code(reinterpret_cast<const void*>(entry), where);
+  } catch (const Error& e) {
+    fail(e.problem(), e.fix());
+  }
   api_ = entry(MOE_PLUGIN_ABI_VERSION);
   if (!api_)
     fail(fmt::format("the plugin declined ABI version {} (moe_plugin_entry returned NULL)", MOE_PLUGIN_ABI_VERSION),
@@ -111,6 +121,17 @@ PluginKernel::PluginKernel(const std::filesystem::path& path) : path_(path) {
          "rebuild the plugin against this harness's kernels/plugin/moe_plugin.h");
   if (!api_->id || !api_->id[0] || !api_->version || !api_->supports || !api_->run)
     fail("the plugin's table lacks id, version, supports or run", "fill every required field of moe_plugin_api");
+  // The id names the plugin's tests and report records, the version its provenance: bounded, UTF-8, printable.
+  for (const auto& [field, text] : {std::pair{"id", api_->id}, std::pair{"version", api_->version}}) {
+    const std::size_t n = ::strnlen(text, kMaxPluginString + 1);
+    if (n > kMaxPluginString)
+      fail(fmt::format("the plugin's {} is longer than {} bytes (or not NUL-terminated)", field, kMaxPluginString),
+           fmt::format("return a NUL-terminated {} of at most {} bytes", field, kMaxPluginString));
+    if (!is_clean_utf8(std::string_view(text, n)))
+      fail(fmt::format("the plugin's {} '{}' is not UTF-8 text (invalid bytes or control characters)", field,
+                       sanitize_utf8(std::string_view(text, n))),
+           fmt::format("return a UTF-8 {} without control characters (kernels/plugin/moe_plugin.h: all strings are UTF-8)", field));
+  }
 }
 
 PluginKernel::~PluginKernel() {
@@ -155,7 +176,7 @@ RunInfo PluginKernel::run(const ProblemSpec& p, const Checkpoint& working, const
     throw_harness_error("plugin " + path_.string(), "plugin run() failed: " + message(err, "(no message)"));
   }
   variant[sizeof variant - 1] = '\0';
-  return {variant, 0.0, 0, 0.0, 0.0};
+  return {sanitize_utf8(variant), 0.0, 0, 0.0, 0.0};
 }
 
 }  // namespace moe

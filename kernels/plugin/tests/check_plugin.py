@@ -3,23 +3,52 @@
 the rest with its reason; its compile-time mutant (gate/up swapped) fails every case it runs; a racy build is caught
 by the rerun probe unless it declares itself non-deterministic through the ABI; a plugin that writes nothing fails
 every case on unwritten elements (exit 1, never a harness error); libraries the loader
-must refuse (another ABI version, no entry point, a bare name, a missing file) are bad input (exit 2) with the fix,
-and no report directory is written.
+must refuse (another ABI version, no entry point, a bare name, a missing file, a path that is not a regular file, a
+file that is not a complete ELF shared object of this machine, an entry point that is data, an id or version that
+is not UTF-8) are bad input (exit 2) with the fix, and no report directory is written; so are two kernels with one
+id in a run. A decline reason that is not UTF-8 reaches the report readably.
 
 Usage: check_plugin.py MOE_HARNESS PLUGIN_DIR WORK_DIR
 """
 import json
 import os
 import shutil
+import struct
 import subprocess
 import sys
 
 
-def run(exe, plugin, rep):
-    r = subprocess.run([exe, "run", "--suite", "smoke", "--plugin", plugin, "--report-dir", rep],
-                       capture_output=True, text=True)
+def run(exe, plugin, rep, *args):
+    try:
+        r = subprocess.run([exe, "run", "--suite", "smoke", "--plugin", plugin, "--report-dir", rep, *args],
+                           capture_output=True, text=True, timeout=300)
+    except subprocess.TimeoutExpired:
+        return None, None
     report = json.load(open(f"{rep}/report.json")) if os.path.exists(f"{rep}/report.json") else None
     return r, report
+
+
+def broken_copies(plugins, work):
+    """Files the loader must refuse before dlopen: the example plugin cut short at several lengths (inside its
+    program headers, inside each loaded segment, inside the section headers at its end), a FIFO, a text file, and
+    the example with its ELF machine field set to another architecture."""
+    src = f"{plugins}/libmoe_example_plugin.so"
+    data = open(src, "rb").read()
+    truncated = []
+    for n in (100, 1000, len(data) // 2, len(data) - 1):
+        path = f"{work}/truncated_{n}.so"
+        open(path, "wb").write(data[:n])
+        truncated.append((n, path))
+    fifo = f"{work}/fifo.so"
+    os.mkfifo(fifo)
+    text = f"{work}/text.so"
+    open(text, "w").write("not a library\n")
+    other = bytearray(data)
+    machine = struct.unpack_from("<H", other, 18)[0]
+    struct.pack_into("<H", other, 18, 183 if machine != 183 else 62)  # EM_AARCH64, or EM_X86_64 on aarch64
+    other_machine = f"{work}/other_machine.so"
+    open(other_machine, "wb").write(bytes(other))
+    return truncated, fifo, text, other_machine
 
 
 def main():
@@ -70,14 +99,44 @@ def main():
         assert all(v is None for v in c["token_cos"]) and c["metrics"]["min_cos"] is None, c["id"]
         assert c["probes"]["rerun"] == "not run: the case failed first (unwritten)", c["probes"]
 
-    for name, plugin, want in [
+    truncated, fifo, text, other_machine = broken_copies(plugins, work)
+    refused = [
             ("wrong_abi", f"{plugins}/libmoe_test_plugin_wrong_abi.so", "plugin ABI version 999 but this harness speaks version 1"),
             ("no_entry", f"{plugins}/libmoe_test_plugin_no_entry.so", "no symbol moe_plugin_entry"),
             ("bare_name", "libmoe_example_plugin.so", "not a bare library name"),
-            ("missing", f"{work}/nope.so", "no such file")]:
+            ("missing", f"{work}/nope.so", "No such file or directory"),
+            ("directory", work, "is a directory"),
+            ("dev_zero", "/dev/zero", "is a character device"),
+            ("fifo", fifo, "is a FIFO"),
+            ("not_elf", text, "not an ELF file"),
+            ("other_machine", other_machine, "built for ELF machine"),
+            ("data_entry", f"{plugins}/libmoe_test_plugin_data_entry.so", "moe_plugin_entry is not a function"),
+            ("id_not_utf8", f"{plugins}/libmoe_test_plugin_strings_1.so", "id 'bad-\\xff\\xfe-id' is not UTF-8"),
+            ("version_overlong_utf8", f"{plugins}/libmoe_test_plugin_strings_2.so", "version '1\\xc0\\x80' is not UTF-8")]
+    for name, plugin, want in refused + [(f"truncated_{n}", t, "truncated") for n, t in truncated]:
         r, report = run(exe, plugin, f"{work}/{name}")
-        assert r.returncode == 2 and want in r.stderr, (name, r.returncode, r.stderr)
+        assert r is not None and r.returncode == 2 and want in r.stderr, (name, r and r.returncode, r and r.stderr)
         assert not os.path.exists(f"{work}/{name}"), name
+
+    # Two kernels with one id in a run are refused at registration, before anything runs: the same library twice,
+    # and a plugin that calls itself host-contract beside the host kernel.
+    example = f"{plugins}/libmoe_example_plugin.so"
+    for name, args, want in [
+            ("same_plugin_twice", ["--plugin", example, "--plugin", example], "two kernels with the id 'example-c-plugin'"),
+            ("plugin_named_host", ["--plugin", f"{plugins}/libmoe_test_plugin_strings_3.so", "--kernel", "host"],
+             "two kernels with the id 'host-contract'")]:
+        r = subprocess.run([exe, "run", "--suite", "smoke", *args, "--report-dir", f"{work}/{name}"],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 2 and want in r.stderr and "[1/" not in r.stderr, (name, r.returncode, r.stderr[-2000:])
+        assert not os.path.exists(f"{work}/{name}"), name
+
+    # A plugin's per-case text that is not UTF-8 (here a decline reason) reaches the report readably, \xNN for
+    # each byte that is not UTF-8; the run is judged as usual (the host kernel passes the case it runs).
+    r, report = run(exe, f"{plugins}/libmoe_test_plugin_strings_4.so", f"{work}/reason", "--kernel", "host",
+                    "--filter", "*T1/decode/atomic")
+    assert r.returncode == 0 and report, (r.returncode, r.stderr[-2000:])
+    reasons = {c["reason"] for c in report["cases"] if c["kernel"] == "strings-plugin"}
+    assert reasons == {"strings-plugin does not support this case: declined \\xff here"}, reasons
     print(f"plugins ok: {len(passed)} passed, {len(skipped)} declined; mutant failed {len(ran)}/{len(ran)}")
 
 
