@@ -344,7 +344,7 @@ Suite parse(const std::string& text, const std::string& file) {
 Suite load_suite_text(const std::string& text, const std::string& file_label) { return parse(text, file_label); }
 
 Suite load_suite_file(const std::filesystem::path& file) {
-  return parse(read_input_file(file, "suite"), file.string());  // a regular file within kMaxInputFileBytes
+  return parse(read_input_file(file, "suite", kSuiteFileLimit), file.string());
 }
 
 const CaseSpec& find_case(const Suite& s, const std::string& id) {

@@ -10,7 +10,7 @@
 
 namespace moe {
 
-// report.json as JSON: a regular file of at most kMaxInputFileBytes (fixtures/input_limits.hpp), valid JSON, an
+// report.json as JSON: a regular file within kReportFileLimit (fixtures/input_limits.hpp), valid JSON, an
 // object of schema_version kRunReportSchemaVersion.
 nlohmann::ordered_json read_report_json(const std::filesystem::path& file);
 

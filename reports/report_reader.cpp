@@ -81,7 +81,7 @@ const ReportCase* ReadReport::find(const std::string& id, const std::string& ker
 
 Json read_report_json(const std::filesystem::path& file) {
   const std::string f = file.string();
-  const std::string text = read_input_file(file, "report");
+  const std::string text = read_input_file(file, "report", kReportFileLimit);
   Json j;
   try {
     // A report nests five levels deep; a deeper document is not one, and is refused before it takes memory.

@@ -4,7 +4,7 @@ a message naming the file (and the key or option), promptly, never exit 3 "inter
 
 Inputs: report.json of compare (both), gate, merge and html (and its --baseline); suites of run, list, gate --policy
 and merge --expect-suite; the safetensors output of judge. Each as a directory, /dev/zero, a FIFO without a writer
-and a (sparse) file above the 64 MiB input limit; reports also with a field missing or of the wrong type. A report
+and a (sparse) file above its input limit (suites 64 MiB, reports 4 GiB); reports also with a field missing or of the wrong type. A report
 whose non-finite numbers are null (as the writer spells them) is read. Outputs: --junit, --json and --report-dir of
 run, export --out, html --out, compare --json/--markdown, calibrate/selftest --json, each a directory where a file
 goes, under a regular file, or a file where a directory goes; refused before any work, leaving nothing written.
@@ -19,7 +19,7 @@ import subprocess
 import sys
 
 TIMEOUT = 30  # seconds; every refusal here takes well under one, a hang or a full run does not
-LIMIT = 64 << 20
+SUITE_LIMIT, REPORT_LIMIT = 64 << 20, 4 << 30
 
 
 def run(*args):
@@ -56,11 +56,15 @@ def main():
     # Paths that are not regular files, or too large.
     os.makedirs(f"{work}/adir")
     os.mkfifo(f"{work}/fifo")
-    big = f"{work}/big"
-    with open(big, "wb") as f:
-        f.truncate(LIMIT + 1)
+    big_suite, big_report = f"{work}/big.yaml", f"{work}/big.json"
+    with open(big_suite, "wb") as f:
+        f.truncate(SUITE_LIMIT + 1)
+    with open(big_report, "wb") as f:
+        f.truncate(REPORT_LIMIT + 1)
     specials = {"directory": (f"{work}/adir", "is a directory"), "dev_zero": ("/dev/zero", "is a character device"),
-                "fifo": (f"{work}/fifo", "is a FIFO"), "over_limit": (big, "exceeds the limit of 64 MiB")}
+                "fifo": (f"{work}/fifo", "is a FIFO")}
+    report_specials = dict(specials, over_limit=(big_report, "exceeds the limit of 4 GiB"))
+    suite_specials = dict(specials, over_limit=(big_suite, "exceeds the limit of 64 MiB"))
 
     # Reports with a field missing or mistyped: the key named in full.
     def edited(name, edit):
@@ -87,7 +91,7 @@ def main():
         "html --baseline": lambda f: [exe, "html", good, "--baseline", f, "--out", f"{work}/r.html"],
     }
     for pos, cmd in positions.items():
-        for kind, (path, needle) in specials.items():
+        for kind, (path, needle) in report_specials.items():
             expect(f"{pos} {kind}", run(*cmd(path)), 2, [path, needle])
         for kind, (path, key) in broken.items():
             expect(f"{pos} {kind}", run(*cmd(path)), 2, [path, f"key '{key}'"])
@@ -107,7 +111,7 @@ def main():
             failures.append(f"merge changed null numbers: {merged['metrics']}, {merged['token_cos'][:2]}")
 
     # Suites.
-    for kind, (path, needle) in specials.items():
+    for kind, (path, needle) in suite_specials.items():
         for name, cmd in [("run --suite", [exe, "run", "--suite", path, "--report-dir", f"{work}/never"]),
                           ("list --suite", [exe, "list", "--suite", path]),
                           ("gate --policy", [exe, "gate", "--policy", path, good]),
