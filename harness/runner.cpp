@@ -310,16 +310,21 @@ class ListenerScope {
 }  // namespace
 
 int run_suite(const RunOptions& opt) {
-  // What runs: every input problem (suite, kernels, --gtest arguments, names) is found before anything is written.
+  // What runs. Every input problem (suite, kernels, --gtest arguments, test names) is found before anything is
+  // written: the report directory claimed below is removed again when one stops the run.
   const Suite suite = load_suite_file(resolve_suite(opt.suite));
   std::vector<const CaseSpec*> cases;
   for (const CaseSpec& c : suite.cases)
     if (case_selected(opt.filters, c.id)) cases.push_back(&c);
   const KernelSet ks = make_kernel_set(opt);
+
+  // Where the reports go.
   ReportDir report_dir(opt.report_dir);
   const std::filesystem::path& dir = report_dir.path();
   const std::filesystem::path junit = opt.junit.empty() ? dir / "junit.xml" : opt.junit;
   const std::filesystem::path json = opt.json.empty() ? dir / "report.json" : opt.json;
+
+  // Registration: GoogleTest's flags, then one test per (case, kernel), each running execute_case (CaseTest).
   init_gtest(opt.gtest_args, junit);
   const DeviceDetection device = detect_device();
   WeightCache weight_cache(std::size_t(6) << 30, opt.reference_cache);
@@ -338,7 +343,7 @@ int run_suite(const RunOptions& opt) {
   }
   report_dir.keep();
 
-  // The run: one GoogleTest test per (case, kernel).
+  // The run.
   RunReport report;
   report.provenance = make_provenance(opt, suite, ks, device);
   report.provenance.start_time = utc_now_iso8601();
