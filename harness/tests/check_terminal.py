@@ -91,7 +91,7 @@ def check_reruns(text, work, original, want_in_cmd):
 
 
 def main():
-    exe, swapped, work = sys.argv[1], sys.argv[2], sys.argv[3]
+    exe, swapped, work = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     suite = f"{work}/terminal-check.yaml"
