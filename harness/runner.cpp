@@ -163,7 +163,7 @@ void register_tests(const Suite& suite, const std::vector<const CaseSpec*>& case
         throw_bad_input(suite.file, "variant",
                         "'" + it->second + "' and '" + what + "' have the same GoogleTest name " + name +
                             " ('-' and ':' are spelled '_' there)",
-                        "give one of the cases a `variant` (or use kernel ids that differ in more than '-', ':', '_')");
+                        "give one of the cases another `variant` (kernels: ids that differ in more than '-', ':', '_')");
     }
   state.records.resize(cases.size() * ks.kernels.size());
   state.ran.assign(state.records.size(), false);

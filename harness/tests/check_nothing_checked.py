@@ -5,8 +5,8 @@
   and say so on stderr; a report is still written;
 - --gtest arguments GoogleTest does not know are usage errors (exit 2), and nothing is written;
 - GoogleTest test names hold neither '-' nor ':' (the filter syntax's negative-pattern start and separator): the
-  README's mapping replaces each by '_', `list --gtest` prints the names, and each name given to --gtest_filter
-  selects exactly its test;
+  README's mapping replaces each by '_', `list --gtest` prints the names, each name given to --gtest_filter
+  selects exactly its test, and two ids that would share a name are refused (exit 2);
 - a GoogleTest shard whose share of a non-empty selection is empty exits 0 and says so (the merged report is the
   verdict), while filters that select nothing exit 4 in every shard;
 - `--gtest --gtest_list_tests` lists the names and exits 0 without a report.
@@ -91,6 +91,14 @@ def main():
     r = run(exe, "run", "--suite", "smoke", "--kernel", "host", "--filter", T1, "--report-dir", f"{work}/glob",
             "--no-timing", "--gtest", "--gtest_filter=host_contract.*")
     assert r.returncode == 0 and len(report(f"{work}/glob")["cases"]) == len(t1_ids), r.stderr[-2000:]
+
+    # Two cases whose ids differ only in '-' against '_' would share a name: refused before anything is written.
+    open(f"{work}/collide.yaml", "w").write(
+        "suite: collide\ndefaults: {hidden: 256, inter: 256, experts: 16, topk: 4}\n"
+        "cases:\n  - {tokens: 3, variant: x-y}\n  - {tokens: 3, variant: x_y}\n")
+    r = run(exe, "run", "--suite", f"{work}/collide.yaml", "--kernel", "host", "--report-dir", f"{work}/collide")
+    expect(r, 2, "have the same GoogleTest name", "ids colliding in their GoogleTest names")
+    assert not os.path.exists(f"{work}/collide")
 
     # Sharding: more shards than selected tests; the empty shards exit 0 saying so, the shards cover the selection.
     shards, covered = 8, []
