@@ -146,7 +146,7 @@ void init_gtest(const std::vector<std::string>& user_args, const std::filesystem
     throw_bad_input("command line", "--gtest", "GoogleTest does not know: " + unknown,
                     "pass only GoogleTest's flags after --gtest (--gtest_filter=, --gtest_repeat=, --gtest_shuffle, "
                     "--gtest_random_seed=, --gtest_list_tests, ...; `moe-harness list --gtest` prints the test "
-                    "names); moe-harness's own options go before --gtest");
+                    "names)");
   }
 }
 

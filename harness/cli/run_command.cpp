@@ -29,8 +29,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "fingerprint)");
   cmd->add_option("--host-budget", opt->host_budget, "FLOP budget above which the host kernel declines a case");
   cmd->add_option("--gtest", opt->gtest_args,
-                  "the rest of the line goes to GoogleTest (e.g. --gtest --gtest_repeat=2); test names: `moe-harness "
-                  "list --gtest`; an argument GoogleTest does not know is an error")
+                  "arguments for GoogleTest, up to the next option of run (e.g. --gtest --gtest_repeat=2); test "
+                  "names: `moe-harness list --gtest`; one GoogleTest does not know is an error")
       ->allow_extra_args();
   cmd->callback([=, &exit_code] {
     if (*seed_opt) opt->seed = *seed;
