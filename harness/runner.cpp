@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
 #include <fmt/format.h>
 #include <map>
 #include <memory>
@@ -17,6 +16,7 @@
 #include "harness/case_pipeline.hpp"
 #include "harness/kernel_registry.hpp"
 #include "harness/progress.hpp"
+#include "harness/report_dir.hpp"
 #include "kernels/plugin/plugin_kernel.hpp"
 #include "reports/html_report.hpp"
 #include "reports/run_report.hpp"
@@ -180,51 +180,6 @@ void register_tests(const Suite& suite, const std::vector<const CaseSpec*>& case
                             });
     }
 }
-
-// The report directory: the one asked for, or reports-out/<UTC time in ISO 8601's basic format: no ':', which CI
-// artifact uploaders refuse>, with -2, -3, ... when another run took that second's name. It is claimed before
-// GoogleTest reads its flags (the JUnit path is one of them); unless keep() is called, the directories it created are
-// removed again when still empty, so a usage error or --gtest_list_tests leaves nothing behind.
-class ReportDir {
- public:
-  explicit ReportDir(const std::filesystem::path& asked) {
-    namespace fs = std::filesystem;
-    if (!asked.empty()) {
-      for (fs::path p = fs::absolute(asked); !fs::exists(p); p = p.parent_path()) created_.push_back(p);
-      fs::create_directories(asked);
-      path_ = asked;
-      return;
-    }
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-    const fs::path root = "reports-out", base = root / stamp;
-    const bool new_root = !fs::exists(root);
-    fs::create_directories(root);
-    for (int i = 1; path_.empty(); ++i) {
-      const fs::path d = i == 1 ? base : fs::path(base.string() + "-" + std::to_string(i));
-      if (fs::create_directory(d)) path_ = d;
-    }
-    created_.push_back(path_);
-    if (new_root) created_.push_back(root);
-  }
-  ~ReportDir() {
-    for (const auto& p : created_) {
-      std::error_code ec;
-      std::filesystem::remove(p, ec);  // only an empty directory goes
-    }
-  }
-  ReportDir(const ReportDir&) = delete;
-  ReportDir& operator=(const ReportDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-  void keep() { created_.clear(); }
-
- private:
-  std::filesystem::path path_;
-  std::vector<std::filesystem::path> created_;  // the leaf first
-};
 
 Provenance make_provenance(const RunOptions& opt, const Suite& suite, const KernelSet& ks,
                            const DeviceDetection& device) {
