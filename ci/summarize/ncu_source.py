@@ -5,15 +5,17 @@
       -k regex:KERNEL --launch-count 1 PROGRAM... > source.csv
   ncu_source.py source.csv [--top N]
 
-For each SASS listing in the file (a header row starting `Address`, `Source`): the instruction count, the stall
-samples in all and the warp instructions executed; the samples by stall reason (the `stall_*` columns but their
-"(Not Issued)" twins), largest first; then the N instructions holding the most samples, each with its offset from the
-listing's first address, its SASS, its samples (and share) and its three largest reasons. Lines before a listing are
-skipped. Exit 2, naming the file, when it holds no listing or a listing lacks the sample columns.
+For each SASS listing in the file (a header row starting `Address`, `Source`): its kernel, the instruction count,
+the stall samples in all and the warp instructions executed; the samples by stall reason (the `stall_*` columns but
+their "(Not Issued)" twins), largest first; then the N instructions holding the most samples, each with its offset
+from the listing's first address, its SASS, its samples (and share) and its three largest reasons. Lines before a
+listing are skipped. Exit 2, naming the file, when it holds no listing or a listing lacks the sample columns.
 """
 import argparse
 import csv
 import sys
+
+from ncu_stalls import short_name
 
 SAMPLES, EXECUTED = "Warp Stall Sampling (All Samples)", "Instructions Executed"
 
@@ -43,21 +45,23 @@ def listings(path):
     out = []
     for n, i in enumerate(heads):
         h = rows[i]
+        # ncu names the kernel in a `"Kernel Name","NAME"` row above its listing.
+        names = [r[1] for r in rows[heads[n - 1] if n else 0:i] if len(r) > 1 and r[0] == "Kernel Name"]
         end = heads[n + 1] if n + 1 < len(heads) else len(rows)
         if SAMPLES not in h or EXECUTED not in h:
             fail(path, f"the listing at line {i + 1} has no `{SAMPLES}` / `{EXECUTED}` columns "
                        "(collect --section SourceCounters)")
-        out.append((h, [r for r in rows[i + 1:end] if len(r) == len(h)]))
+        out.append((names[-1] if names else "?", h, [r for r in rows[i + 1:end] if len(r) == len(h)]))
     return out
 
 
-def summarize(h, data, n_top):
+def summarize(kernel, h, data, n_top):
     ix = {name: i for i, name in enumerate(h)}
     # ncu adds a "(Not Issued)" twin of some reasons (samples of warps that were not issued): they would count twice.
     reasons = [name for name in h if name.startswith("stall_") and "Not Issued" not in name]
     total = sum(num(d[ix[SAMPLES]]) for d in data)
     share = (lambda v: 100 * v / total) if total > 0 else (lambda v: 0.0)
-    print(f"{len(data)} SASS instructions, {total:.0f} stall samples, "
+    print(f"{short_name(kernel)}: {len(data)} SASS instructions, {total:.0f} stall samples, "
           f"{sum(num(d[ix[EXECUTED]]) for d in data):.0f} warp instructions executed\n")
     print("| stall reason | samples | share |\n|---|---|---|")
     for name, v in sorted(((r, sum(num(d[ix[r]]) for d in data)) for r in reasons), key=lambda x: (-x[1], x[0])):
@@ -85,10 +89,10 @@ def main():
     ap.add_argument("csv")
     ap.add_argument("--top", type=int, default=25)
     a = ap.parse_args()
-    for n, (h, data) in enumerate(listings(a.csv)):
+    for n, listing in enumerate(listings(a.csv)):
         if n:
             print()
-        summarize(h, data, a.top)
+        summarize(*listing, a.top)
 
 
 if __name__ == "__main__":

@@ -55,7 +55,7 @@ def read_table(path):
 
 
 def short_name(name):
-    for noise in ("void ", "(anonymous namespace)::", "<unnamed>::", "unnamed>::"):
+    for noise in ("void ", "(anonymous namespace)::", "<unnamed>::", "unnamed>::", "moe::gpu::", "(int)"):
         name = name.replace(noise, "")
     cut = name.find(">(")
     return name[:cut + 1] if cut >= 0 else name.split("(")[0]

@@ -120,11 +120,12 @@ def ncu_source(d):
             "stall_wait", "stall_long_sb (Not Issued)"]
     rows = [head, ["0x7f00", "  ISETP.NE.AND P3, PT, R44, RZ, PT", "80", "1,000", "70", "10", "999"],
             ["0x7f10", "  FADD R10, R10, R7", "20", "500", "0", "20", "5"]]
-    text = '"Kernel Name","decode_mma_kernel<6, 1>"\n' + "\n".join(",".join(f'"{x}"' for x in r) for r in rows)
+    name = "void moe::gpu::<unnamed>::decode_mma_kernel<(int)6, (int)1>(moe::gpu::FusedMoeArgs, long)"
+    text = f'"Kernel Name","{name}"\n' + "\n".join(",".join(f'"{x}"' for x in r) for r in rows)
     p = write(d, "source.csv", text + "\n")
     rc, out, err = run("ncu_source.py", p)
-    check("ncu_source: totals", rc == 0 and out.startswith(
-        "2 SASS instructions, 100 stall samples, 1500 warp instructions executed"), out + err)
+    check("ncu_source: the kernel and the totals", rc == 0 and out.startswith(
+        "decode_mma_kernel<6, 1>: 2 SASS instructions, 100 stall samples, 1500 warp instructions executed"), out + err)
     check("ncu_source: reasons summed over the listing, the (Not Issued) twin left out",
           "| long_sb | 70 | 70.0% |\n| wait | 30 | 30.0% |" in out and "999" not in out and "1004" not in out, out)
     check("ncu_source: the instruction holding most samples first, offset from the first address",
