@@ -116,6 +116,10 @@ want="env MOE_DECODE_MMA=0 build/hip/harness/moe-harness run --suite smoke --ker
 --filter \\*T16\\* --report-dir $work/dry/smoke --seed 3"
 expect "--dry-run: hip build dir, --env, filters and run args in the command" '[[ $dry == "$want" ]]' || echo "$dry"
 
+dry=$("$dr" --dry-run --no-build --out "$work/dry" --suite selftest run)
+want="build/cuda/harness/moe-harness run --suite selftest --kernel gpu --require-device --no-timing"
+expect "--dry-run: the run step takes --suite" '[[ $dry == "$want --report-dir $work/dry/run" ]]' || echo "$dry"
+
 # A missing GPU build: each step says so; exit 1.
 "$dr" --no-build --build-dir "$work/nobuild" --out "$work/o1" tests smoke >/dev/null 2>&1; rc=$?
 expect "missing build -> exit 1" '[[ $rc -eq 1 ]]'
