@@ -119,6 +119,10 @@ expect "--dry-run: hip build dir, --env, filters and run args in the command" '[
 dry=$("$dr" --dry-run --no-build --out "$work/dry" --suite selftest run)
 want="build/cuda/harness/moe-harness run --suite selftest --kernel gpu --require-device --no-timing"
 expect "--dry-run: the run step takes --suite" '[[ $dry == "$want --report-dir $work/dry/run" ]]' || echo "$dry"
+dry=$("$dr" --dry-run --no-build --out "$work/dry" --suite selftest --seeds 3 selftest)
+want="build/cuda/harness/moe-harness selftest --kernel gpu --seeds 3 --suite selftest"
+expect "--dry-run: selftest takes --seeds and --suite" '[[ $dry == "$want --json $work/dry/selftest/selftest.json" ]]' \
+  || echo "$dry"
 
 # A missing GPU build: each step says so; exit 1.
 "$dr" --no-build --build-dir "$work/nobuild" --out "$work/o1" tests smoke >/dev/null 2>&1; rc=$?
