@@ -124,6 +124,14 @@ want="build/cuda/harness/moe-harness selftest --kernel gpu --seeds 3 --suite sel
 expect "--dry-run: selftest takes --seeds and --suite" '[[ $dry == "$want --json $work/dry/selftest/selftest.json" ]]' \
   || echo "$dry"
 
+# Paths given from another directory are the caller's.
+: >"$work/my.yaml"
+(cd "$work" && "$dr" --dry-run --no-build --out rel --build-dir fake --suite my.yaml smoke run) >"$work/dry-rel.txt"
+want="$work/fake/harness/moe-harness run --suite smoke --kernel gpu --require-device --no-timing"
+expect "--out, --build-dir and a --suite file are taken from the caller's directory" \
+  'has "$work/dry-rel.txt" "$want --report-dir $work/rel/smoke" &&
+   grep -qF -- "run --suite $work/my.yaml --kernel gpu" "$work/dry-rel.txt"'
+
 # A missing GPU build: each step says so; exit 1.
 "$dr" --no-build --build-dir "$work/nobuild" --out "$work/o1" tests smoke >/dev/null 2>&1; rc=$?
 expect "missing build -> exit 1" '[[ $rc -eq 1 ]]'
