@@ -1,6 +1,8 @@
 // Suite files (cases/*.yaml) -> validated, expanded cases. Schema in README.md "Case files". Every problem is a
 // moe::Error(bad_input) naming the file, line, key and the fix: unknown keys, wrong types, unknown enum names,
-// impossible shapes, contract mismatches, duplicate ids, loosened tolerances without a reason.
+// impossible shapes, contract mismatches, duplicate ids, loosened tolerances without a reason, non-finite or
+// out-of-range numbers, element counts past int64, cases past the machine's host memory (fixtures/problem_sizes.hpp),
+// malformed YAML nodes, text that is not UTF-8, and the limits below (README "Limits").
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -10,6 +12,9 @@
 #include "harness/case_spec.hpp"
 
 namespace moe {
+
+inline constexpr std::size_t kMaxSuiteFileBytes = std::size_t(64) << 20;  // a suite file: at most 64 MiB
+inline constexpr std::size_t kMaxSuiteCases = 10000;                      // cases after expanding every sweep
 
 struct Suite {
   std::string name;
