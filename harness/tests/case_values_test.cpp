@@ -8,6 +8,7 @@
 #include "fixtures/error.hpp"
 #include "harness/case_loader.hpp"
 #include "harness/case_yaml.hpp"
+#include "harness/model_presets.hpp"
 #include "harness/thresholds.hpp"
 
 namespace moe {
@@ -144,4 +145,22 @@ TEST(CaseValues, SuiteLimits) {
   }
 }
 
+}  // namespace moe
+
+namespace moe {
+// Every model preset, sharded so that it fits any machine, is a problem validate() accepts (its numeric fields within
+// the schema's ranges) and that loads from a case file.
+TEST(CaseValues, EveryModelPresetLoads) {
+  std::string names = model_preset_names(), yaml = "suite: t\ncases:\n";
+  for (std::size_t from = 0; from < names.size();) {
+    const std::size_t comma = std::min(names.find(", ", from), names.size());
+    const std::string m = names.substr(from, comma - from);
+    // TP 8 (GPT-OSS: 2, its 2880 / TP must stay a multiple of 32 for MXFP4) and EP 8 keep each shard small.
+    yaml += "  - {model: " + m + ", tp: " + (m.rfind("gpt-oss", 0) == 0 ? "2" : "8") + ", ep: 8, tokens: 2}\n";
+    from = comma + 2;
+  }
+  const Suite s = load_suite_text(yaml, "s.yaml");
+  EXPECT_EQ(s.cases.size(), 11u);
+  for (const CaseSpec& c : s.cases) EXPECT_FALSE(validate(c.problem)) << c.id;
+}
 }  // namespace moe
