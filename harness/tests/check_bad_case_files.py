@@ -137,11 +137,24 @@ def main():
         else:
             print(f"{name}: ok: {shown}")
         os.remove(path) if len(body) > 1 << 20 else None
+    # The shape of the original report: 2 x 2^32 x 2^31 elements wrapped int64, std::length_error was thrown inside
+    # the weight generator's OpenMP region and `export` aborted (exit 134). Now it is refused at load time.
+    path = os.path.join(work, "export_wrapped_shape.yaml")
+    with open(path, "w") as f:
+        f.write("suite: bad\ncases:\n  - {tokens: 1, hidden: 2147483648, inter: 2147483648, experts: 2, topk: 1}\n")
+    case_id = "custom-h2147483648i2147483648e2k1-softmax_topk/tp1/bf16.a16/silu/T1/decode/atomic"
+    p = subprocess.run([exe, "export", case_id, "--suite", path, "--out", os.path.join(work, "export-out")],
+                       capture_output=True, text=True, timeout=120)
+    if p.returncode != 2 or f"{path}:3" not in p.stderr or "'inter'" not in p.stderr:
+        bad += 1
+        print(f"export_wrapped_shape: exit {p.returncode}, stderr: {p.stderr.strip()[:300]} (wanted exit 2, {path}:3, 'inter')")
+    else:
+        print(f"export_wrapped_shape: ok: {p.stderr.strip()[:300]}")
     missing = subprocess.run([exe, "list", "--suite", os.path.join(work, "nope.yaml")], capture_output=True, text=True)
     if missing.returncode != 2:
         bad += 1
         print(f"missing file: exit {missing.returncode}")
-    print(f"{bad} of {len(CASES) + 1} checks failed" if bad else f"all {len(CASES) + 1} checks passed")
+    print(f"{bad} of {len(CASES) + 2} checks failed" if bad else f"all {len(CASES) + 2} checks passed")
     sys.exit(1 if bad else 0)
 
 
