@@ -284,9 +284,11 @@ void expand(const Reader& r, const YAML::Node& all_defaults, const YAML::Node& e
     const std::string k = it->first.as<std::string>();
     const std::string top = k.substr(0, k.find('.'));
     if (!kCaseKeys.count(top)) r.fail(it->first, "sweep." + k, "unknown case key '" + top + "'", "sweep over case keys only");
-    if (!it->second.IsSequence() || it->second.size() == 0) r.fail(it->second, "sweep." + k, "must be a non-empty list", "write [a, b]");
+    // A copy: `it->second` lives in a temporary the iterator's operator-> returns, gone before a loop over it ran.
+    const YAML::Node values = it->second;
+    if (!values.IsSequence() || values.size() == 0) r.fail(values, "sweep." + k, "must be a non-empty list", "write [a, b]");
     std::vector<YAML::Node> vals;
-    for (const auto& v : it->second) vals.push_back(v);
+    for (const auto& v : values) vals.push_back(v);
     axes.push_back({k, vals});
   }
   const YAML::Node base = merge(defaults, entry["case"] ? entry["case"] : YAML::Node(YAML::NodeType::Map));
