@@ -340,16 +340,28 @@ Suite parse(const std::string& text, const std::string& file) {
   return s;
 }
 
+// yaml-cpp throws its own exceptions when the loader converts a node of the wrong kind before any check looked at
+// it (a mapping used as a key, say): each is bad input at its line, never an escaping exception.
+Suite parse_checked(const std::string& text, const std::string& file) {
+  try {
+    return parse(text, file);
+  } catch (const YAML::Exception& e) {
+    throw_bad_input(e.mark.is_null() ? file : file + ":" + std::to_string(e.mark.line + 1), "",
+                    "a YAML node of the wrong kind (" + e.msg + ")",
+                    "write keys as plain names and values as README.md \"Case files\" shows");
+  }
+}
+
 }  // namespace
 
-Suite load_suite_text(const std::string& text, const std::string& file_label) { return parse(text, file_label); }
+Suite load_suite_text(const std::string& text, const std::string& file_label) { return parse_checked(text, file_label); }
 
 Suite load_suite_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw_bad_input(file.string(), "", "cannot open the suite file", "check the path, or name a suite in cases/");
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse(ss.str(), file.string());
+  return parse_checked(ss.str(), file.string());
 }
 
 const CaseSpec& find_case(const Suite& s, const std::string& id) {
