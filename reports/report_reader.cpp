@@ -37,9 +37,11 @@ ReadReport read_report(const std::filesystem::path& file) {
     r.device_message = j["provenance"]["device"]["message"].get<std::string>();
     r.start_time = j["provenance"]["start_time"].get<std::string>();
     r.end_time = j["provenance"]["end_time"].get<std::string>();
-    for (const auto& k : j["provenance"]["kernels"])
+    // Non-const references: a missing key then reads as null and its get<> throws; nlohmann's const operator[]
+    // on a missing key is undefined behaviour (an assertion, or a read past the map's end).
+    for (auto& k : j["provenance"]["kernels"])
       r.kernels.push_back(k["id"].get<std::string>() + " " + k["version"].get<std::string>());
-    for (const auto& c : j["cases"]) {
+    for (auto& c : j["cases"]) {
       ReportCase rc;
       rc.id = c["id"]; rc.kernel = c["kernel"]; rc.status = c["status"]; rc.reason = c["reason"];
       rc.variant = c["variant"]; rc.failed_check = c["failed_check"]; rc.details = c["details"];
