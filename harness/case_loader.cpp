@@ -266,11 +266,20 @@ YAML::Node defaults_for(const YAML::Node& defaults, const YAML::Node& entry) {
   return d;
 }
 
+// A suite expands to at most this many cases (README "Case files"), checked before a sweep expands: an anchor reused
+// as several axes asks for billions in a few lines, and each merged case costs more than the one before it.
+constexpr std::size_t kMaxSuiteCases = 512;
+void too_many_cases(const Reader& r, const YAML::Node& n, std::size_t at_least) {
+  r.fail(n, "cases", "the suite expands to at least " + std::to_string(at_least) + " cases; a suite holds at most " +
+                         std::to_string(kMaxSuiteCases), "split it into several suite files");
+}
+
 void expand(const Reader& r, const YAML::Node& all_defaults, const YAML::Node& entry, std::vector<CaseSpec>& out) {
   if (!entry.IsMap()) r.fail(entry, "cases", "each case must be a mapping", "write `- key: value`");
   const YAML::Node defaults = defaults_for(all_defaults, entry);
   r.set_origin(entry);
   if (!entry["sweep"]) {
+    if (out.size() >= kMaxSuiteCases) too_many_cases(r, entry, out.size() + 1);
     CaseSpec c = read_case(r, merge(defaults, entry));
     c.source = r.where(entry);
     out.push_back(std::move(c));
@@ -291,6 +300,9 @@ void expand(const Reader& r, const YAML::Node& all_defaults, const YAML::Node& e
     for (const auto& v : values) vals.push_back(v);
     axes.push_back({k, vals});
   }
+  std::size_t product = 1;  // of the axes' lengths, stopped once past the limit (so it cannot overflow)
+  for (const auto& ax : axes) if ((product *= ax.second.size()) > kMaxSuiteCases) break;
+  if (out.size() + product > kMaxSuiteCases) too_many_cases(r, sweep, out.size() + product);
   const YAML::Node base = merge(defaults, entry["case"] ? entry["case"] : YAML::Node(YAML::NodeType::Map));
   std::vector<std::size_t> idx(axes.size(), 0);
   while (true) {

@@ -124,3 +124,26 @@ TEST(CaseLoader, YamlSyntaxErrorHasALine) {
 TEST(CaseLoader, UnknownModelPreset) { expect_error(std::string(kHead) + "  - {model: gpt-5, tokens: 1}\n", 4, "model", "deepseek-v3"); }
 
 }  // namespace moe
+
+namespace moe {
+// A node of the wrong kind where the loader converts one (a mapping used as a key) is bad input at its line.
+TEST(CaseLoader, MappingUsedAsAKeyIsBadInputAtItsLine) {
+  try {
+    load_suite_text(std::string(kHead) + "  - {tokens: 1, {a: 1}: 2}\n", "s.yaml");
+    FAIL() << "accepted a mapping as a key";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_NE(std::string(e.what()).find("s.yaml:4"), std::string::npos) << e.what();
+  }
+}
+// 27 x 19 = 513 cases, one past the limit: refused before any is built. 16^5 from one anchor: refused at once too.
+TEST(CaseLoader, ASweepPastTheSuiteLimitIsRefusedBeforeExpanding) {
+  std::string a27 = "[1", a19 = "[1";
+  for (int i = 2; i <= 27; ++i) a27 += ", " + std::to_string(i);
+  for (int i = 2; i <= 19; ++i) a19 += ", " + std::to_string(i);
+  expect_error(std::string(kHead) + "  - sweep: {tokens: " + a27 + "], seed: " + a19 + "]}\n", 4, "cases",
+               "at least 513 cases; a suite holds at most 512");
+  expect_error(std::string(kHead) + "  - sweep: {tokens: &a [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16], "
+                                    "seed: *a, split_k: *a, topk: *a, experts: *a}\n", 4, "cases", "at most 512");
+}
+}  // namespace moe
