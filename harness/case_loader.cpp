@@ -120,7 +120,7 @@ const std::set<std::string> kCaseKeys = {
     "model", "variant", "hidden", "inter", "experts", "topk", "n_shared", "shared_inter", "tp", "ep", "ep_rank",
     "tokens", "routing", "activation", "layout", "swiglu", "clamp_shared", "shared_path", "biases", "router_weight_on", "quant",
     "shared_quant", "intermediate", "input_dtype", "output_dtype", "stage", "reduce", "split_k", "seed", "input",
-    "weight_std", "targets", "tolerance", "tags", "kernels", "tier"};
+    "weight_std", "targets", "tolerance", "tags", "kernels", "tier", "timeout_s"};
 
 void read_quant(const Reader& r, const YAML::Node& n, const std::string& key, QuantScheme& q) {
   r.keys(n, {"weight", "act", "flavor", "qmax", "scale_pow2", "mx_mode", "e8m0_edges", "amax_floor"}, key + ".");
@@ -228,6 +228,8 @@ CaseSpec read_case(const Reader& r, const YAML::Node& n) {
   }
   if (n["tags"]) c.tags = r.strings(n["tags"], "tags");
   if (n["kernels"]) c.kernels = r.strings(n["kernels"], "kernels");
+  if (n["timeout_s"] && !((c.timeout_s = r.number(n["timeout_s"], "timeout_s")) > 0))
+    r.fail(n["timeout_s"], "timeout_s", "must be a positive number of seconds", "give the case's time limit, e.g. 600");
   if (n["tier"]) {
     const std::string t = r.string(n["tier"], "tier");
     if (t != "statistical" && t != "exact") r.fail(n["tier"], "tier", "unknown tier '" + t + "'", "use statistical or exact");

@@ -3,7 +3,8 @@
 //   pristine tensors -> kernel.prepare() on a CLONE -> kernel.run() into a NaN-sentinel-filled output ->
 //   pristine fingerprint unchanged? (else a harness error: "reference inputs were mutated") -> judge -> structural
 //   probes on a pass: rerun into the inverse sentinel; linearity (router weights doubled).
-// Never throws for a case: harness errors become status "error" (exit 3 for the run).
+// Never throws for a case: harness errors become status "error" (exit 3 for the run); out of device memory is a
+// failed case (failed_check out_of_memory), a host allocation failure an error with that check.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -10,9 +10,8 @@
 
 #include "fixtures/error.hpp"
 #include "harness/case_loader.hpp"
-#include "harness/case_pipeline.hpp"
-#include "harness/kernel_registry.hpp"
-#include "kernels/plugin/plugin_kernel.hpp"
+#include "harness/isolation/run_session.hpp"
+#include "harness/reference_cache.hpp"
 #include "fixtures/atomic_file.hpp"
 #include "reports/html_report.hpp"
 #include "reports/run_report.hpp"
@@ -58,12 +57,12 @@ struct RunState {
 
 class CaseTest : public testing::Test {
  public:
-  CaseTest(const CaseSpec* c, KernelUnderTest* k, const DeviceDetection* d, const PipelineOptions* o, RunState* s,
-           std::size_t slot)
-      : case_(c), kernel_(k), device_(d), opt_(o), state_(s), slot_(slot) {}
+  CaseTest(RunSession* session, CaseRequest r, RunState* s, std::size_t slot)
+      : session_(session), request_(r), state_(s), slot_(slot) {}
   void TestBody() override {
+    if (session_->stop_requested()) GTEST_SKIP() << "not judged: the run was interrupted by " << session_->stop_signal_name();
     const auto t0 = std::chrono::steady_clock::now();
-    CaseRecord r = execute_case(*case_, *kernel_, *device_, *opt_);
+    CaseRecord r = session_->judge(slot_, request_);
     const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++state_->done;
     // GoogleTest applies --gtest_filter and sharding inside RUN_ALL_TESTS: the count is known only from here on.
@@ -81,65 +80,56 @@ class CaseTest : public testing::Test {
   }
 
  private:
-  const CaseSpec* case_;
-  KernelUnderTest* kernel_;
-  const DeviceDetection* device_;
-  const PipelineOptions* opt_;
+  RunSession* session_;
+  CaseRequest request_;
   RunState* state_;
   std::size_t slot_;
 };
 
 }  // namespace
 
-int run_suite(const RunOptions& opt) {
+int run_suite(const RunOptions& requested) {
+  RunSession session(requested);  // the executor; resuming, the run's options and records from its journal
+  const RunOptions& opt = session.options();
   const Suite suite = load_suite_file(resolve_suite(opt.suite));
-  std::vector<const CaseSpec*> cases;
-  for (const CaseSpec& c : suite.cases)
-    if (case_selected(opt.filters, c.id)) cases.push_back(&c);
-  std::vector<std::shared_ptr<KernelUnderTest>> kernels, extra = opt.extra_kernels;
-  for (const std::string& path : opt.plugins) extra.push_back(std::make_shared<PluginKernel>(path));
-  if (!opt.kernels.empty() || extra.empty())
-    for (auto& k : make_kernels(opt.kernels, opt.host_budget)) kernels.push_back(std::move(k));
-  kernels.insert(kernels.end(), extra.begin(), extra.end());
-  for (auto& k : kernels) k->set_timing(opt.timing);
-  const DeviceDetection device = detect_device();
+  CaseExecutor& exec = session.executor();
+  std::vector<std::size_t> cases;  // indexes into exec.cases(), the suite's cases in order
+  for (std::size_t i = 0; i < exec.cases().size(); ++i)
+    if (case_selected(opt.filters, exec.cases()[i].id)) cases.push_back(i);
+  const std::vector<KernelUnderTest*> kernels = exec.kernels();
+  const DeviceDetection& device = exec.device();
 
-  const std::filesystem::path dir = opt.report_dir.empty()
-                                        ? std::filesystem::path("reports-out") / utc_now_iso8601()
-                                        : opt.report_dir;
-  std::filesystem::create_directories(dir);
+  const std::filesystem::path dir = session.report_dir();
   const std::filesystem::path junit = opt.junit.empty() ? dir / "junit.xml" : opt.junit;
   const std::filesystem::path json = opt.json.empty() ? dir / "report.json" : opt.json;
+  // GoogleTest writes its XML in place: into a temporary file, renamed once whole (every report file is atomic).
+  const std::filesystem::path junit_tmp = junit.string() + ".tmp." + std::to_string(::getpid());
 
   std::vector<std::string> args = {"moe-harness"};
   args.insert(args.end(), opt.gtest_args.begin(), opt.gtest_args.end());
-  args.push_back("--gtest_output=xml:" + junit.string());
+  args.push_back("--gtest_output=xml:" + junit_tmp.string());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   int argc = int(argv.size());
   testing::InitGoogleTest(&argc, argv.data());
 
-  WeightCache weight_cache(std::size_t(6) << 30, opt.reference_cache);
-  std::optional<ReferenceCache> reference_cache;
-  if (!opt.reference_cache.empty()) reference_cache.emplace(opt.reference_cache);
-  PipelineOptions popt;
-  popt.device_requirement = opt.device;
-  popt.seed = opt.seed;
-  popt.weights = &weight_cache;
-  popt.references = reference_cache ? &*reference_cache : nullptr;
   RunState state;
   state.records.resize(cases.size() * kernels.size());
   state.ran.assign(state.records.size(), false);
   std::size_t slot = 0;
-  for (auto& k : kernels)
-    for (const CaseSpec* c : cases) {
+  for (std::size_t ki = 0; ki < kernels.size(); ++ki)
+    for (const std::size_t ci : cases) {
       const std::size_t s = slot++;
-      KernelUnderTest* kp = k.get();
+      const CaseSpec* c = &exec.cases()[ci];
+      CaseRequest req;
+      req.case_index = ci;
+      req.kernel_index = ki;
+      req.seed = opt.seed;
       const auto colon = c->source.rfind(':');
       const int line = colon == std::string::npos ? 0 : std::atoi(c->source.c_str() + colon + 1);
-      testing::RegisterTest(kp->id().c_str(), c->id.c_str(), nullptr, nullptr, suite.file.c_str(), line,
-                            [c, kp, &device, &popt, &state, s]() -> testing::Test* {
-                              return new CaseTest(c, kp, &device, &popt, &state, s);
+      testing::RegisterTest(kernels[ki]->id().c_str(), c->id.c_str(), nullptr, nullptr, suite.file.c_str(), line,
+                            [&session, req, &state, s]() -> testing::Test* {
+                              return new CaseTest(&session, req, &state, s);
                             });
     }
 
@@ -160,11 +150,15 @@ int run_suite(const RunOptions& opt) {
   ::gethostname(host, sizeof host - 1);
   p.host = host;
   p.start_time = utc_now_iso8601();
+  session.begin(p);
 
   const int gtest_rc = RUN_ALL_TESTS();
   p.end_time = utc_now_iso8601();
   for (std::size_t i = 0; i < state.records.size(); ++i)
     if (state.ran[i]) report.cases.push_back(state.records[i]);
+  session.finish(p, report.cases.size());
+  std::error_code ec;
+  std::filesystem::rename(junit_tmp, junit, ec);
   write_reports(report, json, dir / "summary.md");
   write_file_atomically(dir / "report.html", to_html(read_report(json)));
 
@@ -173,17 +167,23 @@ int run_suite(const RunOptions& opt) {
   std::printf("\n%s", to_markdown(report).c_str());
   // The note matters when GPU kernels were asked for, or the default set was (a CPU-only build has none to run).
   bool device_kernels = opt.kernels.empty() && opt.extra_kernels.empty() && opt.plugins.empty();
-  for (auto& k : kernels) device_kernels |= k->needs_device();
+  for (KernelUnderTest* k : kernels) device_kernels |= k->needs_device();
   if (!device.device && device_kernels)
     std::printf("\nNOTE: no GPU here (%s): GPU kernels did not run; %d case(s) skipped in all.\n",
                 device.message.c_str(), skip);
   std::printf("\nmoe-harness: %d passed, %d failed, %d skipped, %d errors; report directory: %s\n", pass, fail, skip,
               err, dir.string().c_str());
-  if (reference_cache)
+  if (!opt.reference_cache.empty()) {
+    const ExecStats st = exec.stats();
     std::printf("reference cache %s: references %zu hit(s), %zu computed; expert weights %zu loaded, %zu generated "
                 "(reference version %.12s)\n",
-                reference_cache->dir().string().c_str(), reference_cache->hits(), reference_cache->misses(),
-                weight_cache.disk_hits(), weight_cache.misses() - weight_cache.disk_hits(), reference_version().c_str());
+                opt.reference_cache.c_str(), st.reference_hits, st.reference_misses, st.weight_disk_hits,
+                st.weight_misses - st.weight_disk_hits, reference_version().c_str());
+  }
+  if (session.stop_requested()) {
+    std::printf("moe-harness: %s\n", p.incomplete_reason.c_str());
+    return session.exit_code_for_stop();
+  }
   if (err > 0) return int(ExitCode::harness_error);
   if (fail > 0 || gtest_rc != 0) return int(ExitCode::case_failed);
   return 0;

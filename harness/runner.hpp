@@ -30,10 +30,16 @@ struct RunOptions {
   bool timing = true;                     // kernels time themselves after the verdict run (--no-timing: off)
   double host_budget = 0;            // 0: the host kernel's default
   std::vector<std::string> gtest_args;  // passed through to GoogleTest
+  // Fault containment (harness/isolation/): cases judged in worker processes under a watchdog unless
+  // --no-isolation; --case-timeout beats every case's limit; --resume DIR continues a run from its journal.
+  bool isolation = true;
+  std::optional<double> case_timeout_s;
+  std::filesystem::path resume;
 };
 
 // Returns the process exit code: 0 all passed (skips allowed unless a device was required), 1 a case failed,
-// 2 bad input, 3 harness or device error.
+// 2 bad input, 3 harness or device error (a crashed, hung or overgrown case included), 128 + N when signal N
+// (SIGINT, SIGTERM) stopped the run.
 int run_suite(const RunOptions& opt);
 
 // The harness's version, and the source tree this binary was built from: its commit, "+dirty.<12 hex>" when the

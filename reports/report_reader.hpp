@@ -17,6 +17,7 @@ struct ReadReport {
   std::string file, suite, device_arch, device_name, harness_commit, device_message, start_time, end_time;
   std::vector<std::string> kernels;  // "id version"
   std::vector<ReportCase> cases;
+  bool incomplete = false;  // provenance.incomplete: the run stopped before judging everything it selected
   const ReportCase* find(const std::string& id, const std::string& kernel) const;
 };
 

@@ -1,3 +1,4 @@
+#include "fixtures/error.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/runner.hpp"
 
@@ -27,9 +28,29 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "directory keeping references across runs, keyed by (case, reference version, case hash, fixture "
                   "fingerprint)");
   cmd->add_option("--host-budget", opt->host_budget, "FLOP budget above which the host kernel declines a case");
+  auto no_isolation = std::make_shared<bool>(false);
+  auto timeout = std::make_shared<double>(0);
+  auto resume = std::make_shared<std::string>();
+  cmd->add_flag("--no-isolation", *no_isolation,
+                "judge every case in this process (for a debugger): no crash containment, no watchdog");
+  auto* timeout_opt = cmd->add_option("--case-timeout", *timeout,
+                                      "seconds each case may take (beats the case's timeout_s and the default)")
+                          ->check(CLI::PositiveNumber);
+  auto* resume_opt = cmd->add_option("--resume", *resume,
+                                     "continue the run whose report directory this is: judge only the tests its "
+                                     "journal lacks, with the run's own options");
   cmd->add_option("--gtest", opt->gtest_args, "arguments passed to GoogleTest (e.g. --gtest --gtest_repeat=2)")
       ->allow_extra_args();
   cmd->callback([=, &exit_code] {
+    if (*resume_opt)  // the journal holds the run's options; only how cases are executed may change
+      for (const char* o : {"--suite", "--filter", "--kernel", "--plugin", "--no-timing", "--seed", "--report-dir",
+                            "--junit", "--json", "--require-device", "--reference-cache", "--host-budget", "--gtest"})
+        if (cmd->count(o))
+          throw_bad_input("command line", o, "--resume takes the run's options from its journal",
+                          std::string("drop ") + o + " (only --no-isolation and --case-timeout go with --resume)");
+    opt->resume = *resume;
+    opt->isolation = !*no_isolation;
+    if (*timeout_opt) opt->case_timeout_s = *timeout;
     if (*seed_opt) opt->seed = *seed;
     if (*no_timing) opt->timing = false;
     if (*req) {
