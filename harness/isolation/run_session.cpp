@@ -29,6 +29,11 @@ std::string absolute_path(const std::filesystem::path& p) {
   return p.empty() ? std::string() : std::filesystem::absolute(p).lexically_normal().string();
 }
 
+// A plugin path made absolute for the worker and the journal; a bare name stays bare, for the loader to refuse.
+std::string plugin_path(const std::string& p) {
+  return std::filesystem::path(p).has_parent_path() ? absolute_path(p) : p;
+}
+
 std::string env(const char* name) {
   const char* v = std::getenv(name);
   return v ? v : "";
@@ -38,7 +43,7 @@ std::string env(const char* name) {
 
 nlohmann::ordered_json run_options_to_json(const RunOptions& o) {
   std::vector<std::string> plugins;
-  for (const auto& p : o.plugins) plugins.push_back(absolute_path(p));
+  for (const auto& p : o.plugins) plugins.push_back(plugin_path(p));
   return {{"suite_file", absolute_path(resolve_suite(o.suite))}, {"filters", o.filters}, {"kernels", o.kernels},
           {"plugins", plugins}, {"seed", o.seed ? nlohmann::ordered_json(*o.seed) : nlohmann::ordered_json(nullptr)},
           {"junit", absolute_path(o.junit)}, {"json", absolute_path(o.json)}, {"device_required", o.device.required},
@@ -72,7 +77,7 @@ ExecConfig exec_config_for(const RunOptions& o) {
   // plugin is given), then the plugins.
   if (!o.kernels.empty() || (o.plugins.empty() && o.extra_kernels.empty()))
     for (const auto& k : make_kernels(o.kernels, o.host_budget)) c.kernel_ids.push_back(k->id());
-  for (const auto& p : o.plugins) c.plugins.push_back(absolute_path(p));
+  for (const auto& p : o.plugins) c.plugins.push_back(plugin_path(p));
   c.host_budget = o.host_budget;
   c.timing = o.timing;
   c.reference_cache = absolute_path(o.reference_cache);
