@@ -253,6 +253,7 @@ void Supervisor::drain_stderr(bool until_eof) {
 
 Supervisor::Wait Supervisor::wait_line(std::string& line, double seconds, std::size_t memory_limit) {
   const auto deadline = Clock::now() + std::chrono::duration<double>(std::min(seconds, 1e8));  // timeout_s: .inf
+  auto next_memory_check = Clock::now();
   for (;;) {
     if (records_->next(line)) {
       drain_stderr(false);
@@ -272,7 +273,8 @@ Supervisor::Wait Supervisor::wait_line(std::string& line, double seconds, std::s
     }
     if (n > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
       if (!records_->fill()) return records_->next(line) ? Wait::line : Wait::died;
-    if (memory_limit > 0) {
+    if (memory_limit > 0 && Clock::now() >= next_memory_check) {
+      next_memory_check = Clock::now() + std::chrono::milliseconds(50);
       const std::size_t rss = resident_bytes(pid_);
       resident_peak_ = std::max(resident_peak_, rss);
       if (rss > memory_limit) return Wait::over_memory;
@@ -304,10 +306,22 @@ CaseResult Supervisor::execute(const CaseRequest& r) {
   const CaseLimit limit = case_time_limit(c, !k.needs_device(), case_timeout_s_);
   const MemoryLimit memory = case_memory_limit(c, cached_weight_bytes_);
   std::string line;
-  const Wait w = wire::write_line(req_fd_, wire::to_json(r).dump()) ? wait_line(line, limit.seconds, memory.bytes)
-                                                                    : Wait::died;
+  const std::string request = wire::to_json(r).dump();
+  if (!wire::write_line(req_fd_, request)) {  // the worker died between cases: this case has not run, start another
+    reap(true);
+    if (!start_worker(why) || !wire::write_line(req_fd_, request)) {
+      out.record = error_record(c, k, "crash", "the worker process could not start: " + why, err_tail_);
+      return out;
+    }
+  }
+  const Wait w = wait_line(line, limit.seconds, memory.bytes);
   if (w == Wait::line) {
     const json j = json::parse(line);
+    if (j.at("type") != "record") {  // the worker gave up on the request (its message says why)
+      reap(true);
+      out.record = error_record(c, k, "crash", "the worker failed: " + j.value("message", line), err_tail_);
+      return out;
+    }
     out.record = case_record_from_json(j.at("record"));
     out.ref = wire::hex_floats(j.at("ref"));
     out.out = wire::hex_floats(j.at("out"));

@@ -40,8 +40,13 @@ int run_worker(int request_fd, int record_fd) {
     return int(ExitCode::harness_error);
   }
   while (in.read_line(line)) {
-    const CaseRequest r = wire::case_request(json::parse(line));
-    CaseResult res = ctx->execute(r);
+    CaseResult res;
+    try {
+      res = ctx->execute(wire::case_request(json::parse(line)));
+    } catch (const std::exception& e) {  // a request it cannot serve (execute_case itself never throws)
+      wire::write_line(record_fd, dump({{"type", "fatal"}, {"code", int(ExitCode::harness_error)}, {"message", e.what()}}));
+      return int(ExitCode::harness_error);
+    }
     std::string exit_after;
     if (const auto& lost = sticky_device_error()) {
       exit_after = *lost;

@@ -6,6 +6,7 @@ uninterrupted run, by `moe-harness compare` (exit 0, no drift) and field by fiel
 timing, metrics kernel_us, achieved_tbps, achieved_tflops).
 Stale temporary files of the killed run are removed. SIGTERM stops a run after the case in flight: exit 143,
 reports written and marked incomplete, every selected test either judged or not started; a resume completes it.
+SIGINT to the run's process group (a terminal's Ctrl-C) does not reach the worker: the case in flight passes, exit 130.
 
 Usage: check_resume.py MOE_HARNESS SCHEMA WORK_DIR
 """
@@ -49,10 +50,11 @@ def alive(pid):
         return False
 
 
-def start_and_signal(exe, rep, sig, after):
-    """Starts a run, sends sig once its journal holds `after` records; returns (exit status, worker pids seen)."""
+def start_and_signal(exe, rep, sig, after, group=False):
+    """Starts a run, sends sig once its journal holds `after` records (to the run's whole process group, as a
+    terminal's Ctrl-C does, with group); returns (exit status, worker pids seen, stderr)."""
     p = subprocess.Popen([exe, "run", *ARGS, "--report-dir", rep], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         text=True)
+                         text=True, start_new_session=group)
     workers = set()
     deadline = time.time() + 600
     while journal_records(rep) < after:
@@ -61,7 +63,10 @@ def start_and_signal(exe, rep, sig, after):
         workers.update(children(p.pid))
         time.sleep(0.05)
     workers.update(children(p.pid))
-    p.send_signal(sig)
+    if group:
+        os.killpg(p.pid, sig)
+    else:
+        p.send_signal(sig)
     _, err = p.communicate(timeout=600)
     return p.returncode, workers, err
 
@@ -156,6 +161,16 @@ def main():
     assert r.returncode == 0, r.stderr[-2000:]
     assert cases_by_key(json.load(open(f"{term}/report.json"))) == base_cases
     print(f"SIGTERM after {n} records: exit 143, reports marked incomplete; resume completed it")
+
+    # Ctrl-C reaches the terminal's whole foreground process group: the worker, in a group of its own, finishes the
+    # case in flight (no crash record), the run stops after it.
+    ctrl_c = f"{work}/sigint"
+    rc, _, err = start_and_signal(exe, ctrl_c, signal.SIGINT, 5, group=True)
+    assert rc == 128 + signal.SIGINT, (rc, err[-2000:])
+    report = json.load(open(f"{ctrl_c}/report.json"))
+    assert report["provenance"]["incomplete_reason"].startswith("interrupted by SIGINT"), report["provenance"]
+    assert all(c["status"] == "pass" for c in report["cases"]), [(c["id"], c["reason"]) for c in report["cases"] if c["status"] != "pass"]
+    print(f"SIGINT to the process group after {len(report['cases'])} records: exit 130, no case lost to it")
 
 
 if __name__ == "__main__":
