@@ -9,8 +9,8 @@ constexpr double kBaseS = 60;
 constexpr double kSecondsPerWeightElement = 1.5e-6;
 constexpr double kSecondsPerFlop = 2e-9;           // the CPU references
 constexpr double kSecondsPerHostKernelFlop = 1e-7;  // a kernel that computes on the host, four runs
-constexpr double kBaseBytes = 2.0 * (1 << 30);
-constexpr double kBytesPerWeightElement = 16;
+constexpr double kBaseBytes = 4.0 * (1 << 30);
+constexpr double kBytesPerWeightElement = 24;
 constexpr double kBytesPerActivation = 64;
 
 // Per token: the input and output rows and the slots' intermediates.

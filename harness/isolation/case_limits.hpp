@@ -12,7 +12,7 @@
 // nightly suite on the host kernel every case finished in a tenth of its default limit or less.
 //
 // Memory: the worker's resident set may not pass
-//   2 GiB + 16 B x weight elements + 64 B x activations + the generated weights its weight cache holds already
+//   4 GiB + 24 B x weight elements + 64 B x activations + the generated weights its weight cache holds already
 // (activations: per token the input and output rows and every slot's intermediate), which covers the pristine
 // checkpoint, the weight cache's copy, the kernel's working clone, the references and the kernel's own buffers
 // several times over (measured peaks in the same run log).

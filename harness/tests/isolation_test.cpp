@@ -9,6 +9,8 @@
 
 #include "fixtures/error.hpp"
 #include "harness/case_loader.hpp"
+#include "harness/case_pipeline.hpp"
+#include "kernels/host/host_contract_kernel.hpp"
 #include "harness/isolation/case_limits.hpp"
 #include "harness/isolation/journal.hpp"
 #include "harness/isolation/wire.hpp"
@@ -198,9 +200,9 @@ TEST(CaseLimits, DefaultTimeoutFromTheShapeByHand) {
   EXPECT_EQ(case_time_limit(c, true, std::nullopt).seconds, 42);  // the case's timeout_s beats the default
   EXPECT_EQ(case_time_limit(c, true, 7.0).seconds, 7);            // and --case-timeout beats both
   EXPECT_EQ(case_time_limit(c, true, 7.0).why, "--case-timeout");
-  // Memory: 2 GiB + 16 B per weight element + 64 B per activation + what the weight cache holds.
+  // Memory: 4 GiB + 24 B per weight element + 64 B per activation + what the weight cache holds.
   const double act = 128.0 * (2 * 2048 + 8 * (2 * 128 + 2048) + 1 * 2 * 128);
-  EXPECT_EQ(case_memory_limit(c, 1000).bytes, std::size_t(2.0 * (1 << 30) + 16 * 202113024.0 + 64 * act + 1000));
+  EXPECT_EQ(case_memory_limit(c, 1000).bytes, std::size_t(4.0 * (1 << 30) + 24 * 202113024.0 + 64 * act + 1000));
 }
 
 TEST(CaseLimits, TimeoutSKeyIsPositiveSecondsNamedOnError) {
@@ -219,6 +221,38 @@ TEST(CaseLimits, TimeoutSKeyIsPositiveSecondsNamedOnError) {
       EXPECT_NE(std::string(e.what()).find("timeout_s"), std::string::npos) << e.what();
     }
   }
+}
+
+// A kernel's run() that throws: whatever it throws is that case's record, never an exception out of the pipeline
+// (in process, an escaping exception would leave the test without a record).
+class ThrowingKernel : public HostContractKernel {
+ public:
+  explicit ThrowingKernel(int what) : what_(what) {}
+  RunInfo run(const ProblemSpec&, const Checkpoint&, const RoutingResult&, Tensor&) override {
+    if (what_ == 0) throw 42;  // not a std::exception
+    if (what_ == 1) throw std::bad_alloc();
+    throw Error(ExitCode::case_failed, "kernel.cpp:9", "out_of_memory", "out of device memory: cudaMalloc failed", "");
+  }
+
+ private:
+  int what_;
+};
+
+TEST(CasePipeline, WhateverAKernelThrowsBecomesThatCasesRecord) {
+  const Suite s = load_suite_text("suite: t\ncases:\n  - {hidden: 128, inter: 128, experts: 8, topk: 2, tokens: 3}\n", "t.yaml");
+  const DeviceDetection none;
+  ThrowingKernel non_std(0), bad_alloc(1), device_oom(2);
+  const CaseRecord a = execute_case(s.cases[0], non_std, none, {});
+  EXPECT_EQ(a.status, "error");
+  EXPECT_EQ(a.failed_check, "harness_error");
+  EXPECT_NE(a.reason.find("not std::exception"), std::string::npos) << a.reason;
+  const CaseRecord b = execute_case(s.cases[0], bad_alloc, none, {});
+  EXPECT_EQ(b.status, "error");
+  EXPECT_EQ(b.failed_check, "out_of_memory");
+  const CaseRecord c = execute_case(s.cases[0], device_oom, none, {});
+  EXPECT_EQ(c.status, "fail");  // out of device memory is a verdict on the case (GPU checks, gpu_check.hpp)
+  EXPECT_EQ(c.failed_check, "out_of_memory");
+  EXPECT_EQ(c.reason, "out_of_memory: out of device memory: cudaMalloc failed (kernel.cpp:9)");
 }
 
 TEST(JunitFromRecords, EscapesAndCountsAndSplitsCdata) {
