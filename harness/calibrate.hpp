@@ -4,6 +4,7 @@
 // clean run would have failed, i.e. when a threshold is too tight for a correct kernel.
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,8 @@ struct CalibrateOptions {
   std::vector<std::string> kernels;  // default: the host kernel
   int seeds = 20;
   std::filesystem::path json;
+  bool isolation = true;  // each run in a worker process under the watchdog (harness/isolation/executor.hpp)
+  std::optional<double> case_timeout_s;
 };
 
 int run_calibration(const CalibrateOptions& opt);

@@ -4,9 +4,11 @@
 #include <cstring>
 #include <set>
 
+#include "fixtures/error.hpp"
 #include "kernels/moe/fused_moe.hpp"
 #include "kernels/moe/mma_decode.hpp"
 #include "kernels/moe/mma_stages.hpp"
+#include "kernels/runtime/device_fault.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
 #include "reference/formats/tensor_element.hpp"
 
@@ -98,6 +100,10 @@ Support GpuFusedMoeKernel::supports(const ProblemSpec& p, const DeviceInfo*) con
 }
 
 RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r, Tensor& out) {
+  if (const auto& lost = sticky_device_error())  // in process only: an isolated worker has exited by now
+    throw_harness_error("gpu-fused-moe", "the GPU context was lost in an earlier case (" + *lost +
+                                             "): every GPU call of this process fails from here on",
+                        "run without --no-isolation: each case after such a fault then gets a fresh process");
   const std::int64_t t = p.tokens, h = p.hidden, slots = t * (r.k + p.n_shared);
   auto x = upload(c.x);
   auto ids = upload(r.ids);
@@ -199,7 +205,8 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
     a.active_sets = base + 3 * sets + 1 + slots;
   }
   a.fail_launch_for_test = fail_launch_;
-  a.mutation = int(mutation_);
+  // A fault mutant is live on the trigger case only; elsewhere the mutant build runs without a bug.
+  a.mutation = int(fault_mutant(mutation_) && !mutation_applies(mutation_, p) ? Mutation::none : mutation_);
   if (mutation_ == Mutation::e8m0_scale_off_by_one) a.mut_expert = first_hit_local_expert(p, r);
   if (mutation_ == Mutation::per_tensor_act_scale) a.mut_tensor_scale = per_tensor_act_scale(p, c);
   a.mut_routed_scaling = p.routing.routed_scaling;
