@@ -18,7 +18,8 @@ std::string canonical_kernel_id(const std::string& name) {
   return name == "host" ? std::string("host-contract") : name == "gpu" ? std::string("gpu-fused-moe") : name;
 }
 
-std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget) {
+std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget,
+                                                           const gpu::DispatchOptions& dispatch) {
   std::vector<std::unique_ptr<KernelUnderTest>> out;
   const double budget = host_budget > 0 ? host_budget : HostContractKernel::kDefaultFlopBudget;
   auto want = [&](const std::string& id) {
@@ -27,7 +28,7 @@ std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std
   };
   if (want("host-contract")) out.push_back(std::make_unique<HostContractKernel>(budget));
 #ifdef MOE_HAVE_GPU_RUNTIME
-  if (want("gpu-fused-moe")) out.push_back(std::make_unique<GpuFusedMoeKernel>());
+  if (want("gpu-fused-moe")) out.push_back(std::make_unique<GpuFusedMoeKernel>(dispatch));
   const bool gpu_ids = true;
 #else
   const bool gpu_ids = false;

@@ -99,7 +99,7 @@ int run_suite(const RunOptions& opt) {
   std::vector<std::shared_ptr<KernelUnderTest>> kernels, extra = opt.extra_kernels;
   for (const std::string& path : opt.plugins) extra.push_back(std::make_shared<PluginKernel>(path));
   if (!opt.kernels.empty() || extra.empty())
-    for (auto& k : make_kernels(opt.kernels, opt.host_budget)) kernels.push_back(std::move(k));
+    for (auto& k : make_kernels(opt.kernels, opt.host_budget, opt.dispatch)) kernels.push_back(std::move(k));
   kernels.insert(kernels.end(), extra.begin(), extra.end());
   for (auto& k : kernels) k->set_timing(opt.timing);
   const DeviceDetection device = detect_device();

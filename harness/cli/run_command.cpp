@@ -16,6 +16,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "--kernel only the plugins run")->allow_extra_args(false);
   auto no_timing = std::make_shared<bool>(false);
   cmd->add_flag("--no-timing", *no_timing, "verdicts only: kernels skip their warm-up and timed repeats");
+  auto dispatch = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--dispatch", *dispatch, "GPU kernels' A/B switch KEY=VALUE (repeatable): " + gpu::dispatch_option_spellings())
+      ->allow_extra_args(false);
   auto* seed_opt = cmd->add_option("--seed", *seed, "override every case's seed");
   cmd->add_option("--report-dir", opt->report_dir, "report directory (default reports-out/<UTC time>)");
   cmd->add_option("--junit", opt->junit, "JUnit XML path (default <report-dir>/junit.xml)");
@@ -32,6 +35,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->callback([=, &exit_code] {
     if (*seed_opt) opt->seed = *seed;
     if (*no_timing) opt->timing = false;
+    opt->dispatch = gpu::parse_dispatch_options(*dispatch);
     if (*req) {
       opt->device.required = true;
       opt->device.arch = *require;

@@ -1,5 +1,5 @@
 // The grouped path's few-token stages for quantized weights (fp8 per tensor / channel / 128x128 block, MXFP8,
-// MXFP4) on matrix instructions; decode_mma_path in fused_moe.hpp says when. A decode batch brings one to four
+// MXFP4) on matrix instructions; kernels/gpu/dispatch_plan.cpp says when. A decode batch brings one to four
 // tokens to each expert, so the other kernels spend their time decoding weights and waiting on memory with few
 // warps; here one mma.sync m16n8k16 (bf16 operands, fp32 accumulators) takes 16 weight rows x 16 columns against
 // all the pass's tokens at once, and each warp streams its rows with the next two steps of 128 columns in flight.
@@ -432,7 +432,7 @@ void dispatch_quantized(WFormat f, Fn&& fn) {
     case WFormat::mxfp4: fn(std::integral_constant<int, int(WFormat::mxfp4)>{}); return;
     default: break;
   }
-  throw_harness_error("launch_decode_mma", "not a quantized weight format (decode_mma_path)");
+  throw_harness_error("launch_decode_mma", "not a quantized weight format (the plan picks this path for fp8 and MX weights only)");
 }
 
 void split_rows(float* v, std::int64_t values, const char* what) {
