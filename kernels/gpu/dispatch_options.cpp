@@ -1,5 +1,7 @@
 #include "kernels/gpu/dispatch_options.hpp"
 
+#include <cstdlib>
+
 #include "fixtures/error.hpp"
 
 namespace moe::gpu {
@@ -32,6 +34,15 @@ DispatchOptions parse_dispatch_options(const std::vector<std::string>& items) {
     }
   }
   return o;
+}
+
+void refuse_retired_dispatch_env() {
+  struct Retired { const char* var; const char* option; };
+  for (const Retired r : {Retired{"MOE_GROUPED_TOKENS_PER_PASS", "grouped_tokens_per_pass=8"},
+                          Retired{"MOE_GROUPED_MMA", "grouped_mma=off"}, Retired{"MOE_DECODE_MMA", "decode_mma=off"}})
+    if (std::getenv(r.var))
+      throw_bad_input("environment", r.var, "is set, but the GPU kernels no longer read it (their A/B switches are run options)",
+                      std::string("unset ") + r.var + " and pass --dispatch " + r.option + " to run or calibrate");
 }
 
 }  // namespace moe::gpu

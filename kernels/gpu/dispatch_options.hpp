@@ -20,5 +20,9 @@ struct DispatchOptions {
 DispatchOptions parse_dispatch_options(const std::vector<std::string>& items);
 // The accepted KEY=VALUE spellings, for help texts and error messages.
 std::string dispatch_option_spellings();
+// The environment variables that were these switches (MOE_GROUPED_TOKENS_PER_PASS, MOE_GROUPED_MMA, MOE_DECODE_MMA)
+// are read by nothing; a script still setting one would measure the default path twice and call it an A/B. Bad
+// input (exit 2) naming the --dispatch spelling when any of them is set; the GPU kernel checks at construction.
+void refuse_retired_dispatch_env();
 
 }  // namespace moe::gpu

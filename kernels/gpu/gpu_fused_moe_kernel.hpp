@@ -38,6 +38,8 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   void set_timing(bool on) override { timing_ = on; }
 
  private:
+  // Every constructor first refuses the retired A/B environment variables (dispatch_options.hpp).
+  bool env_checked_ = (gpu::refuse_retired_dispatch_env(), true);
   bool fail_launch_ = false;
   gpu::DispatchOptions dispatch_;
   Mutation mutation_ = Mutation::none;

@@ -4,6 +4,8 @@
 // Expected values are worked out by hand from the model shapes in the comments.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "fixtures/error.hpp"
 #include "kernels/gpu/dispatch_plan.hpp"
 
@@ -245,6 +247,28 @@ TEST(GroupedDispatch, DispatchOptionsParseTheDocumentedSpellingsOnly) {
       EXPECT_EQ(e.key(), "--dispatch") << bad;
       EXPECT_NE(e.fix().find("grouped_tokens_per_pass=auto|8"), std::string::npos) << bad;
     }
+  }
+}
+
+// The environment variables that were the A/B switches are refused, naming the run option, so that a script still
+// setting one cannot measure one path twice as an A/B.
+TEST(GroupedDispatch, TheRetiredEnvironmentSwitchesAreRefusedNamingTheRunOption) {
+  const std::pair<const char*, const char*> retired[] = {{"MOE_GROUPED_TOKENS_PER_PASS", "--dispatch grouped_tokens_per_pass=8"},
+                                                         {"MOE_GROUPED_MMA", "--dispatch grouped_mma=off"},
+                                                         {"MOE_DECODE_MMA", "--dispatch decode_mma=off"}};
+  for (const auto& [var, option] : retired) unsetenv(var);
+  EXPECT_NO_THROW(refuse_retired_dispatch_env());
+  for (const auto& [var, option] : retired) {
+    setenv(var, "0", 1);
+    try {
+      refuse_retired_dispatch_env();
+      ADD_FAILURE() << var << " was not refused";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_input);
+      EXPECT_EQ(e.key(), var);
+      EXPECT_NE(e.fix().find(option), std::string::npos) << e.fix();
+    }
+    unsetenv(var);
   }
 }
 
