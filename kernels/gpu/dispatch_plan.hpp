@@ -35,6 +35,8 @@ struct Plan {
 // The rules, for each launch of case p:
 //  - one-stage where the case asks for it (stage: one_stage) and its sets' inter fit the kernel's shared memory
 //    (kOneStageMaxInter), unless activations are quantized (the intermediate is quantized between two stages);
+//    `auto` is two-stage: one block per slot leaves most of the GPU idle at decode token counts (H200, 2026-11-30:
+//    2.1 ms one-stage against 0.86 ms two-stage at T=16 on the Qwen3.5 TP4 shape);
 //  - else grouped where H and every inter of the launch are multiples of the routed format's chunk width (whole
 //    16-byte loads: chunk_width), else row-wise;
 //  - grouped: 2 tokens per pass where the sets the grid lists (min(sets, slots)) hold at most two slots each on

@@ -131,7 +131,7 @@ struct LaunchPlan {
 // Enqueues one launch of the MoE, as `plan` says, on the default stream; checks the last error after every kernel
 // (throws moe::Error), and refuses a plan its arguments cannot run (quantized activations on the one-stage path, a
 // missing work buffer, matrix instructions in a build without them). per_k leaves the per-slot results in `slots`
-// for the caller to sum in k order (kernels/common/slot_sums.hpp) and does not write `out`.
+// for the caller to sum in k order (kernels/common/output_sums.hpp) and does not write `out`.
 void launch_fused_moe(const FusedMoeArgs& a, const LaunchPlan& plan);
 // The same kernels compiled a second time with the mutant catalog in them (kernels/mutants/fused_moe_mutants.hip),
 // carrying the bug a.mutation names; for `moe-harness selftest --kernel gpu` only. It has no matrix-instruction
