@@ -19,10 +19,10 @@ has() { grep -qxF -- "$2" "$1"; }     # has FILE LINE: that exact line
 has_re() { grep -qE -- "$2" "$1"; }   # has_re FILE REGEX
 real_py=$(command -v python3)
 
-# The fakes. Each call of the fake harness appends its arguments and MOE_* environment to $work/calls.
+# The fakes. Each call of the fake harness appends its arguments and MOE_* and CUDA_* environment to $work/calls.
 cat >"$work/fake/harness/moe-harness" <<'EOF'
 #!/usr/bin/env bash
-{ echo "moe-harness $*"; env | grep '^MOE_' | sort; } >>"$FAKE_CALLS"
+{ echo "moe-harness $*"; env | grep -E '^(MOE|CUDA)_' | sort; } >>"$FAKE_CALLS"
 sub=$1; shift
 dir='' json=''
 while (($#)); do case $1 in --report-dir) dir=$2; shift 2 ;; --json) json=$2; shift 2 ;; *) shift ;; esac; done
@@ -168,7 +168,7 @@ expect "selftest: its verdict, with --seeds 20" \
 expect "calibrate: nightly with the filters" \
   'has_re "$s" "^calibrate: ok calibrate: PASS" &&
    has_re "$c" "^moe-harness calibrate --suite nightly --filter \*T16\* --dispatch decode_mma=off --kernel gpu --seeds 20 --json "'
-want=" -k regex:decode_mma --launch-count 4 $H run --suite bench --filter *T16* --kernel gpu --no-timing"
+want=" -k regex:decode_mma --launch-count 4 $H run --suite bench --filter *T16* --dispatch decode_mma=off --kernel gpu --no-timing"
 expect "ncu: the profiled run of the bench suite and the stall table" \
   'has "$s" "ncu: ok 1 launches profiled, 2.0 us in all; ncu/stalls.md" &&
    grep -F -- "$want" "$c" | grep -q "^ncu --clock-control none --csv --page raw " &&
