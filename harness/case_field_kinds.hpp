@@ -49,16 +49,18 @@ struct Id {
   IdFn fn = nullptr;
 };
 
-template <class A>
-CaseField row(std::string key, std::string json, decltype(CaseField::read) read, Id id) {
-  CaseField f;
-  f.key = std::move(key);
-  f.json = std::move(json);
-  f.problem = A::problem;
-  f.read = read;
-  f.id_order = id.order;
-  f.id = id.fn;
-  if (!f.json.empty()) f.to_json = [](const CaseSpec& c, nlohmann::ordered_json& j) { j = json_value(A::get(c)); };
+// Modifiers of a row.
+inline CaseField preset(CaseField f) {
+  f.preset = true;
+  return f;
+}
+inline CaseField with_range(CaseField f, std::int64_t lo, std::int64_t hi) {
+  f.lo = lo;
+  f.hi = hi;
+  return f;
+}
+inline CaseField then(CaseField f, decltype(CaseField::after) after) {
+  f.after = after;
   return f;
 }
 
@@ -67,15 +69,21 @@ void read_integer(const CaseField& f, const Reader& r, const CaseNode& v, CaseSp
   A::get(c) = ValueOf<A>(r.integer(v, f.key, f.lo, f.hi));
 }
 template <class A>
-void read_unsigned(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec& c) { A::get(c) = r.unsigned64(v, f.key); }
+void read_unsigned(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec& c) {
+  A::get(c) = r.unsigned64(v, f.key);
+}
 template <class A>
 void read_number(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec& c) {
   A::get(c) = ValueOf<A>(r.number(v, f.key));
 }
 template <class A>
-void read_boolean(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec& c) { A::get(c) = r.boolean(v, f.key); }
+void read_boolean(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec& c) {
+  A::get(c) = r.boolean(v, f.key);
+}
 template <class A>
-void read_strings(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec& c) { A::get(c) = r.strings(v, f.key); }
+void read_strings(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec& c) {
+  A::get(c) = r.strings(v, f.key);
+}
 // Free text (tab and newline allowed), up to 4096 bytes.
 template <class A>
 void read_text(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec& c) {
@@ -98,28 +106,6 @@ void read_dtype(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec
   A::get(c) = *d;
 }
 
-template <class A>
-CaseField integer(std::string key, std::string json, std::int64_t lo, std::int64_t hi, Id id = {}) {
-  CaseField f = row<A>(std::move(key), std::move(json), &read_integer<A>, id);
-  f.lo = lo;
-  f.hi = hi;
-  return f;
-}
-template <class A>
-CaseField unsigned64(std::string key, std::string json, Id id = {}) { return row<A>(std::move(key), std::move(json), &read_unsigned<A>, id); }
-template <class A>
-CaseField number(std::string key, std::string json, Id id = {}) { return row<A>(std::move(key), std::move(json), &read_number<A>, id); }
-template <class A>
-CaseField boolean(std::string key, std::string json, Id id = {}) { return row<A>(std::move(key), std::move(json), &read_boolean<A>, id); }
-template <class A>
-CaseField strings(std::string key, std::string json) { return row<A>(std::move(key), std::move(json), &read_strings<A>, {}); }
-template <class A>
-CaseField text(std::string key) { return row<A>(std::move(key), "", &read_text<A>, {}); }
-template <class A>
-CaseField choice(std::string key, std::string json, Id id = {}) { return row<A>(std::move(key), std::move(json), &read_choice<A>, id); }
-template <class A>
-CaseField dtype(std::string key, std::string json, Id id = {}) { return row<A>(std::move(key), std::move(json), &read_dtype<A>, id); }
-
 // A row whose reading, JSON or both are its own.
 inline CaseField custom(std::string key, std::string json, bool problem, decltype(CaseField::read) read,
                         decltype(CaseField::to_json) to_json, Id id = {}) {
@@ -133,20 +119,50 @@ inline CaseField custom(std::string key, std::string json, bool problem, decltyp
   f.id = id.fn;
   return f;
 }
+// A row of the member A, read by `read`; case.json (under `json`, unless empty) holds the member's value.
+template <class A>
+CaseField row(std::string key, std::string json, decltype(CaseField::read) read, Id id) {
+  decltype(CaseField::to_json) to_json = nullptr;
+  if (!json.empty()) to_json = [](const CaseSpec& c, nlohmann::ordered_json& j) { j = json_value(A::get(c)); };
+  return custom(std::move(key), std::move(json), A::problem, read, to_json, id);
+}
+template <class A>
+CaseField integer(std::string key, std::string json, std::int64_t lo, std::int64_t hi, Id id = {}) {
+  return with_range(row<A>(std::move(key), std::move(json), &read_integer<A>, id), lo, hi);
+}
+template <class A>
+CaseField unsigned64(std::string key, std::string json, Id id = {}) {
+  return row<A>(std::move(key), std::move(json), &read_unsigned<A>, id);
+}
+template <class A>
+CaseField number(std::string key, std::string json, Id id = {}) {
+  return row<A>(std::move(key), std::move(json), &read_number<A>, id);
+}
+template <class A>
+CaseField boolean(std::string key, std::string json, Id id = {}) {
+  return row<A>(std::move(key), std::move(json), &read_boolean<A>, id);
+}
+template <class A>
+CaseField choice(std::string key, std::string json, Id id = {}) {
+  return row<A>(std::move(key), std::move(json), &read_choice<A>, id);
+}
+template <class A>
+CaseField dtype(std::string key, std::string json, Id id = {}) {
+  return row<A>(std::move(key), std::move(json), &read_dtype<A>, id);
+}
+template <class A>
+CaseField strings(std::string key, std::string json) {
+  return row<A>(std::move(key), std::move(json), &read_strings<A>, {});
+}
+template <class A>
+CaseField text(std::string key) {
+  return row<A>(std::move(key), "", &read_text<A>, {});
+}
 // A case.json entry no key sets (a derived size, the tie-break rule).
 inline CaseField derived(std::string json, decltype(CaseField::to_json) to_json) {
   return custom("", std::move(json), false, nullptr, to_json);
 }
 // A key whose value is a mapping of the keys in the rows after it.
 CaseField mapping(std::string key, bool problem, Id id = {}, decltype(CaseField::after) after = nullptr);
-
-inline CaseField preset(CaseField f) {
-  f.preset = true;
-  return f;
-}
-inline CaseField then(CaseField f, decltype(CaseField::after) after) {
-  f.after = after;
-  return f;
-}
 
 }  // namespace moe::fields
