@@ -45,7 +45,9 @@ struct CaseField {
 const std::vector<CaseField>& case_fields();
 const std::set<std::string>& case_keys();                                   // the keys of a case entry
 const std::set<std::string>& case_sub_keys(const std::string& mapping);     // empty for a key that is no mapping
-const std::set<std::string>& preset_keys();  // the case keys a model preset sets (a mapping is taken whole)
+// The case keys a model preset sets (a mapping is taken whole). A case naming a model takes them from the preset,
+// not from the suite's defaults: precedence is the case's own keys > its model preset > defaults.
+const std::set<std::string>& preset_keys();
 
 // Reads every row's key of one case (its model preset first), in table order.
 void read_case_fields(const Reader& r, const CaseNode& n, CaseSpec& c);
