@@ -39,8 +39,9 @@ int run_calibration(const CalibrateOptions& opt) {
   const Suite suite = load_suite_file(resolve_suite(opt.suite));
   ExecConfig config;
   config.suite_files = {resolve_suite(opt.suite).string()};
-  for (const auto& k : make_kernels(opt.kernels.empty() ? std::vector<std::string>{"host"} : opt.kernels, 0))
+  for (const auto& k : make_kernels(opt.kernels.empty() ? std::vector<std::string>{"host"} : opt.kernels, 0, opt.dispatch))
     config.kernel_ids.push_back(k->id());
+  config.dispatch = opt.dispatch;
   config.timing = false;  // verdict metrics only; speed is the bench suite's business
   CaseExecutor exec(config, {opt.isolation, opt.case_timeout_s});
   const std::vector<KernelUnderTest*> kernels = exec.kernels();

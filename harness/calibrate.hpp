@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gpu/dispatch_options.hpp"
+
 namespace moe {
 
 struct CalibrateOptions {
@@ -15,6 +17,7 @@ struct CalibrateOptions {
   std::vector<std::string> filters;
   std::vector<std::string> kernels;  // default: the host kernel
   int seeds = 20;
+  gpu::DispatchOptions dispatch;  // the GPU kernels' A/B switches (--dispatch)
   std::filesystem::path json;
   bool isolation = true;  // each run in a worker process under the watchdog (harness/isolation/executor.hpp)
   std::optional<double> case_timeout_s;

@@ -48,7 +48,8 @@ void check_unique_kernel_ids(const std::vector<KernelUnderTest*>& kernels) {
                         "give each plugin once, and give a plugin an id of its own (not host-contract or gpu-fused-moe)");
 }
 
-std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, double host_budget) {
+std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, double host_budget,
+                                                  const gpu::DispatchOptions& dispatch) {
   const double budget = host_budget > 0 ? host_budget : HostContractKernel::kDefaultFlopBudget;
   const std::string id = canonical_kernel_id(raw);
   const auto tilde = id.find('~');
@@ -65,7 +66,7 @@ std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, doubl
     return std::make_unique<HostContractKernel>(budget, m);
 #ifdef MOE_HAVE_GPU_RUNTIME
   if (base == "gpu-fused-moe") {
-    if (tilde == std::string::npos) return std::make_unique<GpuFusedMoeKernel>();
+    if (tilde == std::string::npos) return std::make_unique<GpuFusedMoeKernel>(dispatch);
     if (m == Mutation::none) return std::make_unique<GpuFusedMoeKernel>(GpuFusedMoeKernel::MutantBuild{});
     return std::make_unique<GpuFusedMoeKernel>(m);
   }
@@ -78,7 +79,8 @@ std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, doubl
                   "use one of: " + available_kernel_ids() + " (or host, gpu, all; a mutant as KERNEL~MUTANT)");
 }
 
-std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget) {
+std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget,
+                                                           const gpu::DispatchOptions& dispatch) {
   std::vector<std::unique_ptr<KernelUnderTest>> out;
   const double budget = host_budget > 0 ? host_budget : HostContractKernel::kDefaultFlopBudget;
   auto want = [&](const std::string& id) {
@@ -87,7 +89,7 @@ std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std
   };
   if (want("host-contract")) out.push_back(std::make_unique<HostContractKernel>(budget));
 #ifdef MOE_HAVE_GPU_RUNTIME
-  if (want("gpu-fused-moe")) out.push_back(std::make_unique<GpuFusedMoeKernel>());
+  if (want("gpu-fused-moe")) out.push_back(std::make_unique<GpuFusedMoeKernel>(dispatch));
   const bool gpu_ids = true;
 #else
   const bool gpu_ids = false;
@@ -95,7 +97,7 @@ std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std
   for (const auto& raw : ids) {
     const std::string id = canonical_kernel_id(raw);
     if (id.find('~') != std::string::npos) {  // a mutant of the catalog, after the clean kernels
-      out.push_back(make_kernel_by_id(id, host_budget));
+      out.push_back(make_kernel_by_id(id, host_budget, dispatch));
       continue;
     }
     if (id == "gpu-fused-moe" && !gpu_ids)

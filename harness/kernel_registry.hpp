@@ -4,15 +4,20 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gpu/dispatch_options.hpp"
 #include "kernels/kernel_under_test.hpp"
 
 namespace moe {
 
-std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget);
+// dispatch: the GPU kernels' A/B switches (`--dispatch`); kernels without a dispatch choice ignore them.
+std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget,
+                                                           const gpu::DispatchOptions& dispatch = {});
 std::string available_kernel_ids();
 // One kernel by its report id: host-contract, gpu-fused-moe, or a mutant of the catalog as KERNEL~MUTANT
 // (kernels/mutants/mutation.hpp; gpu-fused-moe~none is the GPU mutant build without a bug). Short names allowed.
-std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& id, double host_budget);
+// dispatch: as for make_kernels (the mutant build has no dispatch choice and ignores them).
+std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& id, double host_budget,
+                                                   const gpu::DispatchOptions& dispatch = {});
 // The full id for a short name: `host` -> `host-contract`, `gpu` -> `gpu-fused-moe`; any other name unchanged.
 // Every command that takes a kernel name (run, merge, compare, gate) spells it through this.
 std::string canonical_kernel_id(const std::string& name);

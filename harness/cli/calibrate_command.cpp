@@ -13,6 +13,9 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--kernel", opt->kernels, "kernel(s) believed correct (default: host)")->allow_extra_args(false);
   cmd->add_option("--seeds", opt->seeds, "seeds per case")->capture_default_str()->transform(count_in(1, 100000));
   cmd->add_option("--json", opt->json, "write the table as JSON");
+  auto dispatch = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--dispatch", *dispatch, "GPU kernels' A/B switch KEY=VALUE (repeatable): " + gpu::dispatch_option_spellings())
+      ->allow_extra_args(false);
   auto no_isolation = std::make_shared<bool>(false);
   auto timeout = std::make_shared<double>(0);
   cmd->add_flag("--no-isolation", *no_isolation,
@@ -22,6 +25,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
                           ->transform(positive_real(kMaxCaseTimeoutS));
   cmd->callback([=, &exit_code] {
     check_output_path(opt->json, "--json");
+    opt->dispatch = gpu::parse_dispatch_options(*dispatch);
     opt->isolation = !*no_isolation;
     if (*timeout_opt) opt->case_timeout_s = *timeout;
     exit_code = run_calibration(*opt);

@@ -19,6 +19,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto no_timing = std::make_shared<bool>(false);
   cmd->add_flag("--verbose", opt->verbose, "GoogleTest's own log, a line per case and the summary table");
   cmd->add_flag("--no-timing", *no_timing, "verdicts only: kernels skip their warm-up and timed repeats");
+  auto dispatch = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--dispatch", *dispatch, "GPU kernels' A/B switch KEY=VALUE (repeatable): " + gpu::dispatch_option_spellings())
+      ->allow_extra_args(false);
   auto* seed_opt = cmd->add_option("--seed", *seed, "override every case's seed")->transform(seed_u64());
   cmd->add_option("--report-dir", opt->report_dir, "report directory (default reports-out/<UTC time>)");
   cmd->add_option("--junit", opt->junit, "JUnit XML path (default <report-dir>/junit.xml)");
@@ -47,8 +50,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->allow_extra_args();
   cmd->callback([=, &exit_code] {
     if (*resume_opt)  // the journal holds the run's options; only how cases are executed may change
-      for (const char* o : {"--suite", "--filter", "--kernel", "--plugin", "--no-timing", "--seed", "--report-dir",
-                            "--junit", "--json", "--require-device", "--reference-cache", "--host-budget", "--gtest"})
+      for (const char* o : {"--suite", "--filter", "--kernel", "--plugin", "--no-timing", "--dispatch", "--seed",
+                            "--report-dir", "--junit", "--json", "--require-device", "--reference-cache", "--host-budget",
+                            "--gtest"})
         if (cmd->count(o))
           throw_bad_input("command line", o, "--resume takes the run's options from its journal",
                           std::string("drop ") + o + " (only --no-isolation, --case-timeout and --verbose go with --resume)");
@@ -57,6 +61,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     if (*timeout_opt) opt->case_timeout_s = *timeout;
     if (*seed_opt) opt->seed = *seed;
     if (*no_timing) opt->timing = false;
+    opt->dispatch = gpu::parse_dispatch_options(*dispatch);
     if (*req) {
       opt->device.required = true;
       opt->device.arch = *require;

@@ -14,7 +14,8 @@ CaseContext::CaseContext(const ExecConfig& config, std::vector<std::shared_ptr<K
     : requirement_(config.device), weights_(std::size_t(6) << 30, config.reference_cache) {
   for (const std::string& f : config.suite_files)
     for (CaseSpec& c : load_suite_file(f).cases) cases_.push_back(std::move(c));
-  for (const std::string& id : config.kernel_ids) kernels_.push_back(make_kernel_by_id(id, config.host_budget));
+  for (const std::string& id : config.kernel_ids)
+    kernels_.push_back(make_kernel_by_id(id, config.host_budget, config.dispatch));
   for (const std::string& path : config.plugins) kernels_.push_back(std::make_shared<PluginKernel>(path));
   kernels_.insert(kernels_.end(), extra.begin(), extra.end());
   for (auto& k : kernels_) k->set_timing(config.timing);

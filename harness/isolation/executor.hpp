@@ -17,6 +17,7 @@
 
 #include "harness/case_spec.hpp"
 #include "harness/gating.hpp"
+#include "kernels/gpu/dispatch_options.hpp"
 #include "kernels/kernel_under_test.hpp"
 #include "reports/run_report.hpp"
 
@@ -28,6 +29,7 @@ struct ExecConfig {
   std::vector<std::string> kernel_ids;   // built by make_kernel_by_id, in this order (mutants: "host-contract~M")
   std::vector<std::string> plugins;      // then these plugin libraries, by path
   double host_budget = 0;                // 0: the host kernel's default
+  gpu::DispatchOptions dispatch;         // the GPU kernels' A/B switches (--dispatch)
   bool timing = true;
   std::string reference_cache;           // on-disk references and weights; empty: none
   DeviceRequirement device;

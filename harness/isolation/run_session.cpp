@@ -10,6 +10,7 @@
 
 #include "fixtures/error.hpp"
 #include "harness/case_loader.hpp"
+#include "harness/isolation/wire.hpp"
 #include "harness/kernel_registry.hpp"
 #include "reports/record_json.hpp"
 
@@ -48,7 +49,7 @@ nlohmann::ordered_json run_options_to_json(const RunOptions& o) {
           {"plugins", plugins}, {"seed", o.seed ? nlohmann::ordered_json(*o.seed) : nlohmann::ordered_json(nullptr)},
           {"junit", absolute_path(o.junit)}, {"json", absolute_path(o.json)}, {"device_required", o.device.required},
           {"device_arch", o.device.arch}, {"reference_cache", absolute_path(o.reference_cache)}, {"timing", o.timing},
-          {"host_budget", o.host_budget}, {"gtest_args", o.gtest_args},
+          {"host_budget", o.host_budget}, {"dispatch", wire::dispatch_to_json(o.dispatch)}, {"gtest_args", o.gtest_args},
           {"gtest_total_shards", env("GTEST_TOTAL_SHARDS")}, {"gtest_shard_index", env("GTEST_SHARD_INDEX")}};
 }
 
@@ -66,6 +67,7 @@ RunOptions run_options_from_json(const nlohmann::ordered_json& j) {
   o.reference_cache = j.at("reference_cache").get<std::string>();
   o.timing = j.at("timing");
   o.host_budget = j.at("host_budget");
+  if (j.contains("dispatch")) o.dispatch = wire::dispatch_options(j.at("dispatch"));  // journals before --dispatch: none
   o.gtest_args = j.at("gtest_args").get<std::vector<std::string>>();
   return o;
 }
@@ -76,9 +78,10 @@ ExecConfig exec_config_for(const RunOptions& o) {
   // The kernel list run has always built: the named ones (every one of this build when none is named and no
   // plugin is given), then the plugins.
   if (!o.kernels.empty() || (o.plugins.empty() && o.extra_kernels.empty()))
-    for (const auto& k : make_kernels(o.kernels, o.host_budget)) c.kernel_ids.push_back(k->id());
+    for (const auto& k : make_kernels(o.kernels, o.host_budget, o.dispatch)) c.kernel_ids.push_back(k->id());
   for (const auto& p : o.plugins) c.plugins.push_back(plugin_path(p));
   c.host_budget = o.host_budget;
+  c.dispatch = o.dispatch;
   c.timing = o.timing;
   c.reference_cache = absolute_path(o.reference_cache);
   c.device = o.device;

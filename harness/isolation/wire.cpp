@@ -10,9 +10,22 @@ namespace moe::wire {
 
 using nlohmann::json;
 
+json dispatch_to_json(const gpu::DispatchOptions& d) {
+  return {{"tokens_per_pass", d.tokens_per_pass}, {"grouped_mma", d.grouped_mma}, {"decode_mma", d.decode_mma}};
+}
+
+gpu::DispatchOptions dispatch_options(const json& j) {
+  gpu::DispatchOptions d;
+  d.tokens_per_pass = j.at("tokens_per_pass");
+  d.grouped_mma = j.at("grouped_mma");
+  d.decode_mma = j.at("decode_mma");
+  return d;
+}
+
 json to_json(const ExecConfig& c) {
   return {{"type", "config"}, {"suite_files", c.suite_files}, {"kernel_ids", c.kernel_ids}, {"plugins", c.plugins},
-          {"host_budget", c.host_budget}, {"timing", c.timing}, {"reference_cache", c.reference_cache},
+          {"host_budget", c.host_budget}, {"dispatch", dispatch_to_json(c.dispatch)}, {"timing", c.timing},
+          {"reference_cache", c.reference_cache},
           {"device_required", c.device.required}, {"device_arch", c.device.arch}};
 }
 
@@ -22,6 +35,7 @@ ExecConfig exec_config(const json& j) {
   c.kernel_ids = j.at("kernel_ids").get<std::vector<std::string>>();
   c.plugins = j.at("plugins").get<std::vector<std::string>>();
   c.host_budget = j.at("host_budget");
+  c.dispatch = dispatch_options(j.at("dispatch"));
   c.timing = j.at("timing");
   c.reference_cache = j.at("reference_cache");
   c.device.required = j.at("device_required");

@@ -14,6 +14,8 @@
 
 namespace moe::wire {
 
+nlohmann::json dispatch_to_json(const gpu::DispatchOptions& d);  // also the journal's run options
+gpu::DispatchOptions dispatch_options(const nlohmann::json& j);
 nlohmann::json to_json(const ExecConfig& c);
 ExecConfig exec_config(const nlohmann::json& j);
 nlohmann::json to_json(const CaseRequest& r);

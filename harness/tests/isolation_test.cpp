@@ -291,6 +291,34 @@ TEST(Wire, FloatsTravelBitForBitNaNPayloadsIncluded) {
   EXPECT_EQ(std::memcmp(w.data(), v.data(), v.size() * 4), 0);
 }
 
+// The worker builds its kernels from the config it is sent: the --dispatch A/B switches must reach it, or an A/B
+// run would measure the default path twice.
+TEST(Wire, ExecConfigRoundTripsWithTheDispatchSwitches) {
+  ExecConfig c;
+  c.suite_files = {"/s/a.yaml", "/s/b.yaml"};
+  c.kernel_ids = {"host-contract", "gpu-fused-moe~none"};
+  c.plugins = {"/p/libk.so"};
+  c.host_budget = 1e10;
+  c.dispatch.tokens_per_pass = 8;
+  c.dispatch.grouped_mma = false;
+  c.timing = false;
+  c.reference_cache = "/cache";
+  c.device.required = true;
+  c.device.arch = "sm_90";
+  const ExecConfig d = wire::exec_config(nlohmann::json::parse(wire::to_json(c).dump()));
+  EXPECT_EQ(d.suite_files, c.suite_files);
+  EXPECT_EQ(d.kernel_ids, c.kernel_ids);
+  EXPECT_EQ(d.plugins, c.plugins);
+  EXPECT_EQ(d.host_budget, 1e10);
+  EXPECT_EQ(d.dispatch.tokens_per_pass, 8);
+  EXPECT_FALSE(d.dispatch.grouped_mma);
+  EXPECT_TRUE(d.dispatch.decode_mma);
+  EXPECT_FALSE(d.timing);
+  EXPECT_EQ(d.reference_cache, "/cache");
+  EXPECT_TRUE(d.device.required);
+  EXPECT_EQ(d.device.arch, "sm_90");
+}
+
 TEST(Wire, RequestsAndDeviceDetectionRoundTrip) {
   CaseRequest r;
   r.case_index = 17; r.kernel_index = 3; r.seed = 18446744073709551615ull; r.rerun_probe = false; r.capture = true;
