@@ -72,6 +72,44 @@ TEST(RecordJson, RoundTripsEveryFieldBitForBitNonFiniteAsNaN) {
   EXPECT_TRUE(same_bits(b.token_rel[2], 1e-300));
 }
 
+// The probes (each check beyond the verdict, in the order it ran) travel too, in order, when the document is parsed
+// as ordered_json (the journal's and the worker's readers do): a record rebuilt from a journal equals the one written.
+TEST(RecordJson, ProbesRoundTripInOrder) {
+  CaseRecord a = sample_record();
+  a.probes = {{"rerun", "ran"}, {"linearity_all_weights", "not run: the kernel is not deterministic"},
+              {"fixture_fingerprint", "ran"}};
+  const CaseRecord b = case_record_from_json(nlohmann::ordered_json::parse(case_record_to_json(a).dump()));
+  EXPECT_EQ(b.probes, a.probes);
+}
+
+// The one reader checks every field it reads: missing or mistyped is bad input naming the file and the full key.
+TEST(RecordJson, AMissingOrMistypedFieldIsBadInputNamingItsKey) {
+  const nlohmann::ordered_json good = case_record_to_json(sample_record());
+  for (const char* key : {"id", "status", "source", "timing", "metrics", "token_cos", "fixture_fingerprint", "details"}) {
+    nlohmann::ordered_json j = good;
+    j.erase(key);
+    try {
+      case_record_from_json(j, "journal.jsonl:4", "record");
+      ADD_FAILURE() << "a record without " << key << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_input);
+      EXPECT_EQ(e.where(), "journal.jsonl:4");
+      EXPECT_EQ(e.key(), std::string("record.") + key);
+    }
+  }
+  nlohmann::ordered_json j = good;
+  j["timing"]["kernel_us"] = "fast";
+  try {
+    case_record_from_json(j, "journal.jsonl:4", "record");
+    ADD_FAILURE() << "a string kernel_us was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.key(), "record.timing.kernel_us");
+  }
+  j = good;
+  j["fixture_fingerprint"] = "xyz";
+  EXPECT_THROW(case_record_from_json(j), Error);  // 16 lowercase hex digits, as the writer spells it
+}
+
 TEST(RecordJson, ProvenanceRoundTripsWithTheIncompleteMark) {
   Provenance p;
   p.harness_version = "0.1.0"; p.harness_commit = "abc+dirty.0123";
