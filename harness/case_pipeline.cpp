@@ -23,6 +23,36 @@ std::string probes_line(const std::vector<std::pair<std::string, std::string>>& 
 }
 }  // namespace
 
+ProblemSpec case_problem(const CaseSpec& c, std::optional<std::uint64_t> seed) {
+  ProblemSpec p = c.problem;
+  if (seed) p.seed = *seed;
+  return p;
+}
+
+Checkpoint pristine_checkpoint(const CaseSpec& c, const ProblemSpec& p, WeightCache* weights) {
+  return c.tier == Tier::exact ? generate_exact_checkpoint(p) : weights ? weights->checkpoint_for(p) : generate_checkpoint(p);
+}
+
+Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th) {
+  return judge({refs.contract.begin(), refs.contract.end()}, {refs.ideal.begin(), refs.ideal.end()}, out, p.tokens,
+               p.hidden, th, refs.routing);
+}
+
+void record_verdict(CaseRecord& rec, const Judgement& j, const Thresholds& th) {
+  rec.status = j.pass ? "pass" : "fail";
+  rec.failed_check = j.failed_check;
+  rec.reason = j.pass ? "" : j.failed_check + ": " + j.summary;
+  rec.details = j.details();
+  // Non-finite metrics (an output with unwritten or non-finite elements) are written as null in report.json.
+  rec.metrics = {{"min_cos", j.min_cos}, {"max_rel", j.max_rel}, {"max_abs", j.max_abs},
+                 {"mismatch_fraction", j.mismatch_fraction}, {"non_finite", double(j.non_finite)},
+                 {"unwritten", double(j.unwritten)}, {"bit_mismatches", double(j.bit_mismatches)},
+                 {"ref_norm", j.ref_norm}, {"out_norm", j.out_norm}, {"ideal_min_cos", j.ideal_min_cos},
+                 {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel}};
+  rec.token_cos = j.token_cos;
+  rec.token_rel = j.token_rel;
+}
+
 CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const DeviceDetection& device,
                         const PipelineOptions& opt) {
   CaseRecord rec;
@@ -36,20 +66,15 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.reason = g.reason;
     return rec;
   }
-  ProblemSpec p = spec.problem;
-  if (opt.seed) p.seed = *opt.seed;
+  const ProblemSpec p = case_problem(spec, opt.seed);
   try {
     const auto t0 = std::chrono::steady_clock::now();
-    Checkpoint pristine = spec.tier == Tier::exact ? generate_exact_checkpoint(p)
-                          : opt.weights              ? opt.weights->checkpoint_for(p)
-                                                     : generate_checkpoint(p);
+    Checkpoint pristine = pristine_checkpoint(spec, p, opt.weights);
     const std::uint64_t fingerprint = pristine.fingerprint();
     rec.fixture_fingerprint = fingerprint;
     const ReferenceSet refs = opt.references ? opt.references->get(spec, p, pristine, fingerprint)
                                              : compute_references(p, pristine);
     const RoutingResult& routing = refs.routing;
-    const Values& contract = refs.contract;
-    const Values& ideal = refs.ideal;
     rec.reference_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
     Checkpoint working = pristine.clone();
@@ -68,14 +93,11 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     if (opt.capture) {
       std::vector<float> o(static_cast<std::size_t>(out.numel()));
       for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = element_as_f32(out, i);
-      opt.capture({contract.begin(), contract.end()}, o);
+      opt.capture({refs.contract.begin(), refs.contract.end()}, o);
     }
     const Thresholds th = case_thresholds(spec);
-    const Judgement j = judge({contract.begin(), contract.end()}, {ideal.begin(), ideal.end()}, out, p.tokens,
-                              p.hidden, th, routing);
-    rec.status = j.pass ? "pass" : "fail";
-    rec.failed_check = j.failed_check;
-    rec.reason = j.pass ? "" : j.failed_check + ": " + j.summary;
+    const Judgement j = judge_output(p, refs, out, th);
+    record_verdict(rec, j, th);
     rec.probes = kernel.input_checks();
     const ProbeOutcome probes =
         run_probes(p, kernel, working, routing, out, j.failed_check, {opt.rerun_probe, opt.linearity_probe});
@@ -85,17 +107,10 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
       rec.failed_check = probes.failed_check;
       rec.reason = probes.reason;
     }
-    rec.details = j.details() + probes_line(rec.probes);
-    // Non-finite metrics (an output with unwritten or non-finite elements) are written as null in report.json.
-    rec.metrics = {{"min_cos", j.min_cos}, {"max_rel", j.max_rel}, {"max_abs", j.max_abs},
-                   {"mismatch_fraction", j.mismatch_fraction}, {"non_finite", double(j.non_finite)},
-                   {"unwritten", double(j.unwritten)}, {"bit_mismatches", double(j.bit_mismatches)},
-                   {"ref_norm", j.ref_norm}, {"out_norm", j.out_norm}, {"ideal_min_cos", j.ideal_min_cos},
-                   {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel},
-                   {"kernel_us", info.median_us}, {"achieved_tbps", info.achieved_tbps}, {"achieved_tflops", info.achieved_tflops}};
+    rec.details += probes_line(rec.probes);
+    rec.metrics.insert({{"kernel_us", info.median_us}, {"achieved_tbps", info.achieved_tbps},
+                        {"achieved_tflops", info.achieved_tflops}});
     rec.metrics.insert(probes.metrics.begin(), probes.metrics.end());  // only the probes that ran
-    rec.token_cos = j.token_cos;
-    rec.token_rel = j.token_rel;
   } catch (const Error& e) {
     // A verdict raised as an error (ExitCode::case_failed, the check in its key): out of device memory.
     const bool verdict = e.code() == ExitCode::case_failed;

@@ -14,6 +14,7 @@
 
 #include "harness/case_spec.hpp"
 #include "harness/gating.hpp"
+#include "harness/judge.hpp"
 #include "harness/reference_cache.hpp"
 #include "harness/weight_cache.hpp"
 #include "kernels/kernel_under_test.hpp"
@@ -34,6 +35,16 @@ struct PipelineOptions {
   // Selftest: receives the contract reference and the kernel's output (decoded to float) of a judged case.
   std::function<void(const std::vector<float>& ref, const std::vector<float>& out)> capture;
 };
+
+// The case's problem with `seed` (when given) replacing its own.
+ProblemSpec case_problem(const CaseSpec& c, std::optional<std::uint64_t> seed);
+// The pristine checkpoint of c on problem p: the exact tier's dyadic fixture, else the generated one (its expert
+// weights from `weights` when given, shared by the cases of a run).
+Checkpoint pristine_checkpoint(const CaseSpec& c, const ProblemSpec& p, WeightCache* weights);
+// The verdict on `out` [T, H] against the references of p under th (harness/judge.hpp).
+Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th);
+// A verdict's fields of the record: status, failed check, reason, details, metrics (with the thresholds), tokens.
+void record_verdict(CaseRecord& rec, const Judgement& j, const Thresholds& th);
 
 CaseRecord execute_case(const CaseSpec& c, KernelUnderTest& kernel, const DeviceDetection& device,
                         const PipelineOptions& opt);

@@ -1,7 +1,6 @@
 #include "harness/runner.hpp"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -10,7 +9,7 @@
 #include <map>
 #include <memory>
 
-#include "fixtures/atomic_file.hpp"
+#include "fixtures/atomic_file.hpp"  // check_output_dir, check_output_path
 #include "fixtures/error.hpp"
 #include "harness/case_loader.hpp"
 #include "harness/isolation/run_session.hpp"
@@ -18,10 +17,8 @@
 #include "harness/progress.hpp"
 #include "harness/reference_cache.hpp"
 #include "harness/report_dir.hpp"
-#include "reports/html_report.hpp"
+#include "reports/report_files.hpp"
 #include "reports/run_report.hpp"
-
-#include "moe_build_stamp.hpp"  // MOE_BUILD_COMMIT, written at every build (cmake/build_stamp.cmake)
 
 namespace moe {
 
@@ -49,8 +46,6 @@ bool case_selected(const std::vector<std::string>& filters, const std::string& i
   }
   return !any_positive || matched;
 }
-
-std::string harness_build_stamp() { return MOE_BUILD_COMMIT; }
 
 namespace {
 
@@ -172,26 +167,6 @@ void register_tests(const Suite& suite, const std::vector<std::size_t>& cases, R
     }
 }
 
-Provenance make_provenance(const RunOptions& opt, const Suite& suite, const std::vector<KernelUnderTest*>& kernels,
-                           const DeviceDetection& device) {
-  Provenance p;
-  p.harness_version = kHarnessVersion;
-  p.harness_commit = harness_build_stamp();
-  for (KernelUnderTest* k : kernels) p.kernels.push_back({k->id(), k->version()});
-  if (device.device) {
-    p.device_name = device.device->name; p.device_vendor = device.device->vendor; p.device_arch = device.device->arch;
-    p.compute_units = device.device->compute_units; p.driver_version = device.device->driver_version;
-    p.runtime_version = device.device->runtime_version;
-  }
-  p.device_message = device.message;
-  p.suite = suite.name; p.suite_file = suite.file; p.suite_hash = suite.file_hash;
-  p.seed = opt.seed ? std::to_string(*opt.seed) : "case";
-  char host[256] = {0};
-  ::gethostname(host, sizeof host - 1);
-  p.host = host;
-  return p;
-}
-
 // The command that reruns one (case, kernel) alone: this binary, the suite, the kernel, and the options that change
 // the verdict (seed, host budget, device requirement).
 RerunRecipe make_rerun_recipe(const RunOptions& opt, const Suite& suite, RunSession& session) {
@@ -294,7 +269,9 @@ int run_suite(const RunOptions& requested) {
   // The run.
   RunReport report;
   Provenance& p = report.provenance;
-  p = make_provenance(opt, suite, kernels, device);
+  std::vector<std::pair<std::string, std::string>> kernel_versions;
+  for (KernelUnderTest* k : kernels) kernel_versions.push_back({k->id(), k->version()});
+  p = make_provenance(suite, kernel_versions, device, opt.seed);
   p.start_time = utc_now_iso8601();
   session.begin(dir, p);  // the journal; resuming, the start time becomes the original run's
   ProgressListener progress(stderr, opt.verbose);
@@ -312,8 +289,7 @@ int run_suite(const RunOptions& requested) {
   session.finish(p, report.cases.size());
   std::error_code ec;
   std::filesystem::rename(junit_tmp, junit, ec);
-  write_reports(report, json, dir / "summary.md");
-  write_file_atomically(dir / "report.html", to_html(read_report(json)));
+  write_report_files(report, {json, {}, dir / "summary.md", dir / "report.html"});  // junit.xml: GoogleTest's
   const int pass = report.count("pass"), fail = report.count("fail"), skip = report.count("skip"),
             err = report.count("error");
   if (opt.verbose) std::printf("\n%s\n", to_markdown(report).c_str());

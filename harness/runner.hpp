@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/gating.hpp"
+#include "harness/provenance.hpp"  // kHarnessVersion, harness_build_stamp
 #include "kernels/gpu/dispatch_options.hpp"
 #include "reports/junit_report.hpp"  // gtest_test_name: the GoogleTest name of a kernel or case id
 #include "kernels/kernel_under_test.hpp"
@@ -47,12 +48,6 @@ struct RunOptions {
 // first: the merged report judges the whole), 0 all passed (skips allowed unless a device was required).
 int run_suite(const RunOptions& opt);
 
-
-// The harness's version, and the source tree this binary was built from: its commit, "+dirty.<12 hex>" when the
-// tree differed from it at build time (a hash of the differences), "unknown" outside git (cmake/build_stamp.cmake).
-// Reports carry both (provenance harness_version / harness_commit), and `moe-harness --version` prints them.
-inline constexpr const char* kHarnessVersion = "0.1.0";
-std::string harness_build_stamp();
 
 bool glob_match(const std::string& pattern, const std::string& text);
 bool case_selected(const std::vector<std::string>& filters, const std::string& id);

@@ -8,12 +8,12 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include <moe_harness/report.hpp>
+#include <moe_harness/suite.hpp>
+
 #include "fixtures/atomic_file.hpp"
 #include "harness/anchor_criteria.hpp"
-#include "harness/case_loader.hpp"
-#include "harness/isolation/executor.hpp"
-#include "harness/runner.hpp"
-#include "fixtures/error.hpp"
+#include "harness/isolation/executor.hpp"  // the clean kernel and the mutants run isolated, as `run` runs them
 #include "kernels/mutants/mutation.hpp"
 
 namespace moe {
@@ -75,7 +75,7 @@ int run_selftest(const SelftestOptions& opt) {
   if (suite_names.empty()) suite_names = opt.kernel == "gpu" ? std::vector<std::string>{"selftest", "selftest-gpu"}
                                                              : std::vector<std::string>{"selftest"};
   ExecConfig config;
-  for (const auto& n : suite_names) config.suite_files.push_back(resolve_suite(n).string());
+  for (const auto& n : suite_names) config.suite_files.push_back(api::resolve_suite(n).string());
 #ifndef MOE_HAVE_GPU_RUNTIME
   if (opt.kernel == "gpu")
     throw_bad_input("command line", "--kernel", "this build has no GPU kernels",
@@ -213,7 +213,7 @@ int run_selftest(const SelftestOptions& opt) {
   if (!opt.json.empty()) {
     nlohmann::ordered_json j;
     j["kernel"] = clean.id();
-    j["harness_commit"] = harness_build_stamp();  // the tree this binary was built from
+    j["harness_commit"] = api::build_stamp();  // the tree this binary was built from
     j["suites"] = suite_names;
     if (opt.kernel == "gpu") j["device"] = exec.device().device->name + " (" + exec.device().device->arch + ")";
     j["seeds"] = opt.seeds;

@@ -2,16 +2,13 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <moe_harness/case.hpp>
+#include <moe_harness/suite.hpp>
+
 #include "fixtures/atomic_file.hpp"
-#include "fixtures/checkpoint.hpp"
-#include "fixtures/error.hpp"
-#include "fixtures/exact_tier.hpp"
 #include "fixtures/safetensors.hpp"
-#include "harness/case_json.hpp"
-#include "harness/case_loader.hpp"
 #include "harness/cli/commands.hpp"
-#include "kernels/external/external_output_kernel.hpp"
-#include "reference/moe/reference_moe.hpp"
+#include "kernels/external/external_output_kernel.hpp"  // kFixtureFingerprintKey, fingerprint_hex
 
 namespace moe::cli {
 
@@ -25,14 +22,16 @@ void add_export_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--out", *out, "output directory")->required();
   cmd->callback([=, &exit_code] {
     check_output_dir(*out, "--out");
-    const Suite s = load_suite_file(resolve_suite(*suite));
-    const CaseSpec* c = &find_case(s, *id);
-    const ProblemSpec& p = c->problem;
+    const api::Suite s = api::load_suite(*suite);
+    const api::CaseSpec* c = &api::find_case(s, *id);
     // Everything is computed before anything is written: a failure leaves no partial export behind.
-    const Checkpoint ck = c->tier == Tier::exact ? generate_exact_checkpoint(p) : generate_checkpoint(p);
-    const RoutingResult r = route(p, ck);
-    const Values contract = reference_moe(p, ck, r, ReferenceKind::contract);
-    const Values ideal = reference_moe(p, ck, r, ReferenceKind::ideal);
+    const api::Fixture f = api::make_fixture(*c);
+    const api::ProblemSpec& p = f.problem;
+    const api::Checkpoint& ck = f.pristine;
+    const api::ReferenceSet refs = api::compute_references(*c, f);
+    const api::RoutingResult& r = refs.routing;
+    const auto& contract = refs.contract;
+    const auto& ideal = refs.ideal;
     Tensor ids("topk_ids", DType::i32, {p.tokens, r.k}), wts("topk_weights", DType::f32, {p.tokens, r.k});
     std::copy(r.ids.begin(), r.ids.end(), ids.span<std::int32_t>().begin());
     std::copy(r.weights.begin(), r.weights.end(), wts.span<float>().begin());
@@ -46,7 +45,7 @@ void add_export_command(CLI::App& app, int& exit_code) {
     fixture.push_back(&ids);
     fixture.push_back(&wts);
     const std::map<std::string, std::string> meta = {
-        {"moe.case_id", c->id}, {kFixtureFingerprintKey, fingerprint_hex(ck.fingerprint())},
+        {"moe.case_id", c->id}, {kFixtureFingerprintKey, fingerprint_hex(f.fingerprint)},
         {"moe.layout.w13", std::string(name(p.layout))},
         {"moe.layout.w13_rows", "[E_local, 2*I_local, H]; K (hidden) last"}, {"moe.layout.w2", "[E_local, H, I_local]; K (inter) last"},
         {"moe.weight_format", std::string(name(p.quant.weight))}, {"moe.fp8_flavor", std::string(name(p.quant.flavor))},
@@ -56,7 +55,7 @@ void add_export_command(CLI::App& app, int& exit_code) {
     std::filesystem::create_directories(dir);
     write_safetensors(dir / "fixture.safetensors", fixture, meta);
     write_safetensors(dir / "reference.safetensors", {&oc, &oi}, {{"moe.case_id", c->id}});
-    write_file_atomically(dir / "case.json", case_to_json_text(*c));
+    write_file_atomically(dir / "case.json", api::case_json(*c));
     std::printf("exported %s to %s (fixture.safetensors, reference.safetensors, case.json)\n", c->id.c_str(), dir.string().c_str());
     exit_code = 0;
   });

@@ -2,11 +2,11 @@
 // program that read `moe-harness export CASE`'s fixture), through the same pipeline, thresholds and reports as `run`.
 #include <memory>
 
-#include "fixtures/checkpoint.hpp"
-#include "fixtures/exact_tier.hpp"
-#include "harness/case_loader.hpp"
+#include <moe_harness/case.hpp>
+#include <moe_harness/runner.hpp>
+#include <moe_harness/suite.hpp>
+
 #include "harness/cli/commands.hpp"
-#include "harness/runner.hpp"
 #include "kernels/external/external_output_kernel.hpp"
 
 namespace moe::cli {
@@ -32,17 +32,15 @@ void add_judge_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", opt->json, "JSON report path (default <report-dir>/report.json)");
   cmd->callback([=, &exit_code] {
     // Every input problem is found before anything runs or is written (exit 2).
-    const Suite s = load_suite_file(resolve_suite(opt->suite));
-    const CaseSpec& c = find_case(s, *id);
+    const api::Suite s = api::load_suite(opt->suite);
+    const api::CaseSpec& c = api::find_case(s, *id);
     auto k = std::make_shared<ExternalOutputKernel>(*name, *output, *tensor, c.problem);
     std::uint64_t case_fingerprint = 0;  // only needed when the output records one
-    if (k->recorded_fingerprint())
-      case_fingerprint = (c.tier == Tier::exact ? generate_exact_checkpoint(c.problem) : generate_checkpoint(c.problem))
-                             .fingerprint();
+    if (k->recorded_fingerprint()) case_fingerprint = api::make_fixture(c).fingerprint;
     k->check_fixture(case_fingerprint, c.id, *allow_missing);
     opt->extra_kernels.push_back(k);
     opt->filters = {c.id};
-    exit_code = run_suite(*opt);
+    exit_code = api::run_suite(*opt);
   });
 }
 

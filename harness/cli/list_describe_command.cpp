@@ -1,13 +1,11 @@
 #include <cstdio>
 #include <fmt/format.h>
 
-#include "fixtures/error.hpp"
-#include "harness/case_json.hpp"
-#include "harness/case_loader.hpp"
+#include <moe_harness/case.hpp>
+#include <moe_harness/suite.hpp>
+
 #include "harness/cli/commands.hpp"
-#include "harness/gating.hpp"
-#include "harness/kernel_registry.hpp"
-#include "harness/runner.hpp"
+#include "reports/junit_report.hpp"  // gtest_test_name
 
 namespace moe::cli {
 
@@ -25,19 +23,19 @@ void add_list_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--kernel", *kernels, "with --gtest: kernel id (repeatable; default: every kernel in this build)")
       ->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
-    const Suite s = load_suite_file(resolve_suite(*suite));
+    const api::Suite s = api::load_suite(*suite);
     if (!kernels->empty() && !*gtest)
       throw_bad_input("command line", "--kernel", "--kernel only chooses the kernels of `list --gtest`",
                       "add --gtest, or drop --kernel");
     std::vector<std::string> prefixes = {""};
     if (*gtest) {
       prefixes.clear();
-      for (auto& k : make_kernels(*kernels, 0)) prefixes.push_back(gtest_test_name(k->id()) + ".");
+      for (auto& k : api::make_kernels(*kernels)) prefixes.push_back(gtest_test_name(k->id()) + ".");
     }
     int n = 0;
     for (const std::string& prefix : prefixes)
       for (const auto& c : s.cases)
-        if (case_selected(*filters, c.id)) {
+        if (api::case_selected(*filters, c.id)) {
           std::printf("%s%s\n", prefix.c_str(), (*gtest ? gtest_test_name(c.id) : c.id).c_str());
           n += prefix == prefixes.front();
         }
@@ -53,14 +51,14 @@ void add_describe_command(CLI::App& app, int& exit_code) {
   cmd->add_option("CASE", *id, "canonical case id")->required();
   cmd->add_option("--suite", *suite, "suite name in cases/ or a .yaml path")->capture_default_str();
   cmd->callback([=, &exit_code] {
-    const Suite s = load_suite_file(resolve_suite(*suite));
-    const CaseSpec* c = &find_case(s, *id);
-    std::printf("%s", case_to_json_text(*c).c_str());
-    const DeviceDetection d = detect_device();
+    const api::Suite s = api::load_suite(*suite);
+    const api::CaseSpec* c = &api::find_case(s, *id);
+    std::printf("%s", api::case_json(*c).c_str());
+    const api::DeviceDetection d = api::detect_device();
     std::printf("device: %s\n", d.device ? fmt::format("{} {} ({} CU)", d.device->name, d.device->arch, d.device->compute_units).c_str()
                                          : ("none: " + d.message).c_str());
-    for (auto& k : make_kernels({}, 0)) {
-      const GateDecision g = gate(*c, *k, d, {});
+    for (auto& k : api::make_kernels()) {
+      const api::GateDecision g = api::gate(*c, *k, d);
       const char* what = g.action == GateDecision::Action::run ? "would RUN" : g.action == GateDecision::Action::skip ? "would SKIP" : "would FAIL";
       std::printf("%s: %s%s%s\n", k->id().c_str(), what, g.reason.empty() ? "" : ": ", g.reason.c_str());
     }

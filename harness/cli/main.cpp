@@ -4,16 +4,16 @@
 #include <cstdio>
 #include <exception>
 
-#include "fixtures/error.hpp"
+#include <moe_harness/report.hpp>
+#include <moe_harness/runner.hpp>
+
 #include "harness/cli/commands.hpp"
-#include "harness/isolation/worker.hpp"
-#include "harness/runner.hpp"
 
 int main(int argc, char** argv) {
   // The supervisor's worker process (harness/isolation/worker.hpp): not a user command.
-  if (argc == 2 && std::string(argv[1]) == moe::kWorkerArg) return moe::run_worker(moe::kWorkerRequestFd, moe::kWorkerRecordFd);
+  if (const auto worker = moe::api::worker_main(argc, argv)) return *worker;
   CLI::App app{"moe-harness: numerical regression harness for fused MoE GPU kernels"};
-  app.set_version_flag("--version", [] { return std::string("moe-harness ") + moe::kHarnessVersion + " (" + moe::harness_build_stamp() + ")"; },
+  app.set_version_flag("--version", [] { return "moe-harness " + moe::api::version() + " (" + moe::api::build_stamp() + ")"; },
                        "Print the version and the source tree this binary was built from, then exit");
   app.require_subcommand(1);
   int exit_code = 0;
@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int rc = app.exit(e);  // prints help or the usage error
     return rc == 0 ? 0 : int(moe::ExitCode::bad_input);
-  } catch (const moe::Error& e) {
+  } catch (const moe::api::Error& e) {
     std::fprintf(stderr, "moe-harness: %s\n", e.what());
     return int(e.code());
   } catch (const std::exception& e) {

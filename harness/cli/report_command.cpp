@@ -3,14 +3,11 @@
 // `run` would on those records, and 3 for a run that did not finish.
 #include <cstdio>
 
-#include "fixtures/atomic_file.hpp"
 #include "fixtures/error.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/isolation/journal.hpp"
 #include "harness/isolation/run_session.hpp"
-#include "reports/html_report.hpp"
-#include "reports/junit_report.hpp"
-#include "reports/report_reader.hpp"
+#include "reports/report_files.hpp"
 
 namespace moe::cli {
 
@@ -33,9 +30,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     const std::filesystem::path d = *dir;
     const std::filesystem::path json = o.json.empty() ? d / "report.json" : o.json;
     const std::filesystem::path junit = o.junit.empty() ? d / "junit.xml" : o.junit;
-    write_reports(r, json, d / "summary.md");
-    write_file_atomically(junit, to_junit_xml(r));
-    write_file_atomically(d / "report.html", to_html(read_report(json)));
+    write_report_files(r, {json, junit, d / "summary.md", d / "report.html"});
     std::printf("%s", to_markdown(r).c_str());
     const int pass = r.count("pass"), fail = r.count("fail"), skip = r.count("skip"), err = r.count("error");
     std::printf("\nmoe-harness report: %d passed, %d failed, %d skipped, %d errors%s; rebuilt %s, %s, %s and %s\n", pass,

@@ -1,7 +1,7 @@
-#include "fixtures/error.hpp"
+#include <moe_harness/runner.hpp>
+
 #include "harness/cli/commands.hpp"
-#include "harness/isolation/case_limits.hpp"
-#include "harness/runner.hpp"
+#include "harness/isolation/case_limits.hpp"  // kMaxCaseTimeoutS
 
 namespace moe::cli {
 
@@ -66,7 +66,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       opt->device.required = true;
       opt->device.arch = *require;
     }
-    exit_code = run_suite(*opt);
+    exit_code = api::run_suite(*opt);
   });
 }
 

@@ -11,6 +11,20 @@ namespace moe {
 
 std::string fingerprint_hex(std::uint64_t f) { return fmt::format("{:016x}", f); }
 
+void check_output_tensor(const std::vector<std::int64_t>& shape, DType dtype, const ProblemSpec& p,
+                         const std::string& where, const std::string& key) {
+  const std::vector<std::int64_t> want = {p.tokens, p.hidden};
+  if (shape != want)
+    throw_bad_input(where, key,
+                    fmt::format("shape [{}] but the case needs [tokens, hidden] = [{}, {}]", fmt::join(shape, ", "),
+                                p.tokens, p.hidden),
+                    "compute the output from this case's fixture");
+  if (dtype != p.output_dtype)
+    throw_bad_input(where, key,
+                    fmt::format("dtype {} but the case's output dtype is {}", dtype_name(dtype), dtype_name(p.output_dtype)),
+                    "round the output to the case's output dtype (case.json dtypes.output), as the kernel contract does");
+}
+
 ExternalOutputKernel::ExternalOutputKernel(std::string id, const std::filesystem::path& path,
                                            const std::string& tensor_name, const ProblemSpec& p)
     : id_(std::move(id)), path_(path) {
@@ -24,17 +38,7 @@ ExternalOutputKernel::ExternalOutputKernel(std::string id, const std::filesystem
     throw_bad_input(where, tensor_name, "no tensor '" + tensor_name + "' in the output file (it has: " + names + ")",
                     "write the kernel's output as '" + tensor_name + "' or pass --tensor NAME");
   }
-  const std::vector<std::int64_t> want = {p.tokens, p.hidden};
-  if (t->shape() != want)
-    throw_bad_input(where, tensor_name,
-                    fmt::format("shape [{}] but the case needs [tokens, hidden] = [{}, {}]", fmt::join(t->shape(), ", "),
-                                p.tokens, p.hidden),
-                    "compute the output from the exported fixture of this case");
-  if (t->dtype() != p.output_dtype)
-    throw_bad_input(where, tensor_name,
-                    fmt::format("dtype {} but the case's output dtype is {}", dtype_name(t->dtype()),
-                                dtype_name(p.output_dtype)),
-                    "round the output to the case's output dtype (case.json dtypes.output), as the kernel contract does");
+  check_output_tensor(t->shape(), t->dtype(), p, where, tensor_name);
   if (auto it = f.metadata.find(kFixtureFingerprintKey); it != f.metadata.end()) {
     std::uint64_t v = 0;
     const std::string& s = it->second;

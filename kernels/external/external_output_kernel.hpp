@@ -53,4 +53,8 @@ inline constexpr const char* kAllowMissingFingerprintFlag = "--allow-missing-fin
 
 std::string fingerprint_hex(std::uint64_t f);
 
+// An output of p is [tokens, hidden] in p's output dtype; anything else is bad input naming `where` and `key`.
+void check_output_tensor(const std::vector<std::int64_t>& shape, DType dtype, const ProblemSpec& p,
+                         const std::string& where, const std::string& key);
+
 }  // namespace moe

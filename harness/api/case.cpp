@@ -1,0 +1,71 @@
+// moe_harness/case.hpp over harness/gating, harness/case_pipeline, harness/reference_cache and harness/judge.
+#include "moe_harness/case.hpp"
+
+#include <cstring>
+
+#include "harness/kernel_registry.hpp"
+#include "kernels/external/external_output_kernel.hpp"
+
+namespace moe::api {
+
+DeviceDetection detect_device() { return moe::detect_device(); }
+
+std::unique_ptr<KernelUnderTest> make_kernel(const std::string& id, double host_budget) {
+  return make_kernel_by_id(id, host_budget);
+}
+
+std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget) {
+  return moe::make_kernels(ids, host_budget);
+}
+
+GateDecision gate(const CaseSpec& c, const KernelUnderTest& kernel, const DeviceDetection& device,
+                  const DeviceRequirement& required) {
+  return moe::gate(c, kernel, device, required);
+}
+
+Fixture make_fixture(const CaseSpec& c, std::optional<std::uint64_t> seed, WeightCache* weights) {
+  Fixture f;
+  f.problem = case_problem(c, seed);
+  f.pristine = pristine_checkpoint(c, f.problem, weights);
+  f.fingerprint = f.pristine.fingerprint();
+  return f;
+}
+
+ReferenceSet compute_references(const CaseSpec& c, const Fixture& f, ReferenceCache* cache) {
+  return cache ? cache->get(c, f.problem, f.pristine, f.fingerprint) : moe::compute_references(f.problem, f.pristine);
+}
+
+Thresholds thresholds(const CaseSpec& c) { return case_thresholds(c); }
+
+CaseRecord judge(const CaseSpec& c, const Fixture& f, const ReferenceSet& refs, const Tensor& out,
+                 const std::string& kernel_id) {
+  check_output_tensor(out.shape(), out.dtype(), f.problem, "output of " + kernel_id + " for " + c.id, "out");
+  CaseRecord rec;
+  rec.id = c.id;
+  rec.kernel = kernel_id;
+  rec.source = c.source;
+  rec.fixture_fingerprint = f.fingerprint;
+  const Thresholds th = case_thresholds(c);
+  record_verdict(rec, judge_output(f.problem, refs, out, th), th);
+  return rec;
+}
+
+CaseRecord judge(const CaseSpec& c, const Fixture& f, const ReferenceSet& refs, const void* data, std::size_t nbytes,
+                 DType dtype, const std::string& kernel_id) {
+  Tensor out("out", dtype, {f.problem.tokens, f.problem.hidden});
+  if (nbytes != out.nbytes())
+    throw_bad_input("output of " + kernel_id + " for " + c.id, "out",
+                    std::to_string(nbytes) + " bytes but [tokens, hidden] = [" + std::to_string(f.problem.tokens) +
+                        ", " + std::to_string(f.problem.hidden) + "] of " + std::string(dtype_name(dtype)) + " is " +
+                        std::to_string(out.nbytes()),
+                    "pass the whole output buffer of this case");
+  if (nbytes) std::memcpy(out.bytes(), data, nbytes);
+  return judge(c, f, refs, out, kernel_id);
+}
+
+CaseRecord run_case(const CaseSpec& c, KernelUnderTest& kernel, const DeviceDetection& device,
+                    const PipelineOptions& options) {
+  return execute_case(c, kernel, device, options);
+}
+
+}  // namespace moe::api

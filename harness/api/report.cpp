@@ -1,0 +1,39 @@
+// moe_harness/report.hpp and moe_harness/runner.hpp over harness/provenance, reports/report_files and the runner.
+#include "moe_harness/report.hpp"
+
+#include <string>
+
+#include "harness/isolation/worker.hpp"
+#include "moe_harness/runner.hpp"
+
+namespace moe::api {
+
+std::string version() { return kHarnessVersion; }
+std::string build_stamp() { return harness_build_stamp(); }
+
+Provenance make_provenance(const Suite& suite, const std::vector<std::pair<std::string, std::string>>& kernels,
+                           const DeviceDetection& device, std::optional<std::uint64_t> seed) {
+  Provenance p = moe::make_provenance(suite, kernels, device, seed);
+  p.start_time = utc_now_iso8601();
+  return p;
+}
+
+std::string utc_now() { return utc_now_iso8601(); }
+
+ReportFiles write_reports(const RunReport& report, const std::filesystem::path& dir) {
+  std::filesystem::create_directories(dir);
+  const ReportFiles files = ReportFiles::in(dir);
+  write_report_files(report, files);
+  return files;
+}
+
+ReadReport read_report(const std::filesystem::path& file) { return moe::read_report(file); }
+
+int run_suite(const RunOptions& options) { return moe::run_suite(options); }
+
+std::optional<int> worker_main(int argc, char** argv) {
+  if (argc == 2 && std::string(argv[1]) == kWorkerArg) return run_worker(kWorkerRequestFd, kWorkerRecordFd);
+  return std::nullopt;
+}
+
+}  // namespace moe::api

@@ -1,0 +1,74 @@
+// The types of the public API (namespace moe::api), re-exported from the harness as they are: what a client holds
+// is what the CLI and the runner hold, so a record from the API is the record `run` writes. One API struct,
+// Fixture, groups what today's code keeps in locals of the pipeline (the problem with the seed applied, the pristine
+// checkpoint and its fingerprint). docs/architecture.md "The public API" says why each type is exposed as it is.
+#pragma once
+#include <cstdint>
+
+#include "fixtures/checkpoint.hpp"
+#include "fixtures/dtype.hpp"
+#include "fixtures/error.hpp"
+#include "fixtures/problem.hpp"
+#include "fixtures/tensor.hpp"
+#include "harness/case_loader.hpp"
+#include "harness/case_pipeline.hpp"
+#include "harness/case_spec.hpp"
+#include "harness/gating.hpp"
+#include "harness/reference_cache.hpp"
+#include "harness/thresholds.hpp"
+#include "harness/weight_cache.hpp"
+#include "kernels/kernel_under_test.hpp"
+#include "kernels/runtime/device_info.hpp"
+#include "reports/report_files.hpp"
+#include "reports/report_reader.hpp"
+#include "reports/run_report.hpp"
+
+namespace moe::api {
+
+// Cases and suites (harness/case_spec.hpp, harness/case_loader.hpp, fixtures/problem.hpp).
+using moe::CaseSpec;
+using moe::ProblemSpec;
+using moe::Suite;
+using moe::Tier;
+// Tensors and checkpoints (fixtures/tensor.hpp, fixtures/checkpoint.hpp): host memory, move-only, 64-byte aligned.
+using moe::Checkpoint;
+using moe::DType;
+using moe::ExpertWeights;
+using moe::Tensor;
+using moe::dtype_name;
+using moe::parse_dtype;
+// Devices, gating and kernels (kernels/runtime/device_info.hpp, harness/gating.hpp, kernels/kernel_under_test.hpp).
+using moe::DeviceDetection;
+using moe::DeviceInfo;
+using moe::DeviceRequirement;
+using moe::GateDecision;
+using moe::KernelUnderTest;
+using moe::RunInfo;
+using moe::Support;
+// References, thresholds and caches (harness/reference_cache.hpp, harness/thresholds.hpp, harness/weight_cache.hpp).
+using moe::ReferenceCache;
+using moe::ReferenceSet;
+using moe::RoutingResult;
+using moe::Thresholds;
+using moe::WeightCache;
+// The pipeline's options: seed override, caches, probe switches, test hooks (harness/case_pipeline.hpp).
+using moe::PipelineOptions;
+// Records and reports (reports/run_report.hpp, reports/report_files.hpp, reports/report_reader.hpp).
+using moe::CaseRecord;
+using moe::Provenance;
+using moe::ReadReport;
+using moe::ReportFiles;
+using moe::RunReport;
+// Errors: every bad input throws moe::Error with its exit code (fixtures/error.hpp; README "Exit codes").
+using moe::Error;
+using moe::ExitCode;
+
+// A case's fixture: the problem it runs (the case's, with a seed override applied), the pristine checkpoint the
+// references read (a kernel gets a clone()), and that checkpoint's fingerprint (Checkpoint::fingerprint()).
+struct Fixture {
+  ProblemSpec problem;
+  Checkpoint pristine;
+  std::uint64_t fingerprint = 0;
+};
+
+}  // namespace moe::api
