@@ -64,9 +64,9 @@ int run_calibration(const CalibrateOptions& opt) {
         req.seed = std::uint64_t(seed);
         req.rerun_probe = false;
         const CaseRecord r = exec.execute(req).record;
-        if (r.status == "skip") { ++w.skipped; continue; }
+        if (r.status == Status::skip) { ++w.skipped; continue; }
         ++w.runs;
-        if (r.status != "pass") {
+        if (r.status != Status::pass) {
           ++w.failed;
           if (w.example_failure.empty()) w.example_failure = fmt::format("{} seed {}: {}", c.id, seed, r.reason);
         }

@@ -39,9 +39,9 @@ Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Ten
 }
 
 void record_verdict(CaseRecord& rec, const Judgement& j, const Thresholds& th) {
-  rec.status = j.pass ? "pass" : "fail";
+  rec.status = j.pass ? Status::pass : Status::fail;
   rec.failed_check = j.failed_check;
-  rec.reason = j.pass ? "" : j.failed_check + ": " + j.summary;
+  rec.reason = j.pass ? "" : to_string(j.failed_check) + ": " + j.summary;
   rec.details = j.details();
   // Non-finite metrics (an output with unwritten or non-finite elements) are written as null in report.json.
   rec.metrics = {{"min_cos", j.min_cos}, {"max_rel", j.max_rel}, {"max_abs", j.max_abs},
@@ -61,8 +61,8 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
   rec.source = spec.source;
   const GateDecision g = gate(spec, kernel, device, opt.device_requirement);
   if (g.action != GateDecision::Action::run) {
-    rec.status = g.action == GateDecision::Action::skip ? "skip" : "fail";
-    rec.failed_check = g.action == GateDecision::Action::skip ? "" : "gating";
+    rec.status = g.action == GateDecision::Action::skip ? Status::skip : Status::fail;
+    rec.failed_check = g.action == GateDecision::Action::skip ? Check::none : Check::gating;
     rec.reason = g.reason;
     return rec;
   }
@@ -102,8 +102,8 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     const ProbeOutcome probes =
         run_probes(p, kernel, working, routing, out, j.failed_check, {opt.rerun_probe, opt.linearity_probe});
     rec.probes.insert(rec.probes.end(), probes.status.begin(), probes.status.end());
-    if (!probes.failed_check.empty()) {
-      rec.status = "fail";
+    if (probes.failed_check != Check::none) {
+      rec.status = Status::fail;
       rec.failed_check = probes.failed_check;
       rec.reason = probes.reason;
     }
@@ -112,22 +112,24 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
                         {"achieved_tflops", info.achieved_tflops}});
     rec.metrics.insert(probes.metrics.begin(), probes.metrics.end());  // only the probes that ran
   } catch (const Error& e) {
-    // A verdict raised as an error (ExitCode::case_failed, the check in its key): out of device memory.
-    const bool verdict = e.code() == ExitCode::case_failed;
-    rec.status = verdict ? "fail" : "error";
-    rec.failed_check = verdict ? e.key() : "harness_error";
+    // A verdict raised as an error (ExitCode::case_failed, the check in its key): out of device memory. A key that
+    // names no check is not a verdict this harness knows: an error, never a pass.
+    const std::optional<Check> check = e.code() == ExitCode::case_failed ? parse_check(e.key()) : std::nullopt;
+    const bool verdict = check && *check != Check::none;
+    rec.status = verdict ? Status::fail : Status::error;
+    rec.failed_check = verdict ? *check : Check::harness_error;
     rec.reason = verdict ? e.key() + ": " + e.problem() + " (" + e.where() + ")" : e.what();
   } catch (const std::bad_alloc&) {
-    rec.status = "error";
-    rec.failed_check = "out_of_memory";
+    rec.status = Status::error;
+    rec.failed_check = Check::out_of_memory;
     rec.reason = "out_of_memory: a host memory allocation failed (std::bad_alloc) while the case ran";
   } catch (const std::exception& e) {
-    rec.status = "error";
-    rec.failed_check = "harness_error";
+    rec.status = Status::error;
+    rec.failed_check = Check::harness_error;
     rec.reason = std::string("unexpected exception: ") + e.what();
   } catch (...) {
-    rec.status = "error";
-    rec.failed_check = "harness_error";
+    rec.status = Status::error;
+    rec.failed_check = Check::harness_error;
     rec.reason = "unexpected exception of a type that is not std::exception (thrown by the kernel under test?)";
   }
   return rec;

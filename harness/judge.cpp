@@ -157,24 +157,24 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
     j.worst_tokens.push_back(std::move(w));
   }
 
-  auto fail = [&](const char* check, std::string why) {
-    if (j.failed_check.empty()) { j.failed_check = check; j.summary = std::move(why); }
+  auto fail = [&](Check check, std::string why) {
+    if (j.failed_check == Check::none) { j.failed_check = check; j.summary = std::move(why); }
   };
   if (j.unwritten > 0)
-    fail("unwritten", fmt::format("{} output elements never written (still the NaN sentinel), first in token {}; {} "
+    fail(Check::unwritten, fmt::format("{} output elements never written (still the NaN sentinel), first in token {}; {} "
                                   "token(s) without cos or rel", j.unwritten, first_unwritten, bad_tokens));
   if (j.non_finite > 0)
-    fail("non_finite", fmt::format("{} non-finite output elements, first in token {}; {} token(s) without cos or rel",
+    fail(Check::non_finite, fmt::format("{} non-finite output elements, first in token {}; {} token(s) without cos or rel",
                                    j.non_finite, first_non_finite, bad_tokens));
-  if (j.ref_norm > 0 && j.out_norm == 0) fail("zero_output", "the output is all zeros while the reference is not");
-  if (th.bitwise && j.bit_mismatches > 0) fail("bitwise", fmt::format("{} elements differ from the exact-tier reference bit for bit", j.bit_mismatches));
+  if (j.ref_norm > 0 && j.out_norm == 0) fail(Check::zero_output, "the output is all zeros while the reference is not");
+  if (th.bitwise && j.bit_mismatches > 0) fail(Check::bitwise, fmt::format("{} elements differ from the exact-tier reference bit for bit", j.bit_mismatches));
   // Written so that a NaN metric fails too.
-  if (!(j.min_cos >= th.min_cos)) fail("min_cos", fmt::format("token {} cos {:.6f} < {:.6f}", j.min_cos_token, j.min_cos, th.min_cos));
-  if (!(j.max_rel <= th.max_rel)) fail("max_rel", fmt::format("token {} rel {:.3e} > {:.3e}", j.max_rel_token, j.max_rel, th.max_rel));
+  if (!(j.min_cos >= th.min_cos)) fail(Check::min_cos, fmt::format("token {} cos {:.6f} < {:.6f}", j.min_cos_token, j.min_cos, th.min_cos));
+  if (!(j.max_rel <= th.max_rel)) fail(Check::max_rel, fmt::format("token {} rel {:.3e} > {:.3e}", j.max_rel_token, j.max_rel, th.max_rel));
   if (!(j.mismatch_fraction <= th.max_mismatch_fraction))
-    fail("mismatch_fraction", fmt::format("{:.3e} of elements outside atol {:g} + rtol {:g} * |ref| (> {:.3e})",
+    fail(Check::mismatch_fraction, fmt::format("{:.3e} of elements outside atol {:g} + rtol {:g} * |ref| (> {:.3e})",
                                           j.mismatch_fraction, th.atol, th.rtol, th.max_mismatch_fraction));
-  j.pass = j.failed_check.empty();
+  j.pass = j.failed_check == Check::none;
   if (j.pass) j.summary = fmt::format("min cos {:.6f}, max rel {:.3e}", j.min_cos, j.max_rel);
   return j;
 }

@@ -8,6 +8,7 @@
 #include "fixtures/tensor.hpp"
 #include "harness/thresholds.hpp"
 #include "reference/routing/routing.hpp"
+#include "reports/verdict.hpp"
 
 namespace moe {
 
@@ -33,8 +34,8 @@ struct WorstElement {
 
 struct Judgement {
   bool pass = false;
-  std::string failed_check;  // "", "unwritten", "non_finite", "zero_output", "bitwise", "min_cos", "max_rel",
-                             // "mismatch_fraction" (the pipeline adds "rerun", "harness_error", "gating")
+  Check failed_check = Check::none;  // the first check that broke, in the order of docs/judging.md (the pipeline
+                                     // adds rerun, linearity, harness_error, gating)
   std::string summary;       // one line
   // With any unwritten or non-finite element the output's metrics are undefined and NaN: min_cos and max_rel (at the
   // first such token), max_abs, out_norm and the ideal ones; mismatches count those elements as outside the band.

@@ -21,19 +21,19 @@ Tensor rerun_into_inverse_sentinel(KernelUnderTest& kernel, const ProblemSpec& p
 }  // namespace
 
 ProbeOutcome run_probes(const ProblemSpec& p, KernelUnderTest& kernel, const Checkpoint& working,
-                        const RoutingResult& routing, const Tensor& out, const std::string& failed_first,
+                        const RoutingResult& routing, const Tensor& out, Check failed_first,
                         ProbeSwitches on) {
   ProbeOutcome res;
   auto set = [&](const char* probe, std::string s) { res.status.emplace_back(probe, std::move(s)); };
-  auto fail = [&](const char* check, std::string why) {
-    if (res.failed_check.empty()) { res.failed_check = check; res.reason = std::move(why); }
+  auto fail = [&](Check check, std::string why) {
+    if (res.failed_check == Check::none) { res.failed_check = check; res.reason = std::move(why); }
   };
   const bool deterministic = kernel.deterministic(p);
   // Why a probe cannot run whatever the case: the first that applies, else "".
   auto blocked = [&](bool switched_on, bool needs_determinism) -> std::string {
     if (!switched_on) return not_run("turned off for this command");
     if (!kernel.rerunnable()) return not_run("the kernel cannot run a second time (its output was computed outside the harness)");
-    if (!failed_first.empty()) return not_run("the case failed first (" + failed_first + ")");
+    if (failed_first != Check::none) return not_run("the case failed first (" + to_string(failed_first) + ")");
     if (needs_determinism && !deterministic)
       return not_run("the kernel declares itself non-deterministic (float atomics), so reruns may differ");
     return "";
@@ -60,7 +60,7 @@ ProbeOutcome run_probes(const ProblemSpec& p, KernelUnderTest& kernel, const Che
     res.metrics["rerun_unwritten"] = double(unwritten);
     res.metrics["rerun_mismatches"] = double(mismatches);  // measured either way; failed only if deterministic
     if (unwritten > 0 || (deterministic && mismatches > 0))
-      fail("rerun", fmt::format("rerun: the second run into the inverse sentinel left {} element(s) unwritten and "
+      fail(Check::rerun, fmt::format("rerun: the second run into the inverse sentinel left {} element(s) unwritten and "
                                 "differs from the first in {} element(s) (the kernel declares itself {})",
                                 unwritten, mismatches, deterministic ? "deterministic" : "non-deterministic"));
   }
@@ -69,7 +69,7 @@ ProbeOutcome run_probes(const ProblemSpec& p, KernelUnderTest& kernel, const Che
   // to each expert's output as a product, so scaling them by 2 is exact everywhere downstream; (1) catches weights
   // dropped, applied twice, before a bias or on the input, or mixed into anything else; (2) one token's or
   // expert's work leaking into another's.
-  const std::string lin_block = !res.failed_check.empty() ? not_run("the rerun probe failed first") : blocked(on.linearity, true);
+  const std::string lin_block = res.failed_check != Check::none ? not_run("the rerun probe failed first") : blocked(on.linearity, true);
   if (!lin_block.empty()) {
     set("linearity_all_weights", lin_block);
     set("linearity_one_expert", lin_block);
@@ -124,7 +124,7 @@ ProbeOutcome run_probes(const ProblemSpec& p, KernelUnderTest& kernel, const Che
       lin_what = fmt::format("with expert {}'s router weights doubled, tokens that do not route to it changed", star);
   }
   if (lin_ran) res.metrics["linearity_mismatches"] = double(lin_mismatches);
-  if (lin_mismatches) fail("linearity", fmt::format("linearity: {} ({} element(s))", lin_what, lin_mismatches));
+  if (lin_mismatches) fail(Check::linearity, fmt::format("linearity: {} ({} element(s))", lin_what, lin_mismatches));
   return res;
 }
 

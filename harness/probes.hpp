@@ -16,6 +16,7 @@
 #include "fixtures/tensor.hpp"
 #include "kernels/kernel_under_test.hpp"
 #include "reference/routing/routing.hpp"
+#include "reports/verdict.hpp"
 
 namespace moe {
 
@@ -24,7 +25,8 @@ inline constexpr const char* kProbeRan = "ran";
 struct ProbeOutcome {
   std::vector<std::pair<std::string, std::string>> status;  // probe -> "ran" | "not run: <why>", in the order above
   std::map<std::string, double> metrics;  // rerun_unwritten, rerun_mismatches, linearity_mismatches: only if measured
-  std::string failed_check, reason;       // the first probe that failed ("rerun", "linearity"), else empty
+  Check failed_check = Check::none;       // the first probe that failed (rerun, linearity), else none
+  std::string reason;
 };
 
 struct ProbeSwitches {
@@ -34,7 +36,7 @@ struct ProbeSwitches {
 // `out` is the first (judged) output on `routing`; `failed_first` is the judge's failed check ("" when it passed):
 // after a failure no probe runs.
 ProbeOutcome run_probes(const ProblemSpec& p, KernelUnderTest& kernel, const Checkpoint& working,
-                        const RoutingResult& routing, const Tensor& out, const std::string& failed_first,
+                        const RoutingResult& routing, const Tensor& out, Check failed_first,
                         ProbeSwitches on);
 
 }  // namespace moe

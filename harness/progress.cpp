@@ -22,8 +22,8 @@ std::string paint(bool colour, const char* sgr, const std::string& text) {
   return colour ? fmt::format("\x1b[{}m{}\x1b[0m", sgr, text) : text;
 }
 
-const char* status_colour(const std::string& status) {
-  return status == "pass" ? kGreen : status == "skip" ? kYellow : status == "fail" ? kRed : kBoldRed;
+const char* status_colour(Status status) {
+  return status == Status::pass ? kGreen : status == Status::skip ? kYellow : status == Status::fail ? kRed : kBoldRed;
 }
 
 std::string upper(std::string s) {
@@ -114,19 +114,19 @@ void ProgressListener::case_started(const std::string& kernel, const std::string
 void ProgressListener::case_done(const CaseRecord& r, double seconds) {
   std::lock_guard<std::mutex> lock(mu_);
   ++done_;
-  pass_ += r.status == "pass";
-  fail_ += r.status == "fail";
-  skip_ += r.status == "skip";
-  error_ += r.status == "error";
+  pass_ += r.status == Status::pass;
+  fail_ += r.status == Status::fail;
+  skip_ += r.status == Status::skip;
+  error_ += r.status == Status::error;
   running_.clear();
   const std::string total = endless_ ? std::string("?") : std::to_string(total_);
   if (verbose_) {
-    std::fprintf(out_, "[%zu/%s] %-5s %s %s (%.2f s)%s%s\n", done_, total.c_str(), r.status.c_str(), r.kernel.c_str(),
+    std::fprintf(out_, "[%zu/%s] %-5s %s %s (%.2f s)%s%s\n", done_, total.c_str(), to_string(r.status).c_str(), r.kernel.c_str(),
                  r.id.c_str(), seconds, r.reason.empty() ? "" : ": ", first_line(r.reason).c_str());
-  } else if (r.status == "fail" || r.status == "error") {
+  } else if (r.status == Status::fail || r.status == Status::error) {
     // A failure is news: a line of its own, above the live line.
     if (style_.live) std::fputs("\r\x1b[K", out_);
-    std::fprintf(out_, "%s %s %s: %s\n", paint(style_.colour, status_colour(r.status), upper(r.status)).c_str(),
+    std::fprintf(out_, "%s %s %s: %s\n", paint(style_.colour, status_colour(r.status), upper(to_string(r.status))).c_str(),
                  r.kernel.c_str(), r.id.c_str(), first_line(r.reason).c_str());
   }
   if (style_.live && !verbose_) draw(false);
@@ -227,7 +227,7 @@ void print_recap(std::FILE* out, const std::vector<CaseRecord>& cases, const Rer
   struct Group { std::string key; const CaseRecord* first; std::size_t n; std::set<std::string> reasons; };
   std::vector<Group> groups;
   for (const CaseRecord& r : cases) {
-    if (r.status != "skip") continue;
+    if (r.status != Status::skip) continue;
     const std::string key = skip_group_key(r);
     auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return x.key == key; });
     if (g == groups.end()) g = groups.insert(groups.end(), Group{key, &r, 0, {}});
@@ -239,10 +239,10 @@ void print_recap(std::FILE* out, const std::vector<CaseRecord>& cases, const Rer
                  g.first->kernel.c_str(), first_line(g.first->reason).c_str(),
                  g.reasons.size() > 1 ? " (the first; the numbers differ per case: report.json has each)" : "");
   for (const CaseRecord& r : cases) {
-    if (r.status != "fail" && r.status != "error") continue;
-    std::fprintf(out, "%s %s %s: %s%s\n", paint(c, status_colour(r.status), upper(r.status)).c_str(),
+    if (r.status != Status::fail && r.status != Status::error) continue;
+    std::fprintf(out, "%s %s %s: %s%s\n", paint(c, status_colour(r.status), upper(to_string(r.status))).c_str(),
                  r.kernel.c_str(), r.id.c_str(), first_line(r.reason).c_str(),
-                 r.failed_check.empty() ? "" : (" [" + r.failed_check + "]").c_str());
+                 r.failed_check == Check::none ? "" : (" [" + to_string(r.failed_check) + "]").c_str());
     const std::string cmd = rerun.command(r.kernel, r.id);
     if (cmd.empty()) continue;
     const std::size_t also = rerun.also_selected(r.id);

@@ -42,8 +42,8 @@ std::vector<GateViolation> check_release_gate(const Suite& policy, const ReadRep
       const std::string rerun = run_it + " --filter '" + c.id + "' --kernel " + k;
       const ReportCase* r = report.find(c.id, k);
       if (!r) out.push_back({c.id, k, "missing from the report", "run it: " + rerun});
-      else if (r->status == "skip") out.push_back({c.id, k, "skipped: " + r->reason, "make it run here (right device, kernel support), then: " + rerun});
-      else if (r->status != "pass") out.push_back({c.id, k, r->status + ": " + r->reason, "fix the kernel (see the report's details), then: " + rerun});
+      else if (r->status == Status::skip) out.push_back({c.id, k, "skipped: " + r->reason, "make it run here (right device, kernel support), then: " + rerun});
+      else if (r->status != Status::pass) out.push_back({c.id, k, to_string(r->status) + ": " + r->reason, "fix the kernel (see the report's details), then: " + rerun});
     }
     if (applicable == 0)
       out.push_back({"(policy)", k, "no case of the policy applies to device '" + report.device_arch + "': nothing gated",

@@ -70,12 +70,12 @@ class CaseTest : public testing::Test {
     state_->progress->case_done(r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     for (const auto& [k, v] : r.metrics) RecordProperty(k, fmt::format("{:.9g}", v));
     RecordProperty("variant", r.variant);
-    RecordProperty("verdict", r.status);  // "status" is reserved by GoogleTest
+    RecordProperty("verdict", to_string(r.status));  // "status" is reserved by GoogleTest
     state_->records[slot_] = r;
     state_->ran[slot_] = true;
-    if (r.status == "skip") GTEST_SKIP() << r.reason;
-    if (r.status == "fail") ADD_FAILURE() << "FAIL " << r.reason << "\n" << r.details;
-    if (r.status == "error") ADD_FAILURE() << "HARNESS ERROR (not a kernel verdict): " << r.reason;
+    if (r.status == Status::skip) GTEST_SKIP() << r.reason;
+    if (r.status == Status::fail) ADD_FAILURE() << "FAIL " << r.reason << "\n" << r.details;
+    if (r.status == Status::error) ADD_FAILURE() << "HARNESS ERROR (not a kernel verdict): " << r.reason;
   }
 
  private:
@@ -187,7 +187,7 @@ RerunRecipe make_rerun_recipe(const RunOptions& opt, const Suite& suite, RunSess
 // Whether anything was checked, said on stderr when not: exit 4, or 0 for a GoogleTest shard whose own share judged
 // nothing (the merged report of all shards judges the whole; every shard sees the same --filter selection).
 int nothing_checked_code(const RunReport& report, const Suite& suite, std::size_t selected_cases, std::size_t tests) {
-  const std::size_t judged = std::size_t(report.count("pass") + report.count("fail") + report.count("error"));
+  const std::size_t judged = std::size_t(report.count(Status::pass) + report.count(Status::fail) + report.count(Status::error));
   if (judged > 0) return 0;
   const std::string why = "moe-harness: nothing checked (exit 4): ";
   if (selected_cases == 0) {
@@ -290,8 +290,8 @@ int run_suite(const RunOptions& requested) {
   std::error_code ec;
   std::filesystem::rename(junit_tmp, junit, ec);
   write_report_files(report, {json, {}, dir / "summary.md", dir / "report.html"});  // junit.xml: GoogleTest's
-  const int pass = report.count("pass"), fail = report.count("fail"), skip = report.count("skip"),
-            err = report.count("error");
+  const int pass = report.count(Status::pass), fail = report.count(Status::fail), skip = report.count(Status::skip),
+            err = report.count(Status::error);
   if (opt.verbose) std::printf("\n%s\n", to_markdown(report).c_str());
   print_recap(stdout, report.cases, make_rerun_recipe(opt, suite, session));
   // The note matters when GPU kernels were asked for, or the default set was (a CPU-only build has none to run).

@@ -121,7 +121,7 @@ int run_selftest(const SelftestOptions& opt) {
       if (large && seed > 0) continue;
       const Outcome o = run_one(exec, ci, kClean, large ? std::nullopt : std::optional<std::uint64_t>(seed + 1));
       ++clean_runs;
-      if (o.rec.status != "pass") {
+      if (o.rec.status != Status::pass) {
         ++clean_failures;
         clean_failed.push_back(fmt::format("{} seed {}: {}", c.id, seed + 1, o.rec.reason));
       }
@@ -147,12 +147,12 @@ int run_selftest(const SelftestOptions& opt) {
       if (!gpu_only(m) && is_large(c)) continue;
       const Outcome good = run_one(exec, ci, kBaseline, std::nullopt);
       const Outcome bad = run_one(exec, ci, kBaseline + 1 + mi, std::nullopt);
-      const bool live = bad.rec.status == "error" || !bitwise_equal(good.out, bad.out);
+      const bool live = bad.rec.status == Status::error || !bitwise_equal(good.out, bad.out);
       if (!live) continue;
       ++row.live;
-      if (bad.rec.status != "pass") {
+      if (bad.rec.status != Status::pass) {
         ++row.caught;
-        ++row.checks[bad.rec.failed_check];
+        ++row.checks[to_string(bad.rec.failed_check)];
       } else if (row.exact_only && c.tier == Tier::statistical) {
         ++row.below_tolerance;  // counted live, reported, not a failure: the exact tier is where it must be caught
       } else {
@@ -170,7 +170,7 @@ int run_selftest(const SelftestOptions& opt) {
       const CaseSpec& c = cases[ci];
       const Outcome o = run_one(exec, ci, kClean, std::nullopt, /*corrupt_pristine=*/true);
       ++row.live;
-      if (o.rec.status == "error" && o.rec.reason.find("mutated") != std::string::npos) {
+      if (o.rec.status == Status::error && o.rec.reason.find("mutated") != std::string::npos) {
         ++row.caught;
         ++row.checks["harness_error"];
       } else {

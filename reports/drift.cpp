@@ -14,8 +14,6 @@ namespace {
 const std::vector<std::string> kKindOrder = {"status", "missing", "non_finite", "fixture", "token_count", "skipped",
                                              "min_cos", "max_rel", "token_cos", "variant", "new", "missing_skipped"};
 
-// Anything but pass and skip is a failure (fail, error, or a status this build does not know).
-bool failing(const std::string& status) { return status != "pass" && status != "skip"; }
 
 // Skips and harness errors before the fixture was built carry no fingerprint (all zeros).
 bool has_fingerprint(const std::string& f) { return !f.empty() && f.find_first_not_of('0') != std::string::npos; }
@@ -46,8 +44,8 @@ std::string uncomparable(const ReportCase& c) {
 void compare_pair(const ReportCase& b, const ReportCase& n, const DriftMargins& m, std::vector<DriftFinding>& out) {
   auto add = [&](const char* kind, std::string detail) { out.push_back({b.id, b.kernel, kind, std::move(detail)}); };
   if (b.status != n.status) {
-    add(n.status == "skip" ? "skipped" : "status",
-        fmt::format("{} -> {}{}{}", b.status, n.status, n.reason.empty() ? "" : ": ", n.reason));
+    add(n.status == Status::skip ? "skipped" : "status",
+        fmt::format("{} -> {}{}{}", name(b.status), name(n.status), n.reason.empty() ? "" : ": ", n.reason));
     out.back().new_failure = failing(n.status) && !failing(b.status);
   }
   if (b.variant != n.variant) add("variant", fmt::format("dispatched {} -> {}", b.variant, n.variant));
@@ -56,10 +54,10 @@ void compare_pair(const ReportCase& b, const ReportCase& n, const DriftMargins& 
     add("fixture", fmt::format("fixture fingerprint {} -> {}: the new run judged other inputs (another seed or "
                                "generator), so its metrics do not compare with the base's; rerun on the base's fixtures",
                                b.fixture_fingerprint, n.fixture_fingerprint));
-  if (n.status != "pass") return;
+  if (n.status != Status::pass) return;
   const std::string new_nan = uncomparable(n);
   if (!new_nan.empty()) add("non_finite", "in the new report: " + new_nan + "; no margin can pass it");
-  if (b.status != "pass") return;
+  if (b.status != Status::pass) return;
   const std::string base_nan = uncomparable(b);
   if (!base_nan.empty())
     add("non_finite", "in the base report: " + base_nan + "; nothing to compare against, refresh the baseline");
@@ -96,16 +94,16 @@ std::vector<DriftFinding> compare_reports(const ReadReport& base, const ReadRepo
     if (!selected(b)) continue;
     if (const ReportCase* n = next.find(b.id, b.kernel)) {
       compare_pair(b, *n, m, out);
-    } else if (b.status == "skip") {
+    } else if (b.status == Status::skip) {
       out.push_back({b.id, b.kernel, "missing_skipped",
                      "skipped in the base run (" + b.reason + "), absent from the new one: nothing was lost", false});
     } else {
-      out.push_back({b.id, b.kernel, "missing", "present in the base run (" + b.status + "), absent from the new one"});
+      out.push_back({b.id, b.kernel, "missing", "present in the base run (" + to_string(b.status) + "), absent from the new one"});
     }
   }
   for (const ReportCase& n : next.cases)
     if (selected(n) && !base.find(n.id, n.kernel)) {
-      out.push_back({n.id, n.kernel, "new", "not in the base run; " + n.status +
+      out.push_back({n.id, n.kernel, "new", "not in the base run; " + to_string(n.status) +
                                                 (n.reason.empty() ? "" : ": " + n.reason), false, failing(n.status)});
     }
   std::stable_sort(out.begin(), out.end(), [](const DriftFinding& a, const DriftFinding& b) {

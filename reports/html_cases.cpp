@@ -13,7 +13,7 @@
 namespace moe::html {
 namespace {
 
-int failing_rank(const std::string& status) { return status == "error" ? 0 : status == "fail" ? 1 : 2; }
+int failing_rank(Status status) { return status == Status::error ? 0 : status == Status::fail ? 1 : 2; }
 
 std::string case_link(const ReportCase& c, bool linked) {
   return linked ? "<a href=\"#" + anchor(c) + "\"><code>" + esc(c.id) + "</code></a>" : "<code>" + esc(c.id) + "</code>";
@@ -55,7 +55,7 @@ void failing_table(std::ostream& o, const std::vector<const ReportCase*>& cases,
   for (const ReportCase* c : cases)
     put(o, "<tr class=\"case\"><td class=\"{0}\">{0}</td><td class=\"k\">{1}</td><td>{2}</td><td>{3}</td>{4}{5}<td>{6}</td>"
            "<td>{7}</td></tr>\n",
-        esc(c->status), esc(c->kernel), case_link(*c, linked.count(c)), esc(c->failed_check),
+        esc(to_string(c->status)), esc(c->kernel), case_link(*c, linked.count(c)), esc(to_string(c->failed_check)),
         num_cell(metric(*c, "min_cos"), "{:.7f}"), num_cell(metric(*c, "max_rel"), "{:.2e}"), esc(c->variant), esc(c->reason));
   o << "</table>\n";
 }
@@ -119,7 +119,7 @@ void passing_summary(std::ostream& o, const std::vector<const ReportCase*>& case
 void write_case_tables(std::ostream& o, const ReadReport& r, const std::vector<const ReportCase*>& detailed) {
   std::vector<const ReportCase*> fails, skips, passes;
   for (const ReportCase& c : r.cases)
-    (c.status == "pass" ? passes : c.status == "skip" ? skips : fails).push_back(&c);
+    (c.status == Status::pass ? passes : c.status == Status::skip ? skips : fails).push_back(&c);
   std::stable_sort(fails.begin(), fails.end(),
                    [](auto* a, auto* b) { return failing_rank(a->status) < failing_rank(b->status); });
   failing_table(o, fails, {detailed.begin(), detailed.end()});
@@ -129,8 +129,8 @@ void write_case_tables(std::ostream& o, const ReadReport& r, const std::vector<c
 
 void write_case_detail(std::ostream& o, const ReportCase& c, std::size_t max_points) {
   put(o, "<details open id=\"{}\" class=\"detail\"><summary><span class=\"{}\">{}</span> <h3><code>{}</code></h3> {}</summary>\n",
-      anchor(c), esc(c.status), esc(c.status), esc(c.id), esc(c.kernel));
-  if (!c.reason.empty()) put(o, "<p class=\"{}\">{}</p>\n", esc(c.status), esc(c.reason));
+      anchor(c), esc(to_string(c.status)), esc(to_string(c.status)), esc(c.id), esc(c.kernel));
+  if (!c.reason.empty()) put(o, "<p class=\"{}\">{}</p>\n", esc(to_string(c.status)), esc(c.reason));
   Series deficit{std::vector<double>(c.token_cos.size()), "cos"};
   for (std::size_t i = 0; i < c.token_cos.size(); ++i) deficit.values[i] = 1.0 - c.token_cos[i];  // NaN stays NaN
   const double cos_limit = 1.0 - metric(c, "threshold_min_cos").value_or(NAN);

@@ -24,8 +24,6 @@ std::string anchor(const ReportCase& c);  // the id of the case's per-token sect
 std::optional<double> metric(const ReportCase& c, const char* key);
 // A table cell right-aligned; NaN and Inf spelled out in the failure colour; empty when absent.
 std::string num_cell(std::optional<double> v, const char* spec);
-// Fail, error, or a status this build does not know: anything a release must not take for a pass.
-bool failing(const std::string& status);
 
 // One series of a plot: values where higher is worse. NaN and Inf are failures: drawn at the top of the plot with a
 // marker of their own and counted.

@@ -45,8 +45,6 @@ std::string num_cell(std::optional<double> v, const char* spec) {
   return "<td class=\"num\">" + fmt::format(fmt::runtime(spec), *v) + "</td>";
 }
 
-bool failing(const std::string& status) { return status != "pass" && status != "skip"; }
-
 }  // namespace html
 
 namespace {
@@ -87,8 +85,8 @@ document.body.setAttribute('data-plots-drawn',n);document.body.setAttribute('dat
 void header(std::ostream& o, const ReadReport& r) {
   int pass = 0, fail = 0, skip = 0, err = 0;
   for (const auto& c : r.cases) {
-    pass += c.status == "pass"; skip += c.status == "skip"; err += c.status == "error";
-    fail += html::failing(c.status) && c.status != "error";
+    pass += c.status == Status::pass; skip += c.status == Status::skip; err += c.status == Status::error;
+    fail += failing(c.status) && c.status != Status::error;
   }
   o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
   put(o, "<title>moe-harness: {} ({} passed, {} failed)</title><style>{}</style></head><body>\n", esc(r.suite), pass,
@@ -125,9 +123,9 @@ void write_html(std::ostream& o, const ReadReport& r, const HtmlOptions& opt) {
   // Failing cases with per-token arrays get a section, errors first, up to the limit.
   std::vector<const ReportCase*> detailed, failing_measured;
   for (const ReportCase& c : r.cases)
-    if (html::failing(c.status) && !(c.token_cos.empty() && c.token_rel.empty())) failing_measured.push_back(&c);
+    if (failing(c.status) && !(c.token_cos.empty() && c.token_rel.empty())) failing_measured.push_back(&c);
   std::stable_sort(failing_measured.begin(), failing_measured.end(),
-                   [](auto* a, auto* b) { return (a->status == "error") > (b->status == "error"); });
+                   [](auto* a, auto* b) { return (a->status == Status::error) > (b->status == Status::error); });
   detailed.assign(failing_measured.begin(),
                   failing_measured.begin() + std::ptrdiff_t(std::min(failing_measured.size(), opt.detail_limit)));
   html::write_case_tables(o, r, detailed);

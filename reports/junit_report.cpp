@@ -55,8 +55,8 @@ std::string to_junit_xml(const RunReport& r) {
   auto counts = [](const std::vector<const CaseRecord*>& cs) {
     int fail = 0, skip = 0;
     for (const CaseRecord* c : cs) {
-      fail += c->status == "fail" || c->status == "error";
-      skip += c->status == "skip";
+      fail += c->status == Status::fail || c->status == Status::error;
+      skip += c->status == Status::skip;
     }
     return std::pair{fail, skip};
   };
@@ -80,19 +80,19 @@ std::string to_junit_xml(const RunReport& r) {
                        xml_escape(gtest_test_name(c->id)),
                        xml_escape(colon == std::string::npos ? c->source : c->source.substr(0, colon)),
                        colon == std::string::npos ? "0" : c->source.substr(colon + 1),
-                       c->status == "skip" ? "skipped" : "completed", xml_escape(gtest_test_name(k)));
+                       c->status == Status::skip ? "skipped" : "completed", xml_escape(gtest_test_name(k)));
       s += "      <properties>\n";
       for (const auto& [name, v] : c->metrics)
         s += fmt::format("        <property name=\"{}\" value=\"{:.9g}\"/>\n", xml_escape(name), v);
       s += fmt::format("        <property name=\"variant\" value=\"{}\"/>\n", xml_escape(c->variant));
-      s += fmt::format("        <property name=\"verdict\" value=\"{}\"/>\n", xml_escape(c->status));
+      s += fmt::format("        <property name=\"verdict\" value=\"{}\"/>\n", xml_escape(to_string(c->status)));
       s += "      </properties>\n";
-      if (c->status == "skip")
+      if (c->status == Status::skip)
         s += fmt::format("      <skipped message=\"{}\">{}</skipped>\n", xml_escape(c->reason), cdata(c->reason));
-      else if (c->status == "fail")
+      else if (c->status == Status::fail)
         s += fmt::format("      <failure message=\"{}\" type=\"\">{}</failure>\n", xml_escape("FAIL " + c->reason),
                          cdata("FAIL " + c->reason + "\n" + c->details));
-      else if (c->status == "error")
+      else if (c->status == Status::error)
         s += fmt::format("      <failure message=\"{}\" type=\"\">{}</failure>\n",
                          xml_escape("HARNESS ERROR (not a kernel verdict): " + c->reason),
                          cdata("HARNESS ERROR (not a kernel verdict): " + c->reason + "\n" + c->details));

@@ -33,7 +33,7 @@ MergeResult merge_reports(const std::vector<std::filesystem::path>& shards) {
       const ReportCase& c = r.cases[i];
       const auto key = std::make_pair(c.kernel, c.id);
       if (!m.covered.insert(key).second) { m.duplicates.push_back(key); continue; }
-      counts[c.status == "pass" ? 0 : c.status == "fail" ? 1 : c.status == "skip" ? 2 : 3]++;
+      counts[c.status == Status::pass ? 0 : c.status == Status::fail ? 1 : c.status == Status::skip ? 2 : 3]++;
       merged["cases"].push_back(j["cases"][i]);
     }
   }

@@ -29,12 +29,19 @@ CaseRecord record_from(const J& c, const std::string& file, const std::string& p
   r.id = F.str(c, path, "id");
   r.kernel = F.str(c, path, "kernel");
   if (r.id.empty() || r.kernel.empty()) F.fail(F.key(path, r.id.empty() ? "id" : "kernel"), "is empty");
-  r.status = F.str(c, path, "status");
-  if (r.status != "pass" && r.status != "fail" && r.status != "skip" && r.status != "error")
-    throw_bad_input(file, F.key(path, "status"), "'" + r.status.substr(0, 40) + "' is not a status",
+  const std::string status = F.str(c, path, "status");
+  const std::optional<Status> st = parse_status(status);
+  if (!st)
+    throw_bad_input(file, F.key(path, "status"), "'" + status.substr(0, 40) + "' is not a status",
                     "a case's status is pass, fail, skip or error");
+  r.status = *st;
   r.reason = F.str(c, path, "reason");
-  r.failed_check = F.str(c, path, "failed_check");
+  const std::string check = F.str(c, path, "failed_check");
+  const std::optional<Check> ck = parse_check(check);
+  if (!ck)
+    throw_bad_input(file, F.key(path, "failed_check"), "'" + check.substr(0, 40) + "' is not a check",
+                    "a case's failed_check is empty or one of " + check_names_list());
+  r.failed_check = *ck;
   r.source = F.str(c, path, "source");
   r.variant = F.str(c, path, "variant");
   r.details = F.str(c, path, "details");
@@ -113,8 +120,8 @@ ordered_json case_record_to_json(const CaseRecord& c) {
   for (auto& [k, v] : c.metrics) m[k] = number(v);
   ordered_json probes = ordered_json::object();
   for (auto& [k, v] : c.probes) probes[k] = v;
-  return {{"id", c.id}, {"kernel", c.kernel}, {"status", c.status}, {"reason", c.reason},
-          {"failed_check", c.failed_check}, {"source", c.source}, {"variant", c.variant},
+  return {{"id", c.id}, {"kernel", c.kernel}, {"status", name(c.status)}, {"reason", c.reason},
+          {"failed_check", name(c.failed_check)}, {"source", c.source}, {"variant", c.variant},
           {"metrics", m}, {"probes", probes}, {"token_cos", numbers(c.token_cos)}, {"token_rel", numbers(c.token_rel)},
           {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)}}},
           {"fixture_fingerprint", fmt::format("{:016x}", c.fixture_fingerprint)}, {"details", c.details}};

@@ -72,10 +72,10 @@ ReadReport parse_report(const Json& j, const std::string& f) {
     ReportCase rc;
     rc.id = std::move(c.id);
     rc.kernel = std::move(c.kernel);
-    rc.status = std::move(c.status);
+    rc.status = c.status;
     rc.reason = std::move(c.reason);
     rc.variant = std::move(c.variant);
-    rc.failed_check = std::move(c.failed_check);
+    rc.failed_check = c.failed_check;
     rc.details = std::move(c.details);
     rc.fixture_fingerprint = fmt::format("{:016x}", c.fixture_fingerprint);
     rc.metrics = std::move(c.metrics);

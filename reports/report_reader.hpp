@@ -6,10 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "reports/verdict.hpp"
+
 namespace moe {
 
 struct ReportCase {
-  std::string id, kernel, status, reason, variant, failed_check, details;
+  std::string id, kernel, reason, variant, details;
+  Status status = Status::error;
+  Check failed_check = Check::none;
   std::string fixture_fingerprint;  // 16 hex digits; all zeros where no fixture was built (skips)
   std::map<std::string, double> metrics;
   std::vector<double> token_cos, token_rel;

@@ -15,7 +15,7 @@ namespace moe {
 
 using nlohmann::ordered_json;
 
-int RunReport::count(const std::string& status) const {
+int RunReport::count(Status status) const {
   int n = 0;
   for (const auto& c : cases) n += c.status == status;
   return n;
@@ -34,8 +34,8 @@ std::string to_json_text(const RunReport& r) {
   ordered_json j;
   j["schema_version"] = kRunReportSchemaVersion;
   j["provenance"] = provenance_to_json(r.provenance);
-  j["summary"] = {{"total", r.cases.size()}, {"pass", r.count("pass")}, {"fail", r.count("fail")},
-                  {"skip", r.count("skip")}, {"error", r.count("error")}};
+  j["summary"] = {{"total", r.cases.size()}, {"pass", r.count(Status::pass)}, {"fail", r.count(Status::fail)},
+                  {"skip", r.count(Status::skip)}, {"error", r.count(Status::error)}};
   ordered_json cases = ordered_json::array();
   for (const CaseRecord& c : r.cases) cases.push_back(case_record_to_json(c));
   j["cases"] = cases;
@@ -49,8 +49,8 @@ std::string to_markdown(const RunReport& r) {
                    p.device_arch.empty() ? "none (" + p.device_message + ")" : p.device_name + " " + p.device_arch + " " + std::to_string(p.compute_units) + " CU");
   s += fmt::format("- {} to {}, suite file {} ({:016x})\n", p.start_time, p.end_time, p.suite_file, p.suite_hash);
   if (p.incomplete) s += fmt::format("- **INCOMPLETE**: {}\n", p.incomplete_reason);
-  s += fmt::format("- **{} passed, {} failed, {} skipped, {} errors** of {}\n\n", r.count("pass"), r.count("fail"),
-                   r.count("skip"), r.count("error"), r.cases.size());
+  s += fmt::format("- **{} passed, {} failed, {} skipped, {} errors** of {}\n\n", r.count(Status::pass), r.count(Status::fail),
+                   r.count(Status::skip), r.count(Status::error), r.cases.size());
   s += "| status | kernel | case | min cos | max rel | variant | note |\n|---|---|---|---|---|---|---|\n";
   for (const CaseRecord& c : r.cases) {
     auto metric = [&](const char* k, const char* f) {
@@ -60,7 +60,7 @@ std::string to_markdown(const RunReport& r) {
     };
     std::string note = c.reason;
     for (auto& ch : note) if (ch == '|' || ch == '\n') ch = ' ';
-    s += fmt::format("| {} | {} | `{}` | {} | {} | {} | {} |\n", c.status, c.kernel, c.id, metric("min_cos", "{:.6f}"),
+    s += fmt::format("| {} | {} | `{}` | {} | {} | {} | {} |\n", name(c.status), c.kernel, c.id, metric("min_cos", "{:.6f}"),
                      metric("max_rel", "{:.2e}"), c.variant, note);
   }
   bool any_nan = false;

@@ -8,15 +8,17 @@
 #include <utility>
 #include <vector>
 
+#include "reports/verdict.hpp"
+
 namespace moe {
 
 inline constexpr int kRunReportSchemaVersion = 1;
 
 struct CaseRecord {
   std::string id, kernel;
-  std::string status;   // "pass", "fail", "skip", "error"
+  Status status = Status::error;  // never left unset: a record no code filled in is not a verdict
   std::string reason;   // skip reason, failure summary, or the harness error
-  std::string failed_check;
+  Check failed_check = Check::none;
   std::string source;   // file:line of the case
   std::string variant;  // what the kernel dispatched
   std::map<std::string, double> metrics;  // min_cos, max_rel, max_abs, mismatch_fraction, ...; NaN: undefined
@@ -48,7 +50,7 @@ struct Provenance {
 struct RunReport {
   Provenance provenance;
   std::vector<CaseRecord> cases;
-  int count(const std::string& status) const;
+  int count(Status status) const;
 };
 
 std::string to_json_text(const RunReport& r);

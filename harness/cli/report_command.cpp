@@ -32,7 +32,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     const std::filesystem::path junit = o.junit.empty() ? d / "junit.xml" : o.junit;
     write_report_files(r, {json, junit, d / "summary.md", d / "report.html"});
     std::printf("%s", to_markdown(r).c_str());
-    const int pass = r.count("pass"), fail = r.count("fail"), skip = r.count("skip"), err = r.count("error");
+    const int pass = r.count(Status::pass), fail = r.count(Status::fail), skip = r.count(Status::skip), err = r.count(Status::error);
     std::printf("\nmoe-harness report: %d passed, %d failed, %d skipped, %d errors%s; rebuilt %s, %s, %s and %s\n", pass,
                 fail, skip, err, r.provenance.incomplete ? " (INCOMPLETE)" : "", json.c_str(), junit.c_str(),
                 (d / "summary.md").c_str(), (d / "report.html").c_str());

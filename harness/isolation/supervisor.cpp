@@ -80,15 +80,15 @@ std::string tail_lines(const std::string& s) {
   return json::parse(json(t).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
 }
 
-CaseRecord error_record(const CaseSpec& c, const KernelUnderTest& k, const std::string& check,
+CaseRecord error_record(const CaseSpec& c, const KernelUnderTest& k, Check check,
                         const std::string& reason, const std::string& err_tail) {
   CaseRecord r;
   r.id = c.id;
   r.kernel = k.id();
   r.source = c.source;
-  r.status = "error";
+  r.status = Status::error;
   r.failed_check = check;
-  r.reason = check + ": " + reason;
+  r.reason = to_string(check) + ": " + reason;
   const std::string tail = tail_lines(err_tail);
   r.details = tail.empty() ? "the worker wrote nothing to stdout or stderr while it judged this case"
                            : fmt::format("the worker's stdout and stderr while it judged this case (last {} lines at "
@@ -306,7 +306,7 @@ CaseResult Supervisor::execute(const CaseRequest& r) {
   CaseResult out;
   std::string why;
   if (pid_ < 0 && !start_worker(why)) {
-    out.record = error_record(c, k, "crash", "the worker process could not start: " + why, err_tail_);
+    out.record = error_record(c, k, Check::crash, "the worker process could not start: " + why, err_tail_);
     return out;
   }
   err_tail_.clear();
@@ -318,7 +318,7 @@ CaseResult Supervisor::execute(const CaseRequest& r) {
   if (!wire::write_line(req_fd_, request)) {  // the worker died between cases: this case has not run, start another
     reap(true);
     if (!start_worker(why) || !wire::write_line(req_fd_, request)) {
-      out.record = error_record(c, k, "crash", "the worker process could not start: " + why, err_tail_);
+      out.record = error_record(c, k, Check::crash, "the worker process could not start: " + why, err_tail_);
       return out;
     }
   }
@@ -329,7 +329,7 @@ CaseResult Supervisor::execute(const CaseRequest& r) {
       const nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);  // ordered: the probes keep their order
       if (j.at("type") != "record") {  // the worker gave up on the request (its message says why)
         reap(true);
-        out.record = error_record(c, k, "crash", "the worker failed: " + j.value("message", line), err_tail_);
+        out.record = error_record(c, k, Check::crash, "the worker failed: " + j.value("message", line), err_tail_);
         return out;
       }
       out.record = case_record_from_json(j.at("record"), "the worker's record", "record");
@@ -341,7 +341,7 @@ CaseResult Supervisor::execute(const CaseRequest& r) {
     } catch (const std::exception& e) {  // a reply that is not the worker's (a kernel that wrote onto its pipe?)
       reap(true);
       out = {};
-      out.record = error_record(c, k, "crash", std::string("the worker's reply was unreadable (") + e.what() +
+      out.record = error_record(c, k, Check::crash, std::string("the worker's reply was unreadable (") + e.what() +
                                                    "); the worker was killed and a new one judges the next case",
                                 err_tail_);
       return out;
@@ -351,20 +351,20 @@ CaseResult Supervisor::execute(const CaseRequest& r) {
   }
   if (w == Wait::timed_out) {
     reap(true);
-    out.record = error_record(c, k, "timeout", fmt::format("the case ran past its time limit of {:.1f} s ({}); the "
+    out.record = error_record(c, k, Check::timeout, fmt::format("the case ran past its time limit of {:.1f} s ({}); the "
                                                            "worker was killed and a new one judges the next case",
                                                            limit.seconds, limit.why), err_tail_);
   } else if (w == Wait::over_memory) {
     const std::size_t rss = resident_peak_;
     reap(true);
-    out.record = error_record(c, k, "out_of_memory",
+    out.record = error_record(c, k, Check::out_of_memory,
                               fmt::format("the worker's resident memory reached {:.2f} GiB, above this case's limit "
                                           "of {:.2f} GiB ({}); the worker was killed and a new one judges the next case",
                                           double(rss) / double(1 << 30), double(memory.bytes) / double(1 << 30), memory.why),
                               err_tail_);
   } else {
     const std::string what = reap(false);
-    out.record = error_record(c, k, "crash", "the worker process judging this case " + what +
+    out.record = error_record(c, k, Check::crash, "the worker process judging this case " + what +
                                                  "; a new worker judges the next case", err_tail_);
   }
   return out;

@@ -51,8 +51,8 @@ int run_worker(int request_fd, int record_fd) {
     if (const auto& lost = sticky_device_error()) {
       exit_after = *lost;
       CaseRecord& rec = res.record;
-      rec.status = "error";
-      rec.failed_check = "crash";
+      rec.status = Status::error;
+      rec.failed_check = Check::crash;
       rec.reason = "crash: a sticky GPU error left the context unusable (" + *lost +
                    "); the worker exited and a new one judges the next case";
     }

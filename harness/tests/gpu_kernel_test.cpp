@@ -75,7 +75,7 @@ TEST(GpuFusedMoe, EveryUnitCasePasses) {
   GpuFusedMoeKernel k;
   for (const CaseSpec& c : suite().cases) {
     const CaseRecord r = execute_case(c, k, device(), {});
-    EXPECT_EQ(r.status, "pass") << c.id << ": " << r.reason << "\n" << r.details;
+    EXPECT_EQ(r.status, Status::pass) << c.id << ": " << r.reason << "\n" << r.details;
   }
 }
 
@@ -135,12 +135,12 @@ TEST(GpuFusedMoe, AFailingLaunchIsAReportedCaseErrorWithTheRuntimeMessage) {
   REQUIRE_GPU();
   GpuFusedMoeKernel k(/*fail_launch_for_test=*/true);
   const CaseRecord r = execute_case(suite().cases[0], k, device(), {});
-  EXPECT_EQ(r.status, "error");
+  EXPECT_EQ(r.status, Status::error);
   EXPECT_NE(r.reason.find("failed"), std::string::npos) << r.reason;
   EXPECT_NE(r.reason.find("one_stage_kernel"), std::string::npos) << r.reason;
   // The process is still healthy: the next case on a sound kernel passes.
   GpuFusedMoeKernel ok;
-  EXPECT_EQ(execute_case(suite().cases[0], ok, device(), {}).status, "pass");
+  EXPECT_EQ(execute_case(suite().cases[0], ok, device(), {}).status, Status::pass);
 }
 
 // Out of device memory is a failed case naming it (not a harness error), its buffers are freed as it unwinds, and the
@@ -159,12 +159,12 @@ TEST(GpuFusedMoe, OutOfDeviceMemoryIsAFailedCaseAndTheNextCasePasses) {
   OutOfDeviceMemoryKernel k;
   for (int i = 0; i < 3; ++i) {  // three in a row: nothing leaks from one to the next
     const CaseRecord r = execute_case(suite().cases[0], k, device(), {});
-    EXPECT_EQ(r.status, "fail");
-    EXPECT_EQ(r.failed_check, "out_of_memory");
+    EXPECT_EQ(r.status, Status::fail);
+    EXPECT_EQ(r.failed_check, Check::out_of_memory);
     EXPECT_NE(r.reason.find("out of device memory"), std::string::npos) << r.reason;
   }
   GpuFusedMoeKernel ok;
-  EXPECT_EQ(execute_case(suite().cases[0], ok, device(), {}).status, "pass");
+  EXPECT_EQ(execute_case(suite().cases[0], ok, device(), {}).status, Status::pass);
 }
 
 // The fault mutants (kernels/mutants/fault_mutants.hpp) are the mutant build without a bug on every case but one of
@@ -178,7 +178,7 @@ TEST(GpuFusedMoe, FaultMutantsRunCleanOffTheirTriggerSeed) {
     const CaseSpec& c = s.cases[0];
     ASSERT_NE(c.problem.seed, kFaultMutantSeed);
     const CaseRecord r = execute_case(c, k, device(), {});
-    EXPECT_EQ(r.status, "pass") << mutation_name(m) << ": " << r.reason;
+    EXPECT_EQ(r.status, Status::pass) << mutation_name(m) << ": " << r.reason;
   }
 }
 

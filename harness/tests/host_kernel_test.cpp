@@ -31,7 +31,7 @@ TEST(HostPipeline, EveryCasePassesAgainstTheContractReference) {
   DeviceDetection none;
   for (const CaseSpec& c : small_suite().cases) {
     const CaseRecord r = execute_case(c, k, none, {});
-    EXPECT_EQ(r.status, "pass") << c.id << ": " << r.reason << "\n" << r.details;
+    EXPECT_EQ(r.status, Status::pass) << c.id << ": " << r.reason << "\n" << r.details;
     EXPECT_GT(r.metrics.at("min_cos"), 0.999);
   }
 }
@@ -40,7 +40,7 @@ TEST(HostPipeline, DeclinesAboveItsBudgetWithAReason) {
   HostContractKernel k(1e4);
   DeviceDetection none;
   const CaseRecord r = execute_case(small_suite().cases[0], k, none, {});
-  EXPECT_EQ(r.status, "skip");
+  EXPECT_EQ(r.status, Status::skip);
   EXPECT_NE(r.reason.find("budget"), std::string::npos);
 }
 
@@ -50,7 +50,7 @@ TEST(HostPipeline, WritingIntoThePristineTensorsIsAHarnessErrorNotAPass) {
   PipelineOptions opt;
   opt.after_kernel_hook = [](Checkpoint& pristine) { pristine.routed.w13.bytes()[0] ^= std::byte{0x80}; };
   const CaseRecord r = execute_case(small_suite().cases[0], k, none, opt);
-  EXPECT_EQ(r.status, "error");
+  EXPECT_EQ(r.status, Status::error);
   EXPECT_NE(r.reason.find("reference inputs were mutated"), std::string::npos) << r.reason;
 }
 
@@ -71,8 +71,8 @@ TEST(HostPipeline, UnwrittenLastTokenIsCaught) {
   DropsLastToken k;
   DeviceDetection none;
   const CaseRecord r = execute_case(small_suite().cases[1], k, none, {});  // tokens 5
-  EXPECT_EQ(r.status, "fail");
-  EXPECT_EQ(r.failed_check, "unwritten");
+  EXPECT_EQ(r.status, Status::fail);
+  EXPECT_EQ(r.failed_check, Check::unwritten);
 }
 
 namespace {
@@ -103,17 +103,17 @@ TEST(HostPipeline, RerunProbeCatchesNondeterminismAndSecondRunHoles) {
   DeviceDetection none;
   RacyKernel racy;
   CaseRecord r = execute_case(small_suite().cases[1], racy, none, {});
-  EXPECT_EQ(r.status, "fail");
-  EXPECT_EQ(r.failed_check, "rerun");
+  EXPECT_EQ(r.status, Status::fail);
+  EXPECT_EQ(r.failed_check, Check::rerun);
   EXPECT_NE(r.reason.find("differs from the first in 1 element"), std::string::npos) << r.reason;
   LazySecondRun lazy;
   r = execute_case(small_suite().cases[1], lazy, none, {});
-  EXPECT_EQ(r.failed_check, "rerun");
+  EXPECT_EQ(r.failed_check, Check::rerun);
   EXPECT_NE(r.reason.find("left 1 element(s) unwritten"), std::string::npos) << r.reason;
   // The correct kernel is deterministic and writes everything twice.
   HostContractKernel ok;
   r = execute_case(small_suite().cases[1], ok, none, {});
-  EXPECT_EQ(r.status, "pass");
+  EXPECT_EQ(r.status, Status::pass);
   EXPECT_EQ(r.metrics.at("rerun_mismatches"), 0.0);
 }
 
@@ -159,10 +159,10 @@ class LeaksAcrossTokens : public HostContractKernel {
 static void expect_only_the_linearity_probe_catches(const CaseSpec& c, KernelUnderTest& k, const std::string& reason) {
   PipelineOptions no_probe;
   no_probe.linearity_probe = false;
-  EXPECT_EQ(execute_case(c, k, DeviceDetection{}, no_probe).status, "pass") << c.id;  // tolerance alone: through
+  EXPECT_EQ(execute_case(c, k, DeviceDetection{}, no_probe).status, Status::pass) << c.id;  // tolerance alone: through
   const CaseRecord r = execute_case(c, k, DeviceDetection{}, {});
-  EXPECT_EQ(r.status, "fail") << c.id;
-  EXPECT_EQ(r.failed_check, "linearity");
+  EXPECT_EQ(r.status, Status::fail) << c.id;
+  EXPECT_EQ(r.failed_check, Check::linearity);
   EXPECT_NE(r.reason.find(reason), std::string::npos) << r.reason;
 }
 
@@ -190,7 +190,7 @@ TEST(HostPipeline, LinearityProbeHoldsExactlyOnTheCleanKernel) {
   const Suite s = small_suite();
   for (const CaseSpec& c : s.cases) {
     const CaseRecord r = execute_case(c, k, none, {});
-    EXPECT_EQ(r.status, "pass") << c.id << ": " << r.reason;
+    EXPECT_EQ(r.status, Status::pass) << c.id << ": " << r.reason;
     EXPECT_EQ(r.metrics.at("linearity_mismatches"), 0.0) << c.id;
   }
 }
@@ -236,17 +236,17 @@ TEST(HostPipeline, ProbesThatDidNotRunHaveNoMismatchMetrics) {
   DeviceDetection none;
   DropsLastToken failing;
   CaseRecord r = execute_case(small_suite().cases[1], failing, none, {});
-  ASSERT_EQ(r.failed_check, "unwritten");
+  ASSERT_EQ(r.failed_check, Check::unwritten);
   for (const char* m : {"rerun_unwritten", "rerun_mismatches", "linearity_mismatches"}) EXPECT_EQ(r.metrics.count(m), 0u) << m;
   PipelineOptions off;
   off.rerun_probe = off.linearity_probe = false;
   HostContractKernel ok;
   r = execute_case(small_suite().cases[1], ok, none, off);
-  ASSERT_EQ(r.status, "pass");
+  ASSERT_EQ(r.status, Status::pass);
   for (const char* m : {"rerun_unwritten", "rerun_mismatches", "linearity_mismatches"}) EXPECT_EQ(r.metrics.count(m), 0u) << m;
   DeclaresNondeterministic nd;
   r = execute_case(small_suite().cases[1], nd, none, {});
-  ASSERT_EQ(r.status, "pass");
+  ASSERT_EQ(r.status, Status::pass);
   EXPECT_EQ(r.metrics.count("linearity_mismatches"), 0u);
   EXPECT_EQ(r.metrics.at("rerun_unwritten"), 0.0);  // the rerun itself ran
 }
@@ -256,7 +256,7 @@ TEST(HostPipeline, ProbesSayWhichRanAndWhyTheOthersDidNot) {
   HostContractKernel ok;
   const Suite s = small_suite();
   CaseRecord r = execute_case(s.cases[1], ok, none, {});  // weights on the output, no shared expert
-  ASSERT_EQ(r.status, "pass");
+  ASSERT_EQ(r.status, Status::pass);
   for (const char* p : {"rerun", "rerun_identical", "linearity_all_weights", "linearity_one_expert"}) EXPECT_EQ(probe(r, p), "ran") << p;
   EXPECT_EQ(r.metrics.at("rerun_mismatches"), 0.0);
   EXPECT_EQ(r.metrics.at("linearity_mismatches"), 0.0);
@@ -268,11 +268,11 @@ TEST(HostPipeline, ProbesSayWhichRanAndWhyTheOthersDidNot) {
     return s.cases[0];
   };
   r = execute_case(find([](const ProblemSpec& p) { return p.n_shared > 0; }), ok, none, {});  // shared expert, rank 0
-  ASSERT_EQ(r.status, "pass") << r.id;
+  ASSERT_EQ(r.status, Status::pass) << r.id;
   EXPECT_EQ(probe(r, "linearity_all_weights"), "not run: a shared expert on this rank adds an output no router weight scales");
   EXPECT_EQ(probe(r, "linearity_one_expert"), "ran");
   r = execute_case(find([](const ProblemSpec& p) { return p.router_weight_on == RouterWeightOn::input; }), ok, none, {});
-  ASSERT_EQ(r.status, "pass") << r.id;
+  ASSERT_EQ(r.status, Status::pass) << r.id;
   EXPECT_EQ(probe(r, "linearity_all_weights"), "not run: the router weight is applied to the input, where doubling it is not exact");
 
   DropsLastToken failing;

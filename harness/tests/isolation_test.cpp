@@ -35,9 +35,9 @@ CaseRecord sample_record() {
   CaseRecord r;
   r.id = "custom/T3/decode";
   r.kernel = "host-contract";
-  r.status = "fail";
+  r.status = Status::fail;
   r.reason = "min_cos: token 2 \"quoted\" ]]> <tag> & \x01 control";
-  r.failed_check = "min_cos";
+  r.failed_check = Check::min_cos;
   r.source = "cases/x.yaml:7";
   r.variant = "host/atomic";
   r.metrics = {{"min_cos", 0.1 + 0.2}, {"max_rel", std::nan("")}, {"tiny", 4.9406564584124654e-324}};
@@ -144,9 +144,9 @@ TEST(Journal, RecordsBySlotLastOneWinsAndATornLastLineIsIgnored) {
     w.write({{"type", "plan"}, {"tests", 3}});
     CaseRecord r = sample_record();
     w.write({{"type", "record"}, {"slot", 2}, {"record", case_record_to_json(r)}});
-    r.status = "pass";
+    r.status = Status::pass;
     w.write({{"type", "record"}, {"slot", 0}, {"record", case_record_to_json(r)}});
-    r.status = "error";
+    r.status = Status::error;
     w.write({{"type", "record"}, {"slot", 2}, {"record", case_record_to_json(r)}});  // a later line replaces
   }
   std::ofstream(journal_path(dir), std::ios::app) << R"({"type":"record","slot":1,"rec)";  // killed mid-write
@@ -155,11 +155,11 @@ TEST(Journal, RecordsBySlotLastOneWinsAndATornLastLineIsIgnored) {
   EXPECT_FALSE(j.finished);
   ASSERT_EQ(j.planned, std::optional<std::size_t>(3));
   ASSERT_EQ(j.records.size(), 2u);
-  EXPECT_EQ(j.records.at(0).status, "pass");
-  EXPECT_EQ(j.records.at(2).status, "error");
+  EXPECT_EQ(j.records.at(0).status, Status::pass);
+  EXPECT_EQ(j.records.at(2).status, Status::error);
   const RunReport r = report_from_journal(j);
   ASSERT_EQ(r.cases.size(), 2u);
-  EXPECT_EQ(r.cases[0].status, "pass");  // slot order
+  EXPECT_EQ(r.cases[0].status, Status::pass);  // slot order
   EXPECT_TRUE(r.provenance.incomplete);
   EXPECT_NE(r.provenance.incomplete_reason.find("2 of the 3 selected test(s)"), std::string::npos)
       << r.provenance.incomplete_reason;
@@ -281,15 +281,15 @@ TEST(CasePipeline, WhateverAKernelThrowsBecomesThatCasesRecord) {
   const DeviceDetection none;
   ThrowingKernel non_std(0), bad_alloc(1), device_oom(2);
   const CaseRecord a = execute_case(s.cases[0], non_std, none, {});
-  EXPECT_EQ(a.status, "error");
-  EXPECT_EQ(a.failed_check, "harness_error");
+  EXPECT_EQ(a.status, Status::error);
+  EXPECT_EQ(a.failed_check, Check::harness_error);
   EXPECT_NE(a.reason.find("not std::exception"), std::string::npos) << a.reason;
   const CaseRecord b = execute_case(s.cases[0], bad_alloc, none, {});
-  EXPECT_EQ(b.status, "error");
-  EXPECT_EQ(b.failed_check, "out_of_memory");
+  EXPECT_EQ(b.status, Status::error);
+  EXPECT_EQ(b.failed_check, Check::out_of_memory);
   const CaseRecord c = execute_case(s.cases[0], device_oom, none, {});
-  EXPECT_EQ(c.status, "fail");  // out of device memory is a verdict on the case (GPU checks, gpu_check.hpp)
-  EXPECT_EQ(c.failed_check, "out_of_memory");
+  EXPECT_EQ(c.status, Status::fail);  // out of device memory is a verdict on the case (GPU checks, gpu_check.hpp)
+  EXPECT_EQ(c.failed_check, Check::out_of_memory);
   EXPECT_EQ(c.reason, "out_of_memory: out of device memory: cudaMalloc failed (kernel.cpp:9)");
 }
 
@@ -297,7 +297,7 @@ TEST(JunitFromRecords, EscapesAndCountsAndSplitsCdata) {
   RunReport r;
   CaseRecord a = sample_record();
   CaseRecord b = a;
-  b.status = "skip";
+  b.status = Status::skip;
   b.reason = "declined";
   b.id = "other";
   r.cases = {a, b};

@@ -48,7 +48,7 @@ TEST(Judge, OneBadTokenAmongManyFailsOnMinCosAndIsNamed) {
   for (double c : j.token_cos) mean += c / kT;
   EXPECT_GT(mean, 0.99);  // what a mean-cosine gate would have accepted
   EXPECT_FALSE(j.pass);
-  EXPECT_EQ(j.failed_check, "min_cos");
+  EXPECT_EQ(j.failed_check, Check::min_cos);
   EXPECT_EQ(j.min_cos_token, 17);
   EXPECT_EQ(j.worst_tokens.front().token, 17);
   EXPECT_EQ(j.worst_tokens.front().experts, (std::vector<std::int32_t>{3, 3}));
@@ -61,7 +61,7 @@ TEST(Judge, MagnitudeErrorFailsRelDespitePerfectCosine) {
   for (auto& v : o) v *= 1.05f;
   const Judgement j = judge(r, {}, as_output(o), kT, kH, th(), routing());
   EXPECT_NEAR(j.min_cos, 1.0, 1e-9);
-  EXPECT_EQ(j.failed_check, "max_rel");
+  EXPECT_EQ(j.failed_check, Check::max_rel);
 }
 
 // The element band is relative to the REFERENCE: a band relative to the kernel's output would grow with a blown-up
@@ -75,7 +75,7 @@ TEST(Judge, ElementBandIsRelativeToTheReference) {
   t.max_rel = 10; t.min_cos = 0;
   const Judgement j = judge(r, {}, as_output(o), kT, kH, t, routing());
   EXPECT_EQ(j.mismatches, 1);
-  EXPECT_EQ(j.failed_check, "mismatch_fraction");
+  EXPECT_EQ(j.failed_check, Check::mismatch_fraction);
   ASSERT_FALSE(j.worst_elements.empty());
   EXPECT_EQ(j.worst_elements[0].token, 0);
   EXPECT_EQ(j.worst_elements[0].column, 5);
@@ -89,14 +89,14 @@ TEST(Judge, UnwrittenElementsAreCountedFromTheSentinel) {
   for (std::int64_t c = 0; c < kH; ++c) out.span<float>()[(kT - 1) * kH + c] = sent.span<float>()[0];  // last token never written
   const Judgement j = judge(r, {}, out, kT, kH, th(), routing());
   EXPECT_EQ(j.unwritten, kH);
-  EXPECT_EQ(j.failed_check, "unwritten");
+  EXPECT_EQ(j.failed_check, Check::unwritten);
 }
 
 TEST(Judge, NonFiniteOutputFails_NonFiniteReferenceIsAHarnessError) {
   auto r = reference();
   auto o = r;
   o[100] = INFINITY;
-  EXPECT_EQ(judge(r, {}, as_output(o), kT, kH, th(), routing()).failed_check, "non_finite");
+  EXPECT_EQ(judge(r, {}, as_output(o), kT, kH, th(), routing()).failed_check, Check::non_finite);
   r[3] = NAN;
   try {
     judge(r, {}, as_output(o), kT, kH, th(), routing());
@@ -120,7 +120,7 @@ TEST(Judge, AllZeroOutputFails) {
   const auto r = reference();
   const Judgement j = judge(r, {}, as_output(std::vector<float>(kT * kH, 0.0f)), kT, kH, th(), routing());
   EXPECT_FALSE(j.pass);
-  EXPECT_EQ(j.failed_check, "zero_output");
+  EXPECT_EQ(j.failed_check, Check::zero_output);
 }
 
 // The norm of the reference, computed here independently of the judge: sqrt of the sum of squares of every element.
@@ -140,11 +140,11 @@ Tensor all_sentinel() {
 // norm covers every reference element whatever the output holds, so no "all-zero reference" harness error.
 TEST(Judge, AllNaNAllInfOrNeverWrittenOutputIsAFailedCaseNotAHarnessError) {
   const auto r = reference();
-  struct Bad { const char* name; Tensor out; const char* check; std::int64_t non_finite, unwritten; };
-  Bad bad[] = {{"all NaN", filled(NAN), "non_finite", kT * kH, 0},
-               {"all +Inf", filled(INFINITY), "non_finite", kT * kH, 0},
-               {"all -Inf", filled(-INFINITY), "non_finite", kT * kH, 0},
-               {"never written", all_sentinel(), "unwritten", 0, kT * kH}};
+  struct Bad { const char* name; Tensor out; Check check; std::int64_t non_finite, unwritten; };
+  Bad bad[] = {{"all NaN", filled(NAN), Check::non_finite, kT * kH, 0},
+               {"all +Inf", filled(INFINITY), Check::non_finite, kT * kH, 0},
+               {"all -Inf", filled(-INFINITY), Check::non_finite, kT * kH, 0},
+               {"never written", all_sentinel(), Check::unwritten, 0, kT * kH}};
   for (const Bad& b : bad) {
     Judgement j;
     ASSERT_NO_THROW(j = judge(r, r, b.out, kT, kH, th(), routing())) << b.name;
@@ -185,7 +185,7 @@ TEST(Judge, ATokenWithANonFiniteOrUnwrittenElementHasNaNCosAndRelAndIsTheWorstTo
   fill_sentinel(sent);
   out.span<float>()[52 * kH + 100] = sent.span<float>()[0];         // token 52: one element never written
   const Judgement j = judge(r, {}, out, kT, kH, th(), routing());
-  EXPECT_EQ(j.failed_check, "unwritten");
+  EXPECT_EQ(j.failed_check, Check::unwritten);
   EXPECT_EQ(j.non_finite, 1);
   EXPECT_EQ(j.unwritten, 1);
   EXPECT_TRUE(std::isnan(j.token_cos[40]) && std::isnan(j.token_rel[40]));

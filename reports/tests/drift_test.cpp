@@ -14,7 +14,7 @@ ReportCase passing(const std::string& id, const std::string& kernel = "host-cont
   ReportCase c;
   c.id = id;
   c.kernel = kernel;
-  c.status = "pass";
+  c.status = Status::pass;
   c.variant = "host/atomic";
   c.metrics = {{"min_cos", 0.99999}, {"max_rel", 3e-3}, {"max_abs", 1e-2}, {"threshold_min_cos", 0.9999},
                {"threshold_max_rel", 0.012}, {"kernel_us", 10.0}};
@@ -113,7 +113,7 @@ TEST(Drift, ADifferentTokenCountIsAFinding) {
 
 TEST(Drift, ACaseTheBaseSkippedAndTheNewRunLacksIsNoRegression) {
   ReportCase s = passing("gone");
-  s.status = "skip";
+  s.status = Status::skip;
   s.reason = "no GPU here";
   s.metrics.clear();
   s.token_cos.clear();
@@ -144,7 +144,7 @@ TEST(Drift, AnotherFixtureFingerprintIsAFailingFinding) {
 
 TEST(Drift, SkippedCasesCarryNoFingerprintAndAreNotFlaggedForIt) {
   ReportCase s = passing("a");
-  s.status = "skip";
+  s.status = Status::skip;
   s.fixture_fingerprint = "0000000000000000";
   s.metrics.clear();
   const ReadReport b = report({s});
@@ -154,7 +154,7 @@ TEST(Drift, SkippedCasesCarryNoFingerprintAndAreNotFlaggedForIt) {
 TEST(Drift, KernelSelectionComparesOnlyThatKernel) {
   const ReadReport b = report({passing("a", "host-contract"), passing("a", "gpu-fused-moe")});
   ReadReport n = b;
-  n.cases[1].status = "fail";  // the GPU kernel regressed
+  n.cases[1].status = Status::fail;  // the GPU kernel regressed
   EXPECT_EQ(drift_failures(compare_reports(b, n, kM, {"host-contract"})), 0);
   EXPECT_EQ(drift_failures(compare_reports(b, n, kM, {"gpu-fused-moe"})), 1);
   EXPECT_EQ(drift_failures(compare_reports(b, n, kM)), 1);
@@ -166,7 +166,7 @@ TEST(Drift, FindingsAreRankedNewFailuresFirstNewCasesLast) {
   ReadReport n = b;
   n.cases[0].variant = "other/path";
   n.cases[1].metrics["min_cos"] = 0.9995;
-  n.cases[2].status = "fail";
+  n.cases[2].status = Status::fail;
   n.cases[2].reason = "min_cos: 0.9 < 0.9999";
   n.cases.push_back(passing("added"));
   const auto f = compare_reports(b, n, kM);

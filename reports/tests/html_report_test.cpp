@@ -10,7 +10,7 @@
 namespace moe {
 namespace {
 
-ReportCase ran(const std::string& id, const std::string& status, std::size_t tokens) {
+ReportCase ran(const std::string& id, Status status, std::size_t tokens) {
   ReportCase c;
   c.id = id;
   c.kernel = "host-contract";
@@ -26,7 +26,7 @@ ReportCase skipped(const std::string& id, const std::string& reason) {
   ReportCase c;
   c.id = id;
   c.kernel = "host-contract";
-  c.status = "skip";
+  c.status = Status::skip;
   c.reason = reason;
   return c;
 }
@@ -55,8 +55,8 @@ int count(const std::string& s, const std::string& needle) {
 // A token whose output had non-finite or unwritten elements reads back as cos = rel = NaN. It is drawn at the top
 // of both plots with the failure marker, counted by tokens, and listed first among the worst tokens.
 TEST(HtmlReport, NanTokensAreDrawnAndListedAsFailing) {
-  ReportCase c = ran("nan", "fail", 8);
-  c.failed_check = "non_finite";
+  ReportCase c = ran("nan", Status::fail, 8);
+  c.failed_check = Check::non_finite;
   c.reason = "non_finite: 2 element(s) NaN/Inf";
   c.token_cos[3] = NAN;
   c.token_rel[3] = NAN;
@@ -97,7 +97,7 @@ TEST(HtmlReport, NanTokensAreDrawnAndListedAsFailing) {
 
 // A NaN-cos token never becomes "1 - cos = 0" (the plot's floor, where a perfect token sits).
 TEST(HtmlReport, NanCosIsNeverDrawnOnTheFloor) {
-  ReportCase c = ran("one", "fail", 1);
+  ReportCase c = ran("one", Status::fail, 1);
   c.token_cos[0] = NAN;
   c.token_rel[0] = NAN;
   const std::string s = section(to_html(report({c})), "one");
@@ -109,13 +109,13 @@ TEST(HtmlReport, NanCosIsNeverDrawnOnTheFloor) {
 
 TEST(HtmlReport, FailingFirstPassingCollapsedIdenticalSkipsGrouped) {
   std::vector<ReportCase> cases;
-  for (int i = 0; i < 6; ++i) cases.push_back(ran("p" + std::to_string(i), "pass", 4));
+  for (int i = 0; i < 6; ++i) cases.push_back(ran("p" + std::to_string(i), Status::pass, 4));
   cases.push_back(skipped("s0", "no GPU here"));
-  cases.push_back(ran("f0", "fail", 4));
+  cases.push_back(ran("f0", Status::fail, 4));
   cases.push_back(skipped("s1", "no GPU here"));
   cases.push_back(skipped("s2", "targets: arch gfx950 required"));
   ReportCase e;
-  e.id = "e0"; e.kernel = "host-contract"; e.status = "error"; e.reason = "harness error: GPU fault";
+  e.id = "e0"; e.kernel = "host-contract"; e.status = Status::error; e.reason = "harness error: GPU fault";
   cases.push_back(e);
   const std::string h = to_html(report(cases));
   // Failing table: the error and the failure, nothing else; before the skips, which come before the passes.

@@ -130,6 +130,9 @@ TEST_F(ReportReader, StatusAndIdsAreChecked) {
   j["cases"][0]["status"] = "passed";
   expect_bad_key(j, "cases[0].status", "unknown status");
   j = valid_report();
+  j["cases"][0]["failed_check"] = "min_coss";
+  expect_bad_key(j, "cases[0].failed_check", "unknown check");
+  j = valid_report();
   j["cases"][0]["kernel"] = "";
   expect_bad_key(j, "cases[0].kernel", "empty kernel");
   j = valid_report();

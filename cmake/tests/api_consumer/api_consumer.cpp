@@ -12,9 +12,10 @@ int main() {
     const api::CaseSpec& c = suite.cases.front();
     const auto kernel = api::make_kernel("host");
     const api::CaseRecord rec = api::run_case(c, *kernel, api::detect_device());
-    std::printf("%s %s failed_check=%s min_cos=%.6f\n", rec.id.c_str(), rec.status.c_str(), rec.failed_check.c_str(),
+    std::printf("%s %s failed_check=%s min_cos=%.6f\n", rec.id.c_str(), api::to_string(rec.status).c_str(),
+                api::to_string(rec.failed_check).c_str(),
                 rec.metrics.count("min_cos") ? rec.metrics.at("min_cos") : -2.0);
-    return rec.status == "pass" ? 0 : 1;
+    return rec.status == api::Status::pass ? 0 : 1;
   } catch (const api::Error& e) {
     std::fprintf(stderr, "api_consumer: %s\n", e.what());
     return int(e.code());

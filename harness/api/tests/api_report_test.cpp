@@ -51,10 +51,10 @@ TEST(ApiReport, ReportsOfRecordsRoundTripThroughTheReader) {
   ASSERT_EQ(back.cases.size(), 2u);
   EXPECT_EQ(back.suite, "smoke");
   EXPECT_EQ(back.cases[0].id, s.cases[0].id);
-  EXPECT_EQ(back.cases[0].status, "pass");
+  EXPECT_EQ(back.cases[0].status, api::Status::pass);
   EXPECT_EQ(back.cases[0].metrics.at("min_cos"), report.cases[0].metrics.at("min_cos"));
   EXPECT_EQ(back.cases[0].token_cos, report.cases[0].token_cos);
-  EXPECT_EQ(back.cases[1].status, "skip");
+  EXPECT_EQ(back.cases[1].status, api::Status::skip);
   EXPECT_EQ(back.cases[1].reason, report.cases[1].reason);
   const std::string junit = slurp(f.junit);
   EXPECT_NE(junit.find("<testsuite name=\"host_contract\""), std::string::npos) << junit.substr(0, 400);

@@ -134,8 +134,8 @@ TEST(Api, JudgeOfTheReferenceItselfPassesExactly) {
   const api::ReferenceSet r = api::compute_references(c, f);
   const api::Tensor out = as_bf16(r.contract, f.problem.tokens, f.problem.hidden);
   const api::CaseRecord rec = api::judge(c, f, r, out, "mine");
-  EXPECT_EQ(rec.status, "pass") << rec.reason;
-  EXPECT_EQ(rec.failed_check, "");
+  EXPECT_EQ(rec.status, api::Status::pass) << rec.reason;
+  EXPECT_EQ(rec.failed_check, api::Check::none);
   EXPECT_EQ(rec.id, c.id);
   EXPECT_EQ(rec.kernel, "mine");
   EXPECT_EQ(rec.fixture_fingerprint, f.fingerprint);
@@ -147,7 +147,7 @@ TEST(Api, JudgeOfTheReferenceItselfPassesExactly) {
   for (double rel : rec.token_rel) EXPECT_EQ(rel, 0.0);
   // The same bytes as a raw buffer.
   const api::CaseRecord raw = api::judge(c, f, r, out.bytes(), out.nbytes(), api::DType::bf16);
-  EXPECT_EQ(raw.status, "pass");
+  EXPECT_EQ(raw.status, api::Status::pass);
   EXPECT_EQ(raw.kernel, "external");
   EXPECT_EQ(raw.token_cos, rec.token_cos);
 }
@@ -158,17 +158,17 @@ TEST(Api, JudgeOfAZeroedOrUnwrittenOutputFailsNamingTheCheck) {
   const api::ReferenceSet r = api::compute_references(c, f);
   api::Tensor zero("out", api::DType::bf16, {f.problem.tokens, f.problem.hidden});  // zero-filled
   const api::CaseRecord z = api::judge(c, f, r, zero);
-  EXPECT_EQ(z.status, "fail");
-  EXPECT_EQ(z.failed_check, "zero_output");
+  EXPECT_EQ(z.status, api::Status::fail);
+  EXPECT_EQ(z.failed_check, api::Check::zero_output);
   EXPECT_EQ(z.reason.rfind("zero_output: ", 0), 0u) << z.reason;
   std::vector<std::uint16_t> inf(std::size_t(f.problem.tokens * f.problem.hidden), 0x7f80);  // bf16 +inf
   moe::fill_sentinel(zero, 0);
   const api::CaseRecord u = api::judge(c, f, r, zero);
-  EXPECT_EQ(u.failed_check, "unwritten");
+  EXPECT_EQ(u.failed_check, api::Check::unwritten);
   EXPECT_EQ(u.metrics.at("unwritten"), double(f.problem.tokens * f.problem.hidden));
   const api::CaseRecord n = api::judge(c, f, r, inf.data(), inf.size() * 2, api::DType::bf16);
-  EXPECT_EQ(n.status, "fail");
-  EXPECT_EQ(n.failed_check, "non_finite");
+  EXPECT_EQ(n.status, api::Status::fail);
+  EXPECT_EQ(n.failed_check, api::Check::non_finite);
   EXPECT_EQ(n.metrics.at("non_finite"), double(inf.size()));
 }
 
@@ -188,7 +188,7 @@ TEST(Api, RunCaseRunsThePipelineWithItsProbes) {
   const api::CaseSpec& c = bf16_case();
   const auto host = api::make_kernel("host");
   const api::CaseRecord rec = api::run_case(c, *host, api::DeviceDetection{});
-  EXPECT_EQ(rec.status, "pass") << rec.reason;
+  EXPECT_EQ(rec.status, api::Status::pass) << rec.reason;
   EXPECT_EQ(rec.kernel, "host-contract");
   EXPECT_EQ(rec.fixture_fingerprint, moe::generate_checkpoint(c.problem).fingerprint());
   std::vector<std::string> probes;
@@ -199,6 +199,6 @@ TEST(Api, RunCaseRunsThePipelineWithItsProbes) {
   // A kernel that swaps the gate and up halves is caught by the verdict.
   const auto bad = api::make_kernel("host-contract~gate_up_swapped");
   const api::CaseRecord b = api::run_case(c, *bad, api::DeviceDetection{});
-  EXPECT_EQ(b.status, "fail");
-  EXPECT_NE(b.failed_check, "");
+  EXPECT_EQ(b.status, api::Status::fail);
+  EXPECT_NE(b.failed_check, api::Check::none);
 }

@@ -22,6 +22,7 @@
 #include "reports/report_files.hpp"
 #include "reports/report_reader.hpp"
 #include "reports/run_report.hpp"
+#include "reports/verdict.hpp"
 
 namespace moe::api {
 
@@ -53,8 +54,15 @@ using moe::Thresholds;
 using moe::WeightCache;
 // The pipeline's options: seed override, caches, probe switches, test hooks (harness/case_pipeline.hpp).
 using moe::PipelineOptions;
-// Records and reports (reports/run_report.hpp, reports/report_files.hpp, reports/report_reader.hpp).
+// Records and reports (reports/run_report.hpp, reports/report_files.hpp, reports/report_reader.hpp); a record's
+// status and failed check with their report.json spellings (reports/verdict.hpp).
 using moe::CaseRecord;
+using moe::Check;
+using moe::Status;
+using moe::failing;
+using moe::parse_check;
+using moe::parse_status;
+using moe::to_string;
 using moe::Provenance;
 using moe::ReadReport;
 using moe::ReportFiles;

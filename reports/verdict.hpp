@@ -1,0 +1,43 @@
+// A record's verdict vocabulary: its status and the check that decided it (docs/judging.md lists every check).
+// Code compares the enums; the strings exist only where records become text: their JSON form
+// (reports/record_json.cpp, the one writer and reader of report.json, the journal and the worker's reply), JUnit,
+// Markdown, HTML and the terminal. The spellings are report.json's (reports/schema/run_report.schema.json).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+namespace moe {
+
+enum class Status : std::uint8_t { pass, fail, skip, error };
+
+enum class Check : std::uint8_t {
+  none,  // "": the case passed, or was skipped
+  // The judge (harness/judge.cpp), in the order it checks.
+  unwritten, non_finite, zero_output, bitwise, min_cos, max_rel, mismatch_fraction,
+  // Systematic-error statistics (gain, per-channel error, rounding bias, one expert's error).
+  gain, channel, rounding_bias, expert,
+  // The structural probes after a pass (harness/probes.hpp).
+  rerun, linearity,
+  // Cases that could not be judged, or not here: gating, the pipeline's errors, the watchdog's verdicts.
+  gating, harness_error, out_of_memory, crash, timeout,
+};
+
+std::string_view name(Status s);
+std::string_view name(Check c);
+std::optional<Status> parse_status(std::string_view s);
+std::optional<Check> parse_check(std::string_view s);
+std::string check_names_list();  // every spelling but "", for error messages
+
+// fail and error: the statuses that fail a run (a skip does not).
+inline bool failing(Status s) { return s == Status::fail || s == Status::error; }
+
+inline std::string to_string(Status s) { return std::string(name(s)); }
+inline std::string to_string(Check c) { return std::string(name(c)); }
+// For test failure messages: the spelling, "" shown as none.
+inline std::ostream& operator<<(std::ostream& o, Status s) { return o << name(s); }
+inline std::ostream& operator<<(std::ostream& o, Check c) { return o << (c == Check::none ? "none" : name(c)); }
+
+}  // namespace moe
