@@ -7,9 +7,9 @@
 #include "kernels/gpu/gpu_fused_moe_kernel.hpp"
 #include "kernels/gpu/gpu_routing.hpp"
 #include "kernels/moe/decode_probe.hpp"
-#include "reference/formats/e8m0.hpp"
-#include "reference/formats/fp8.hpp"
-#include "reference/formats/minifloat.hpp"
+#include "formats/e8m0.hpp"
+#include "formats/fp8.hpp"
+#include "formats/minifloat.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -143,7 +143,7 @@ TEST(GpuFusedMoe, AFailingLaunchIsAReportedCaseErrorWithTheRuntimeMessage) {
 }
 
 // The grouped kernels' chunk decoder (code bits under IEEE half fields, the GPU's half-to-float conversion, the
-// power of two folded into the scale) against the host reference's decoders (reference/formats) times the scale,
+// power of two folded into the scale) against the host reference's decoders (formats/) times the scale,
 // bit for bit, for every code: e4m3 fn and fnuz (subnormals, -0, the NaN codes that send their 8 elements to the
 // element-wise decode), e2m1 under E8M0 scales from 2^-127 to NaN, and scales on both sides of the fast path's 2^100.
 static bool same_bits(float a, float b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof a) == 0; }

@@ -8,7 +8,7 @@
 #include "kernels/moe/mma_decode.hpp"
 #include "kernels/moe/mma_stages.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
-#include "reference/formats/tensor_element.hpp"
+#include "fixtures/tensor_element.hpp"
 
 namespace moe {
 namespace {

@@ -7,16 +7,16 @@
 #include <vector>
 
 #include "kernels/convert/fn_to_fnuz.hpp"
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/e2m1.hpp"
-#include "reference/formats/e8m0.hpp"
-#include "reference/formats/fp16.hpp"
-#include "reference/formats/fp8.hpp"
-#include "reference/formats/minifloat.hpp"
-#include "reference/formats/tensor_element.hpp"
+#include "formats/bf16.hpp"
+#include "formats/e2m1.hpp"
+#include "formats/e8m0.hpp"
+#include "formats/fp16.hpp"
+#include "formats/fp8.hpp"
+#include "formats/minifloat.hpp"
+#include "fixtures/tensor_element.hpp"
 #include "reference/moe/activation.hpp"
-#include "reference/quant/fp8_quant.hpp"
-#include "reference/quant/mx_quant.hpp"
+#include "formats/fp8_quant.hpp"
+#include "formats/mx_quant.hpp"
 
 namespace moe {
 namespace {

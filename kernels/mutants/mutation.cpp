@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "kernels/convert/fn_to_fnuz.hpp"
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/fp16.hpp"
-#include "reference/formats/fp8.hpp"
+#include "formats/bf16.hpp"
+#include "formats/fp16.hpp"
+#include "formats/fp8.hpp"
 
 namespace moe {
 namespace {

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "kernels/mutants/mutation.hpp"
-#include "reference/formats/bf16.hpp"
+#include "formats/bf16.hpp"
 
 namespace moe {
 namespace {

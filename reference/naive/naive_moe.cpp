@@ -4,11 +4,11 @@
 #include <cmath>
 #include <cstring>
 
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/e8m0.hpp"
-#include "reference/formats/fp16.hpp"
-#include "reference/formats/fp8.hpp"
-#include "reference/formats/minifloat.hpp"
+#include "formats/bf16.hpp"
+#include "formats/e8m0.hpp"
+#include "formats/fp16.hpp"
+#include "formats/fp8.hpp"
+#include "formats/minifloat.hpp"
 
 namespace moe::naive {
 namespace {
@@ -152,7 +152,7 @@ IntermediateDtype as_intermediate(DType d) {
   return d == DType::bf16 ? IntermediateDtype::bf16 : d == DType::f16 ? IntermediateDtype::f16 : IntermediateDtype::f32;
 }
 
-// Shared exponent of an MX block, computed with log2 in double (a different route from reference/quant).
+// Shared exponent of an MX block, computed with log2 in double (a different route from formats/fp8_quant and mx_quant).
 int mx_exponent(float amax, MxScaleMode mode) {
   if (!(amax > 0.0f)) return -127;
   int x = 0;

@@ -1,4 +1,4 @@
-// dequantize_rows against the spec-pinned table decoder (reference/formats: every code checked against the format
+// dequantize_rows against the spec-pinned table decoder (formats/: every code checked against the format
 // formulas): for every e4m3 code of both flavours, at every position of a row including the tails after the last
 // full vector, with scales from ordinary to tiny (products in fp32's subnormal range), the fp32 result is exactly
 // decode(code) * scale rounded once, NaN codes give NaN, and fp64 gives the exact product.
@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "fixtures/checkpoint.hpp"
-#include "reference/formats/e8m0.hpp"
-#include "reference/formats/fp8.hpp"
-#include "reference/formats/minifloat.hpp"
+#include "formats/e8m0.hpp"
+#include "formats/fp8.hpp"
+#include "formats/minifloat.hpp"
 #include "reference/moe/expert_dequant.hpp"
 
 namespace moe {

@@ -4,9 +4,9 @@
 #include <optional>
 #include <string_view>
 
-#include "fixtures/dtype.hpp"
-#include "fixtures/format_tags.hpp"
-#include "reference/formats/minifloat.hpp"
+#include "formats/dtype.hpp"
+#include "formats/format_tags.hpp"
+#include "formats/minifloat.hpp"
 
 namespace moe {
 

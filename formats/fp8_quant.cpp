@@ -1,9 +1,9 @@
-#include "reference/quant/fp8_quant.hpp"
+#include "formats/fp8_quant.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "reference/formats/e4m3_encode.hpp"
+#include "formats/e4m3_encode.hpp"
 
 namespace moe {
 

@@ -1,4 +1,4 @@
-#include "reference/quant/mx_quant.hpp"
+#include "formats/mx_quant.hpp"
 
 #include <gtest/gtest.h>
 

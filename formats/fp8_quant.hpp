@@ -9,7 +9,7 @@
 #pragma once
 #include <cstdint>
 
-#include "reference/formats/fp8.hpp"
+#include "formats/fp8.hpp"
 
 namespace moe {
 

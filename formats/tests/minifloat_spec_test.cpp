@@ -1,5 +1,5 @@
 // Every code of every 8-bit format (and the 16 of e2m1) against values written from the spec text in
-// ../shared/NUMERICS.md, by formulas written here independently of reference/formats, plus literal spec values.
+// ../shared/NUMERICS.md, by formulas written here independently of formats/, plus literal spec values.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "reference/formats/minifloat.hpp"
+#include "formats/minifloat.hpp"
 
 namespace moe {
 namespace {

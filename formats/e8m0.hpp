@@ -5,7 +5,7 @@
 #pragma once
 #include <cstdint>
 
-#include "fixtures/format_tags.hpp"
+#include "formats/format_tags.hpp"
 
 namespace moe {
 

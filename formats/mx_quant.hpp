@@ -11,8 +11,8 @@
 #include <optional>
 #include <string_view>
 
-#include "reference/formats/e8m0.hpp"
-#include "reference/formats/minifloat.hpp"
+#include "formats/e8m0.hpp"
+#include "formats/minifloat.hpp"
 
 namespace moe {
 

@@ -1,4 +1,4 @@
-#include "reference/formats/minifloat.hpp"
+#include "formats/minifloat.hpp"
 
 #include <cmath>
 #include <limits>

@@ -1,10 +1,10 @@
-#include "reference/quant/mx_quant.hpp"
+#include "formats/mx_quant.hpp"
 
 #include <bit>
 #include <algorithm>
 #include <cmath>
 
-#include "reference/formats/e2m1.hpp"
+#include "formats/e2m1.hpp"
 
 namespace moe {
 
