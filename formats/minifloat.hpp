@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "formats/dtype.hpp"
+
 namespace moe {
 
 enum class NanEncoding : std::uint8_t {
@@ -42,6 +44,10 @@ inline constexpr MinifloatSpec kE4M3Fnuz{"e4m3fnuz", 4, 3, 8, NanEncoding::negat
 inline constexpr MinifloatSpec kE5M2{"e5m2", 5, 2, 15, NanEncoding::ieee, true};
 inline constexpr MinifloatSpec kE5M2Fnuz{"e5m2fnuz", 5, 2, 16, NanEncoding::negative_zero_code, true};
 inline constexpr MinifloatSpec kE2M1{"e2m1", 2, 1, 1, NanEncoding::none, true};
+
+// The codec of a stored dtype's elements: f16, the fp8 formats, e2m1 (e2m1x2 holds two a byte); nullptr for the
+// others (f32, bf16, the integers, e8m0).
+const MinifloatSpec* minifloat_spec_of(DType t);
 
 float minifloat_decode(const MinifloatSpec& spec, std::uint32_t code);
 std::uint32_t minifloat_encode(const MinifloatSpec& spec, float x);

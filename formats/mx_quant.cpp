@@ -15,6 +15,14 @@ const MinifloatSpec& mx_element_spec(MxElement e) {
     default: return kE2M1;
   }
 }
+std::optional<MxElement> mx_element_of(DType element) {
+  switch (element) {
+    case DType::e4m3fn: return MxElement::e4m3;
+    case DType::e5m2: return MxElement::e5m2;
+    case DType::e2m1x2: return MxElement::e2m1;
+    default: return std::nullopt;
+  }
+}
 int mx_element_emax(MxElement e) { return e == MxElement::e4m3 ? 8 : e == MxElement::e5m2 ? 15 : 2; }
 
 

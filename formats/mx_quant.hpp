@@ -11,6 +11,7 @@
 #include <optional>
 #include <string_view>
 
+#include "formats/dtype.hpp"
 #include "formats/e8m0.hpp"
 #include "formats/minifloat.hpp"
 
@@ -20,6 +21,7 @@ inline constexpr int kMxBlock = 32;
 
 
 const MinifloatSpec& mx_element_spec(MxElement e);
+std::optional<MxElement> mx_element_of(DType element);  // e4m3fn, e5m2, e2m1x2; nullopt for any other dtype
 int mx_element_emax(MxElement e);  // e4m3 8, e5m2 15, e2m1 2
 
 // The block's shared exponent (unbiased) for its amax.
