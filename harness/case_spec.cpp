@@ -38,7 +38,7 @@ std::string quant_short_name(const QuantScheme& q) {
     case ActFormat::fp8_group128: w += ".g128"; break;
     case ActFormat::mxfp8: w += ".mx8"; break;
   }
-  if (q.act_qmax > 0) w += "-q" + std::to_string(int(q.act_qmax));
+  if (q.act_qmax > 0) w += "-q" + num(q.act_qmax);
   if (q.act_scale_pow2) w += "-ue8m0";
   if ((q.act == ActFormat::fp8_token || q.act == ActFormat::fp8_group128) && q.act_amax_floor != QuantScheme{}.act_amax_floor)
     w += "-fl" + num(q.act_amax_floor);

@@ -5,15 +5,19 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fmt/format.h>
+#include <map>
 #include <memory>
 
+#include "fixtures/atomic_file.hpp"
 #include "fixtures/error.hpp"
 #include "harness/case_loader.hpp"
 #include "harness/case_pipeline.hpp"
 #include "harness/kernel_registry.hpp"
+#include "harness/progress.hpp"
+#include "harness/report_dir.hpp"
 #include "kernels/plugin/plugin_kernel.hpp"
-#include "fixtures/atomic_file.hpp"
 #include "reports/html_report.hpp"
 #include "reports/run_report.hpp"
 
@@ -48,28 +52,32 @@ bool case_selected(const std::vector<std::string>& filters, const std::string& i
 
 std::string harness_build_stamp() { return MOE_BUILD_COMMIT; }
 
+std::string gtest_test_name(const std::string& id) {
+  std::string s = id;
+  for (char& c : s)
+    if (c == '-' || c == ':') c = '_';
+  return s;
+}
+
 namespace {
 
 struct RunState {
   std::vector<CaseRecord> records;
   std::vector<bool> ran;
-  std::size_t done = 0, total = 0;
+  ProgressListener* progress = nullptr;
 };
 
+// One (case, kernel): the verdict of execute_case, as a GoogleTest result and a report record.
 class CaseTest : public testing::Test {
  public:
   CaseTest(const CaseSpec* c, KernelUnderTest* k, const DeviceDetection* d, const PipelineOptions* o, RunState* s,
            std::size_t slot)
       : case_(c), kernel_(k), device_(d), opt_(o), state_(s), slot_(slot) {}
   void TestBody() override {
+    state_->progress->case_started(kernel_->id(), case_->id);
     const auto t0 = std::chrono::steady_clock::now();
     CaseRecord r = execute_case(*case_, *kernel_, *device_, *opt_);
-    const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    ++state_->done;
-    // GoogleTest applies --gtest_filter and sharding inside RUN_ALL_TESTS: the count is known only from here on.
-    if (state_->total == 0) state_->total = std::size_t(std::max(0, testing::UnitTest::GetInstance()->test_to_run_count()));
-    std::fprintf(stderr, "[%zu/%zu] %-5s %s %s (%.2f s)%s%s\n", state_->done, state_->total, r.status.c_str(),
-                 r.kernel.c_str(), r.id.c_str(), sec, r.reason.empty() ? "" : ": ", r.reason.c_str());
+    state_->progress->case_done(r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     for (const auto& [k, v] : r.metrics) RecordProperty(k, fmt::format("{:.9g}", v));
     RecordProperty("variant", r.variant);
     RecordProperty("verdict", r.status);  // "status" is reserved by GoogleTest
@@ -89,69 +97,96 @@ class CaseTest : public testing::Test {
   std::size_t slot_;
 };
 
-}  // namespace
+// The kernels of a run, in report order: the build's (--kernel), the caller's, the plugins; `select` holds the
+// arguments that pick each again for a rerun (none for the caller's).
+struct KernelSet {
+  std::vector<std::shared_ptr<KernelUnderTest>> kernels;
+  std::map<std::string, std::string> select;
+};
 
-int run_suite(const RunOptions& opt) {
-  check_output_dir(opt.report_dir.empty() ? "reports-out" : opt.report_dir, "--report-dir");
-  check_output_path(opt.junit, "--junit");
-  check_output_path(opt.json, "--json");
-  const Suite suite = load_suite_file(resolve_suite(opt.suite));
-  std::vector<const CaseSpec*> cases;
-  for (const CaseSpec& c : suite.cases)
-    if (case_selected(opt.filters, c.id)) cases.push_back(&c);
-  std::vector<std::shared_ptr<KernelUnderTest>> kernels, extra = opt.extra_kernels;
-  for (const std::string& path : opt.plugins) extra.push_back(std::make_shared<PluginKernel>(path));
-  if (!opt.kernels.empty() || extra.empty())
-    for (auto& k : make_kernels(opt.kernels, opt.host_budget)) kernels.push_back(std::move(k));
-  kernels.insert(kernels.end(), extra.begin(), extra.end());
-  check_unique_kernel_ids(kernels);
-  for (auto& k : kernels) k->set_timing(opt.timing);
-  const DeviceDetection device = detect_device();
+KernelSet make_kernel_set(const RunOptions& opt) {
+  KernelSet s;
+  std::vector<std::shared_ptr<KernelUnderTest>> plugins;
+  for (const std::string& path : opt.plugins) {
+    plugins.push_back(std::make_shared<PluginKernel>(path));
+    s.select[plugins.back()->id()] = "--plugin " + shell_quote(std::filesystem::absolute(path).string());
+  }
+  if (!opt.kernels.empty() || (opt.extra_kernels.empty() && plugins.empty()))
+    for (auto& k : make_kernels(opt.kernels, opt.host_budget)) {
+      s.select[k->id()] = "--kernel " + shell_quote(k->id());
+      s.kernels.push_back(std::move(k));
+    }
+  s.kernels.insert(s.kernels.end(), opt.extra_kernels.begin(), opt.extra_kernels.end());
+  s.kernels.insert(s.kernels.end(), plugins.begin(), plugins.end());
+  for (auto& k : s.kernels) k->set_timing(opt.timing);
+  return s;
+}
 
-  const std::filesystem::path dir = opt.report_dir.empty()
-                                        ? std::filesystem::path("reports-out") / utc_now_iso8601()
-                                        : opt.report_dir;
-  std::filesystem::create_directories(dir);
-  const std::filesystem::path junit = opt.junit.empty() ? dir / "junit.xml" : opt.junit;
-  const std::filesystem::path json = opt.json.empty() ? dir / "report.json" : opt.json;
-
+// GoogleTest with the user's --gtest arguments and our JUnit path. An argument it does not know is a usage error:
+// GoogleTest itself would print its help and run nothing. The JUnit path is --junit's.
+void init_gtest(const std::vector<std::string>& user_args, const std::filesystem::path& junit) {
+  for (const std::string& a : user_args)
+    if (a.rfind("--gtest_output", 0) == 0)
+      throw_bad_input("command line", "--gtest", "'" + a + "': the JUnit XML path is set by moe-harness",
+                      "use --junit FILE (default <report-dir>/junit.xml)");
   std::vector<std::string> args = {"moe-harness"};
-  args.insert(args.end(), opt.gtest_args.begin(), opt.gtest_args.end());
-  args.push_back("--gtest_output=xml:" + junit.string());
+  args.insert(args.end(), user_args.begin(), user_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
-  int argc = int(argv.size());
+  argv.push_back(nullptr);  // GoogleTest shifts argv[argc] down as it removes the flags it knows
+  int argc = int(args.size());
+  GTEST_FLAG_SET(output, "xml:" + junit.string());  // read once, by InitGoogleTest, which sets up the XML writer
   testing::InitGoogleTest(&argc, argv.data());
+  if (argc > 1) {
+    std::string unknown;
+    for (int i = 1; i < argc; ++i) {
+      if (i > 1) unknown += ' ';
+      unknown += argv[i];
+    }
+    throw_bad_input("command line", "--gtest", "GoogleTest does not know: " + unknown,
+                    "pass only GoogleTest's flags after --gtest (--gtest_filter=, --gtest_repeat=, --gtest_shuffle, "
+                    "--gtest_random_seed=, --gtest_list_tests, ...; `moe-harness list --gtest` prints the test "
+                    "names)");
+  }
+}
 
-  WeightCache weight_cache(std::size_t(6) << 30, opt.reference_cache);
-  std::optional<ReferenceCache> reference_cache;
-  if (!opt.reference_cache.empty()) reference_cache.emplace(opt.reference_cache);
-  PipelineOptions popt;
-  popt.device_requirement = opt.device;
-  popt.seed = opt.seed;
-  popt.weights = &weight_cache;
-  popt.references = reference_cache ? &*reference_cache : nullptr;
-  RunState state;
-  state.records.resize(cases.size() * kernels.size());
+// Every (case, kernel) as the GoogleTest test gtest_test_name(kernel).gtest_test_name(case), kernel by kernel; two
+// that would share a name are refused before any is registered.
+void register_tests(const Suite& suite, const std::vector<const CaseSpec*>& cases, const KernelSet& ks,
+                    const DeviceDetection& device, const PipelineOptions& popt, RunState& state) {
+  std::map<std::string, std::string> names;
+  for (auto& k : ks.kernels)
+    for (const CaseSpec* c : cases) {
+      const std::string name = gtest_test_name(k->id()) + "." + gtest_test_name(c->id), what = k->id() + " " + c->id;
+      const auto [it, fresh] = names.emplace(name, what);
+      if (!fresh)
+        throw_bad_input(suite.file, "variant",
+                        "'" + it->second + "' and '" + what + "' have the same GoogleTest name " + name +
+                            " ('-' and ':' are spelled '_' there)",
+                        "give one of the cases another `variant` (kernels: ids that differ in more than '-', ':', '_')");
+    }
+  state.records.resize(cases.size() * ks.kernels.size());
   state.ran.assign(state.records.size(), false);
   std::size_t slot = 0;
-  for (auto& k : kernels)
+  for (auto& k : ks.kernels)
     for (const CaseSpec* c : cases) {
       const std::size_t s = slot++;
       KernelUnderTest* kp = k.get();
       const auto colon = c->source.rfind(':');
       const int line = colon == std::string::npos ? 0 : std::atoi(c->source.c_str() + colon + 1);
-      testing::RegisterTest(kp->id().c_str(), c->id.c_str(), nullptr, nullptr, suite.file.c_str(), line,
-                            [c, kp, &device, &popt, &state, s]() -> testing::Test* {
+      testing::RegisterTest(gtest_test_name(kp->id()).c_str(), gtest_test_name(c->id).c_str(), nullptr, nullptr,
+                            suite.file.c_str(), line, [c, kp, &device, &popt, &state, s]() -> testing::Test* {
                               return new CaseTest(c, kp, &device, &popt, &state, s);
                             });
     }
+}
 
-  RunReport report;
-  Provenance& p = report.provenance;
+Provenance make_provenance(const RunOptions& opt, const Suite& suite, const KernelSet& ks,
+                           const DeviceDetection& device) {
+  Provenance p;
   p.harness_version = kHarnessVersion;
   p.harness_commit = harness_build_stamp();
-  for (auto& k : kernels) p.kernels.push_back({k->id(), k->version()});
+  for (auto& k : ks.kernels) p.kernels.push_back({k->id(), k->version()});
   if (device.device) {
     p.device_name = device.device->name; p.device_vendor = device.device->vendor; p.device_arch = device.device->arch;
     p.compute_units = device.device->compute_units; p.driver_version = device.device->driver_version;
@@ -163,34 +198,150 @@ int run_suite(const RunOptions& opt) {
   char host[256] = {0};
   ::gethostname(host, sizeof host - 1);
   p.host = host;
-  p.start_time = utc_now_iso8601();
+  return p;
+}
 
-  const int gtest_rc = RUN_ALL_TESTS();
-  p.end_time = utc_now_iso8601();
+// The command that reruns one (case, kernel) alone: this binary, the suite, the kernel, and the options that change
+// the verdict (seed, host budget, device requirement).
+RerunRecipe make_rerun_recipe(const RunOptions& opt, const Suite& suite, const KernelSet& ks) {
+  RerunRecipe r;
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const bool named = resolve_suite(opt.suite) != std::filesystem::path(opt.suite);
+  r.head = shell_quote(ec ? std::string("moe-harness") : exe.string()) + " run --suite " +
+           shell_quote(named ? opt.suite : std::filesystem::absolute(opt.suite).string());
+  if (opt.seed) r.tail += " --seed " + std::to_string(*opt.seed);
+  if (opt.host_budget > 0) r.tail += fmt::format(" --host-budget {}", opt.host_budget);
+  if (opt.device.required) r.tail += " --require-device" + (opt.device.arch.empty() ? "" : " " + shell_quote(opt.device.arch));
+  r.kernel_args = ks.select;
+  for (const CaseSpec& c : suite.cases) r.suite_ids.push_back(c.id);
+  return r;
+}
+
+// Whether anything was checked, said on stderr when not: exit 4, or 0 for a GoogleTest shard whose own share judged
+// nothing (the merged report of all shards judges the whole; every shard sees the same --filter selection).
+int nothing_checked_code(const RunReport& report, const Suite& suite, std::size_t selected_cases, std::size_t tests) {
+  const std::size_t judged = std::size_t(report.count("pass") + report.count("fail") + report.count("error"));
+  if (judged > 0) return 0;
+  const std::string why = "moe-harness: nothing checked (exit 4): ";
+  if (selected_cases == 0) {
+    std::fprintf(stderr, "%sthe filters selected no case of suite %s (%zu cases in %s); `moe-harness list --suite S "
+                 "--filter GLOB` shows what a filter selects\n", why.c_str(), suite.name.c_str(), suite.cases.size(),
+                 suite.file.c_str());
+    return int(ExitCode::nothing_checked);
+  }
+  const char* shards = std::getenv("GTEST_TOTAL_SHARDS");
+  if (shards && std::atoi(shards) > 1) {
+    const char* index = std::getenv("GTEST_SHARD_INDEX");
+    std::fprintf(stderr, "moe-harness: this shard (GTEST_SHARD_INDEX %s of GTEST_TOTAL_SHARDS %s) judged nothing "
+                 "(%zu of its tests ran, all skipped): the merged report of every shard carries the verdict\n",
+                 index ? index : "?", shards, report.cases.size());
+    return 0;
+  }
+  if (report.cases.empty())
+    std::fprintf(stderr, "%s--gtest_filter '%s' selected none of the %zu tests; GoogleTest names spell '-' and ':' "
+                 "as '_' (`moe-harness list --gtest` prints them)\n", why.c_str(),
+                 GTEST_FLAG_GET(filter).c_str(), tests);
+  else
+    std::fprintf(stderr, "%sall %zu (case, kernel) tests were skipped (the reasons are above and in report.json)\n",
+                 why.c_str(), report.cases.size());
+  return int(ExitCode::nothing_checked);
+}
+
+// GoogleTest's listeners for one run: the progress reporter in, and GoogleTest's own printer out unless --verbose.
+class ListenerScope {
+ public:
+  ListenerScope(ProgressListener* p, bool verbose) : p_(p) {
+    auto& l = testing::UnitTest::GetInstance()->listeners();
+    if (!verbose) delete l.Release(l.default_result_printer());
+    l.Append(p_);
+  }
+  ~ListenerScope() { testing::UnitTest::GetInstance()->listeners().Release(p_); }
+
+ private:
+  ProgressListener* p_;
+};
+
+}  // namespace
+
+int run_suite(const RunOptions& opt) {
+  // What runs. Every input problem (suite, kernels, --gtest arguments, test names) is found before anything is
+  // written: the report directory claimed below is removed again when one stops the run.
+  const Suite suite = load_suite_file(resolve_suite(opt.suite));
+  std::vector<const CaseSpec*> cases;
+  for (const CaseSpec& c : suite.cases)
+    if (case_selected(opt.filters, c.id)) cases.push_back(&c);
+  const KernelSet ks = make_kernel_set(opt);
+  check_unique_kernel_ids(ks.kernels);
+
+  // Where the reports go: every output path is checked before any work.
+  check_output_dir(opt.report_dir.empty() ? "reports-out" : opt.report_dir, "--report-dir");
+  check_output_path(opt.junit, "--junit");
+  check_output_path(opt.json, "--json");
+  ReportDir report_dir(opt.report_dir);
+  const std::filesystem::path& dir = report_dir.path();
+  const std::filesystem::path junit = opt.junit.empty() ? dir / "junit.xml" : opt.junit;
+  const std::filesystem::path json = opt.json.empty() ? dir / "report.json" : opt.json;
+
+  // Registration: GoogleTest's flags, then one test per (case, kernel), each running execute_case (CaseTest).
+  init_gtest(opt.gtest_args, junit);
+  const DeviceDetection device = detect_device();
+  WeightCache weight_cache(std::size_t(6) << 30, opt.reference_cache);
+  std::optional<ReferenceCache> reference_cache;
+  if (!opt.reference_cache.empty()) reference_cache.emplace(opt.reference_cache);
+  PipelineOptions popt;
+  popt.device_requirement = opt.device;
+  popt.seed = opt.seed;
+  popt.weights = &weight_cache;
+  popt.references = reference_cache ? &*reference_cache : nullptr;
+  RunState state;
+  register_tests(suite, cases, ks, device, popt, state);
+  if (GTEST_FLAG_GET(list_tests)) {  // prints the names; runs and writes nothing
+    GTEST_FLAG_SET(output, "");
+    return RUN_ALL_TESTS();
+  }
+  report_dir.keep();
+
+  // The run.
+  RunReport report;
+  report.provenance = make_provenance(opt, suite, ks, device);
+  report.provenance.start_time = utc_now_iso8601();
+  ProgressListener progress(stderr, opt.verbose);
+  state.progress = &progress;
+  int gtest_rc = 0;
+  {
+    const ListenerScope listening(&progress, opt.verbose);
+    gtest_rc = RUN_ALL_TESTS();
+  }
+  report.provenance.end_time = utc_now_iso8601();
+
+  // The summary: reports, the recap on the terminal, the exit code.
   for (std::size_t i = 0; i < state.records.size(); ++i)
     if (state.ran[i]) report.cases.push_back(state.records[i]);
   write_reports(report, json, dir / "summary.md");
   write_file_atomically(dir / "report.html", to_html(read_report(json)));
-
   const int pass = report.count("pass"), fail = report.count("fail"), skip = report.count("skip"),
             err = report.count("error");
-  std::printf("\n%s", to_markdown(report).c_str());
+  if (opt.verbose) std::printf("\n%s\n", to_markdown(report).c_str());
+  print_recap(stdout, report.cases, make_rerun_recipe(opt, suite, ks));
   // The note matters when GPU kernels were asked for, or the default set was (a CPU-only build has none to run).
   bool device_kernels = opt.kernels.empty() && opt.extra_kernels.empty() && opt.plugins.empty();
-  for (auto& k : kernels) device_kernels |= k->needs_device();
+  for (auto& k : ks.kernels) device_kernels |= k->needs_device();
   if (!device.device && device_kernels)
-    std::printf("\nNOTE: no GPU here (%s): GPU kernels did not run; %d case(s) skipped in all.\n",
+    std::printf("NOTE: no GPU here (%s): GPU kernels did not run; %d case(s) skipped in all.\n",
                 device.message.c_str(), skip);
-  std::printf("\nmoe-harness: %d passed, %d failed, %d skipped, %d errors; report directory: %s\n", pass, fail, skip,
-              err, dir.string().c_str());
   if (reference_cache)
     std::printf("reference cache %s: references %zu hit(s), %zu computed; expert weights %zu loaded, %zu generated "
                 "(reference version %.12s)\n",
                 reference_cache->dir().string().c_str(), reference_cache->hits(), reference_cache->misses(),
                 weight_cache.disk_hits(), weight_cache.misses() - weight_cache.disk_hits(), reference_version().c_str());
+  std::printf("moe-harness: %d passed, %d failed, %d skipped, %d errors in %s; report: %s\n", pass, fail, skip, err,
+              format_duration(progress.elapsed_s()).c_str(),
+              std::filesystem::absolute(dir / "report.html").string().c_str());
+  std::fflush(stdout);
   if (err > 0) return int(ExitCode::harness_error);
   if (fail > 0 || gtest_rc != 0) return int(ExitCode::case_failed);
-  return 0;
+  return nothing_checked_code(report, suite, cases.size(), state.records.size());
 }
 
 }  // namespace moe

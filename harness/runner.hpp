@@ -1,7 +1,7 @@
 // `moe-harness run`: every expanded (case, kernel) is one GoogleTest test registered at start-up
-// (testing::RegisterTest), so --gtest_filter, sharding (GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX), --gtest_repeat,
-// shuffle and --gtest_output=xml work unchanged. Beside the JUnit XML: report.json (versioned) and summary.md,
-// written atomically into one report directory per run.
+// (testing::RegisterTest) as gtest_test_name(kernel id) . gtest_test_name(case id), so --gtest_filter, sharding
+// (GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX), --gtest_repeat and shuffle work unchanged. Beside the JUnit XML:
+// report.json (versioned), summary.md and report.html, written atomically into one report directory per run.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -29,12 +29,19 @@ struct RunOptions {
   std::filesystem::path reference_cache;  // empty: no cache (harness/reference_cache.hpp)
   bool timing = true;                     // kernels time themselves after the verdict run (--no-timing: off)
   double host_budget = 0;            // 0: the host kernel's default
-  std::vector<std::string> gtest_args;  // passed through to GoogleTest
+  std::vector<std::string> gtest_args;  // passed through to GoogleTest; one it does not know is bad input
+  bool verbose = false;                 // GoogleTest's own log and a line per case (harness/progress.hpp)
 };
 
-// Returns the process exit code: 0 all passed (skips allowed unless a device was required), 1 a case failed,
-// 2 bad input, 3 harness or device error.
+// Returns the process exit code (README "Exit codes"): 0 all passed (skips allowed unless a device was required),
+// 1 a case failed, 2 bad input, 3 harness or device error, 4 nothing checked (the filters selected no case, or no
+// (case, kernel) was judged; in a GoogleTest shard only the first: the merged report judges the whole).
 int run_suite(const RunOptions& opt);
+
+// A GoogleTest name for an id: '-' and ':' become '_'. GoogleTest's filter reads the first '-' as the start of the
+// negative patterns and ':' as a separator, so a name holding either could not be selected (`--gtest_filter=
+// host-contract.*` selects nothing). Two tests whose names collide are refused at registration.
+std::string gtest_test_name(const std::string& id);
 
 // The harness's version, and the source tree this binary was built from: its commit, "+dirty.<12 hex>" when the
 // tree differed from it at build time (a hash of the differences), "unknown" outside git (cmake/build_stamp.cmake).

@@ -12,16 +12,35 @@
 namespace moe::cli {
 
 void add_list_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("list", "List the case ids of a suite");
+  auto* cmd = app.add_subcommand("list", "List the case ids of a suite (or, with --gtest, the GoogleTest test names)");
   auto suite = std::make_shared<std::string>("smoke");
   auto filters = std::make_shared<std::vector<std::string>>();
+  auto kernels = std::make_shared<std::vector<std::string>>();
+  auto gtest = std::make_shared<bool>(false);
   cmd->add_option("--suite", *suite, "suite name in cases/ or a .yaml path")->capture_default_str();
   cmd->add_option("--filter", *filters, "glob on case ids ('*', '?'; '-' prefix excludes); repeatable")->allow_extra_args(false);
+  cmd->add_flag("--gtest", *gtest,
+                "print the GoogleTest names KERNEL.CASE that `run --gtest --gtest_filter=` matches ('-' and ':' "
+                "spelled '_'), for each kernel");
+  cmd->add_option("--kernel", *kernels, "with --gtest: kernel id (repeatable; default: every kernel in this build)")
+      ->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
     const Suite s = load_suite_file(resolve_suite(*suite));
+    if (!kernels->empty() && !*gtest)
+      throw_bad_input("command line", "--kernel", "--kernel only chooses the kernels of `list --gtest`",
+                      "add --gtest, or drop --kernel");
+    std::vector<std::string> prefixes = {""};
+    if (*gtest) {
+      prefixes.clear();
+      for (auto& k : make_kernels(*kernels, 0)) prefixes.push_back(gtest_test_name(k->id()) + ".");
+    }
     int n = 0;
-    for (const auto& c : s.cases)
-      if (case_selected(*filters, c.id)) { std::printf("%s\n", c.id.c_str()); ++n; }
+    for (const std::string& prefix : prefixes)
+      for (const auto& c : s.cases)
+        if (case_selected(*filters, c.id)) {
+          std::printf("%s%s\n", prefix.c_str(), (*gtest ? gtest_test_name(c.id) : c.id).c_str());
+          n += prefix == prefixes.front();
+        }
     std::fprintf(stderr, "%d of %zu cases in suite %s (%s)\n", n, s.cases.size(), s.name.c_str(), s.file.c_str());
     exit_code = 0;
   });

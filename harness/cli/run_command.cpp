@@ -15,8 +15,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "kernel plugin library to judge, by path (kernels/plugin/moe_plugin.h); repeatable; without "
                   "--kernel only the plugins run")->allow_extra_args(false);
   auto no_timing = std::make_shared<bool>(false);
+  cmd->add_flag("--verbose", opt->verbose, "GoogleTest's own log, a line per case and the summary table");
   cmd->add_flag("--no-timing", *no_timing, "verdicts only: kernels skip their warm-up and timed repeats");
-  auto* seed_opt = cmd->add_option("--seed", *seed, "override every case's seed");
+  auto* seed_opt = cmd->add_option("--seed", *seed, "override every case's seed")->transform(seed_u64());
   cmd->add_option("--report-dir", opt->report_dir, "report directory (default reports-out/<UTC time>)");
   cmd->add_option("--junit", opt->junit, "JUnit XML path (default <report-dir>/junit.xml)");
   cmd->add_option("--json", opt->json, "JSON report path (default <report-dir>/report.json)");
@@ -26,8 +27,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--reference-cache", opt->reference_cache,
                   "directory keeping references across runs, keyed by (case, reference version, case hash, fixture "
                   "fingerprint)");
-  cmd->add_option("--host-budget", opt->host_budget, "FLOP budget above which the host kernel declines a case");
-  cmd->add_option("--gtest", opt->gtest_args, "arguments passed to GoogleTest (e.g. --gtest --gtest_repeat=2)")
+  cmd->add_option("--host-budget", opt->host_budget, "FLOP budget above which the host kernel declines a case")->transform(positive_real(1e30));
+  cmd->add_option("--gtest", opt->gtest_args,
+                  "arguments for GoogleTest, up to the next option of run (e.g. --gtest --gtest_repeat=2); test "
+                  "names: `moe-harness list --gtest`; one GoogleTest does not know is an error")
       ->allow_extra_args();
   cmd->callback([=, &exit_code] {
     if (*seed_opt) opt->seed = *seed;

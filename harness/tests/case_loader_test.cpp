@@ -92,7 +92,7 @@ TEST(CaseLoader, UnknownKeyNamesLineKeyAndTheKnownKeys) {
   expect_error(std::string(kHead) + "  - {tokens: 1}\n  - {tokens: 2, tokns: 3}\n", 5, "tokns", "unknown key");
 }
 TEST(CaseLoader, UnknownNestedKey) { expect_error(std::string(kHead) + "  - tokens: 1\n    quant: {wieght: bf16}\n", 5, "quant.wieght"); }
-TEST(CaseLoader, WrongType) { expect_error(std::string(kHead) + "  - {tokens: many}\n", 4, "tokens", "integer"); }
+TEST(CaseLoader, WrongType) { expect_error(std::string(kHead) + "  - {tokens: many}\n", 4, "tokens", "whole number"); }
 TEST(CaseLoader, UnknownEnumValue) { expect_error(std::string(kHead) + "  - {tokens: 1, activation: relu}\n", 4, "activation", "silu"); }
 TEST(CaseLoader, TopkAboveExperts) { expect_error(std::string(kHead) + "  - {tokens: 1, topk: 9}\n", 4, "topk"); }
 TEST(CaseLoader, SwigluOaiOnChunkedLayoutIsAContractMismatch) {

@@ -4,7 +4,8 @@
 # against a baseline in which a case had dispatched another variant. Both jobs run on a runner that cannot install
 # packages (offline_env.sh: apt-get fails as offline apt does, dpkg knows no package as on an Ubuntu GPU image whose
 # CMake comes from pip, a test package (jsonschema) missing): they need only the build packages, all here, so they
-# run and never call apt-get; nor do they where dpkg knows every package.
+# run and never call apt-get; nor do they where dpkg knows every package. ci/nightly exits 4 when the shards judged
+# nothing (every case lists only the GPU kernel), although each shard alone exits 0.
 # Usage: check_ci_nightly.sh MOE_ROOT WORK_DIR
 set -uo pipefail
 root=$1 work=$2
@@ -35,6 +36,10 @@ how=()
 run "$work/c" --baseline "$work/better.json"; c=$?
 [[ $c -eq 1 ]] && grep -q "variant" "$work/c/drift.md" && grep -q 'id="drift"' "$work/c/report.html" \
   || { echo "FAIL: drifted baseline gave $c"; cat "$work/c/drift.md"; exit 1; }
+printf 'suite: gpu-only\ndefaults: {hidden: 256, inter: 256, experts: 16, topk: 4}\ncases:\n  - sweep: {tokens: [2, 3, 5]}\n    case: {kernels: [gpu-fused-moe]}\n' \
+  >"$work/gpu-only.yaml"
+bash ci/nightly --preset cpu --gpus 2 --suite "$work/gpu-only.yaml" --kernel host-contract --out "$work/e" >"$work/e.log" 2>&1; e=$?
+[[ $e -eq 4 ]] && grep -q "nothing checked" "$work/e.log" || { echo "FAIL: a nightly that judged nothing gave $e"; cat "$work/e.log"; exit 1; }
 bash ci/nightly --preset cpu --suite smoke >/dev/null 2>&1; d=$?
 [[ $d -eq 2 ]] || { echo "FAIL: missing --gpus gave $d"; exit 1; }
 # A configure that fails (an unknown preset here; a missing package on a runner) shows CMake's own words, exit 1.
@@ -46,4 +51,4 @@ err=$(bash ci/nightly --preset no-such-preset --gpus 1 --out "$work/e" 2>&1 >/de
 [[ $m -eq 0 && -f "$work/main/report.json" && -f "$work/main/summary.md" ]] \
   || { echo "FAIL: ci/main on the offline runner gave $m"; tail -5 "$work/main.log"; exit 1; }
 [[ ! -f "$work/env/apt.log" ]] || { echo "FAIL: apt-get called with nothing of the build set missing:"; cat "$work/env/apt.log"; exit 1; }
-echo "ci/nightly ok: 0 / 0 (no drift) / 1 (drift) / 2 (usage); ci/main 0; offline runner: no apt-get call"
+echo "ci/nightly ok: 0 / 0 (no drift) / 1 (drift) / 4 (nothing judged) / 2 (usage); ci/main 0; offline runner: no apt-get call"

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <vector>
 
+#include "fixtures/omp_errors.hpp"
 #include "fixtures/tensor_element.hpp"
 #include "formats/bf16.hpp"
 #include "formats/e2m1.hpp"
@@ -203,9 +204,10 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
   // per_k and separate keep every (token, k) result before reducing; fused_atomic accumulates as it goes. On one
   // CPU thread per token the three give the same sums in the same order, which is the contract.
   const bool keep_slots = p.reduce != ReduceMode::fused_atomic;
+  OmpErrors errors;
 #pragma omp parallel for schedule(dynamic, 1)
-  for (std::int64_t tok = 0; tok < t; ++tok) {
-    if (mutation_ == Mutation::last_token_unwritten && tok == t - 1) continue;
+  for (std::int64_t tok = 0; tok < t; ++tok) errors.run([&] {
+    if (mutation_ == Mutation::last_token_unwritten && tok == t - 1) return;
     std::vector<float> x(static_cast<std::size_t>(h));
     for (std::int64_t col = 0; col < h; ++col) x[col] = x_at(tok * h + col);
     std::vector<float> acc(static_cast<std::size_t>(h), 0.0f);
@@ -255,7 +257,8 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
       }
     for (std::int64_t col = 0; col < h; ++col)
       store_element(out, tok * h + col, separate ? round_to(acc[col], od) + round_to(shared[col], od) : acc[col]);
-  }
+  });
+  errors.rethrow();
   RunInfo info;
   info.variant = std::string("host/") + std::string(name(p.reduce));
   info.median_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();

@@ -116,8 +116,9 @@ template <int F> constexpr bool dec_mx() { return WFormat(F) == WFormat::mxfp8 |
 // ([chunk][lane]: the 16-byte reads hit distinct banks): 4 of weights ([tile][row g / g + 8][chunk of the row]), 4 of
 // B (the lane's 4 pieces of 8 columns, its half `part`). Out-of-range bytes (past K, or a B column whose token is not
 // in the pass) are zeros filled by the copy itself. The scales (a byte or a float per row and step, through L1) are
-// fetched one step ahead into registers. A 2-deep ring (the registers of the last session's kernels) left the warps
-// waiting on memory (ncu: long scoreboard 4.9 of 8.7 cycles per instruction); see the run log of 2026-12-01.
+// fetched one step ahead into registers. One step prefetched into registers instead (a 2-deep pipeline) left the warps
+// waiting on memory (ncu: long scoreboard 4.9 of 8.7 cycles per instruction; measured on the H200:
+// reports/runs/2026-12-01-h200-decode-ring/RUN.md).
 constexpr int kStages = 3;
 constexpr int kStageChunks = 8;
 constexpr std::size_t kRingBytes = std::size_t(kDecWarps) * kStages * kStageChunks * 32 * sizeof(uint4);  // 48 KiB
@@ -158,9 +159,9 @@ __device__ inline void cp_async_wait() {
 
 // A lane's scales for one step, as loaded: MX, the E8M0 codes of its blocks (folded into the decoded weights);
 // fp8 128x128, the block scale's fp32 bits (applied to the partial sums). They are fetched a step ahead and decoded
-// only when their step is multiplied, so that no instruction waits on them the moment they are asked for (the
-// decode right after each load made a warp wait out four serial round trips a step; run log
-// reports/runs/2026-12-01-h200-decode-scales). fp8 per tensor and per channel scales do not change along a row:
+// only when their step is multiplied, so that no instruction waits on them the moment they are asked for (decoded
+// right after each load, they made a warp wait out four serial round trips a step; measured on the H200:
+// reports/runs/2026-12-01-h200-decode-scales/RUN.md). fp8 per tensor and per channel scales do not change along a row:
 // loaded once (row_scale).
 template <int F> constexpr bool dec_step_scales() { return dec_mx<F>() || WFormat(F) == WFormat::fp8_block; }
 template <int F>
@@ -300,8 +301,8 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
 
     // Every lane commits one group per step (an empty one past the last), so wait_group<kStages - 1> after the
     // commit of step i + kStages - 1 means step i has landed. A step's scales are loaded before the copies of the
-    // step two ahead, not after them: measured, not derived (ncu per-instruction samples of MXFP4 stage 1, run log
-    // reports/runs/2026-12-01-h200-decode-scales): issued after those copies, the first use of a scale held 33% of
+    // step two ahead, not after them: measured, not derived (ncu per-instruction samples of MXFP4 stage 1 on the H200,
+    // reports/runs/2026-12-01-h200-decode-scales/RUN.md): issued after those copies, a scale's first use held 33% of
     // the kernel's stall samples; issued before, 17%, and the kernel ran 248 -> 227 us.
     StepScales<F> cur = fetch_scales<F>(sbase, soff, 0, tig, Kc);
 #pragma unroll

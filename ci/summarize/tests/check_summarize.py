@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""The summaries ci/device-run writes, on synthetic inputs whose figures are worked out by hand here: a report.json
+with a torch baseline, an ncu raw page, an ncu source page, cuobjdump's resource usage. Bad input: exit 2 naming the
+file."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOLS = os.path.dirname(HERE)
+failures = []
+
+
+def run(tool, *args):
+    r = subprocess.run([sys.executable, os.path.join(TOOLS, tool), *args], capture_output=True, text=True)
+    return r.returncode, r.stdout, r.stderr
+
+
+def check(what, cond, detail=""):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+        if detail:
+            print("     " + detail.replace("\n", "\n     "))
+
+
+def write(d, name, text):
+    p = os.path.join(d, name)
+    with open(p, "w") as f:
+        f.write(text)
+    return p
+
+
+def case(cid, status, tbps=None, us=None, min_cos=1.0, max_rel=1e-3):
+    c = {"id": cid, "kernel": "gpu-fused-moe", "status": status, "variant": "grouped-mma-decode/atomic/x",
+         "metrics": {"min_cos": min_cos, "max_rel": max_rel}, "timing": {}}
+    if tbps is not None:
+        c["metrics"]["achieved_tbps"] = tbps
+    if us is not None:
+        c["timing"]["kernel_us"] = us
+    return c
+
+
+def report_table(d):
+    dec_a = "m/tp1/fp8blk.g128/silu/T16/decode/atomic/two_stage"
+    dec_b = "m/tp1/mxfp4.a16/silu/T16/decode/atomic/two_stage"
+    rep = {"schema_version": 1, "cases": [
+        case(dec_a, "pass", tbps=2.0, us=100.0),
+        case(dec_b, "pass", tbps=1.0, us=400.0),
+        case("m/tp1/mxfp8.mx8/silu/T16/decode/atomic/two_stage", "skip"),  # no timing: never the lowest ratio
+        case("m/tp1/bf16.a16/silu/T4096/prefill/atomic/two_stage", "fail", tbps=0.2, us=5000.0, min_cos=None),
+        case("m/tp1/fp8ch.tok/silu/T16/decode/atomic/two_stage", "fail", tbps=0.4, us=900.0),  # a failed case's speed
+    ]}
+    rp = write(d, "report.json", json.dumps(rep))
+    bp = write(d, "torch.json", json.dumps({"device": "GPU", "torch": "2.x", "copy_tbps": 4.0,
+                                            "qwen3-30b-a3b/T16": {"us": 500.0, "weight_tbps": 1.5, "tflops": 2.25}}))
+    rc, out, err = run("report_table.py", rp, "--baseline", bp, "--line")
+    want = ("2 passed, 2 failed, 1 skipped, 0 errors of 5; copy 4.000 TB/s; "
+            f"lowest decode ratio 0.250x ({dec_b})")  # 1.0 / 4.0; the skipped, failed and prefill cases do not count
+    check("report_table --line: totals, copy, lowest decode ratio", rc == 0 and out.strip() == want, out + err)
+    rc, out, err = run("report_table.py", rp, "--baseline", bp)
+    rows = {line.split("`")[1]: line for line in out.splitlines() if line.startswith("| ") and "`" in line}
+    check("report_table: the ratio is weight TB/s over the copy (2.0 / 4.0)",
+          rc == 0 and "| 100.0 | 2.000 | 0.500 |" in rows.get(dec_a, ""), out + err)
+    skipped = "m/tp1/mxfp8.mx8/silu/T16/decode/atomic/two_stage"
+    check("report_table: a null min cos (non-finite) reads back as nan, a missing time as -",
+          "| nan |" in rows.get("m/tp1/bf16.a16/silu/T4096/prefill/atomic/two_stage", "")
+          and f"| skip | gpu-fused-moe | `{skipped}` | grouped-mma-decode/atomic/x | - | - | - |"
+          in rows.get(skipped, ""),
+          out)
+    check("report_table: the torch pipeline is tabled", "| qwen3-30b-a3b/T16 | 500.0 | 1.500 | 2.25 |" in out, out)
+    rc, out, _ = run("report_table.py", rp, "--line")
+    check("report_table --line without a baseline: the totals only",
+          rc == 0 and out.strip() == "2 passed, 2 failed, 1 skipped, 0 errors of 5", out)
+    for name, text, needle in [("notjson.json", "{", "cannot read the report"),
+                               ("nocases.json", "{}", "no `cases` list")]:
+        rc, _, err = run("report_table.py", write(d, name, text))
+        check(f"report_table: {name} -> exit 2 naming the file", rc == 2 and name in err and needle in err, err)
+    rc, _, err = run("report_table.py", rp, "--baseline", write(d, "nocopy.json", "{}"))
+    check("report_table: a baseline without copy_tbps -> exit 2", rc == 2 and "nocopy.json" in err, err)
+
+
+def ncu_stalls(d):
+    st = "smsp__average_warps_issue_stalled_{}_per_issue_active.ratio"
+    head = ["ID", "Kernel Name", "Grid Size", "gpu__time_duration.sum",
+            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "smsp__inst_executed.sum",
+            st.format("long_scoreboard"), st.format("wait"), st.format("selected"), st.format("barrier")]
+    units = ["", "", "", "ns", "%", "inst", "", "", "", ""]
+    k1 = ["0", "void (anonymous namespace)::decode_mma_kernel<6, 1>(FusedMoeArgs, long, int)", "(45, 64, 1)",
+          "226,656", "47.94", "126,256,320", "3.50", "1.25", "1.00", "0"]
+    k2 = ["1", "void stage2(FusedMoeArgs)", "(23, 64, 1)", "1,500", "n/a", "10", "0.5", "0.75", "1.00", "0"]
+    q = lambda r: ",".join(f'"{x}"' for x in r)
+    preamble = "==PROF== Connected to process 1\n[ RUN      ] gpu-fused-moe.case\n"
+    text = preamble + "\n".join(map(q, [head, units, k1, k2]))
+    p = write(d, "raw.csv", text + "\n")
+    rc, out, err = run("ncu_stalls.py", p)
+    lines = [x for x in out.splitlines() if x.startswith("| decode") or x.startswith("| stage2")]
+    check("ncu_stalls: one row per launch, the template kept, the namespace dropped",
+          rc == 0 and len(lines) == 2
+          and lines[0].startswith("| decode_mma_kernel<6, 1> | (45, 64, 1) | 226.7 | 47.9 |"),
+          out + err)
+    check("ncu_stalls: stalls largest first, zeros left out",
+          lines and lines[0].endswith("| long_scoreboard 3.50; wait 1.25; selected 1.00 |"), out)
+    check("ncu_stalls: a metric ncu did not give prints as -, instructions with thousands separators",
+          len(lines) == 2 and "| 1.5 | - |" in lines[1] and "| 126,256,320 |" in lines[0], out)
+    rc, out, _ = run("ncu_stalls.py", p, "--top", "1")
+    check("ncu_stalls --top 1", "| long_scoreboard 3.50 |" in out and "wait 1.25" not in out, out)
+    rc, out, _ = run("ncu_stalls.py", p, "--line")
+    check("ncu_stalls --line: launches and total duration (226.656 + 1.5 us)",
+          rc == 0 and out.strip() == "2 launches profiled, 228.2 us in all", out)
+    rc, _, err = run("ncu_stalls.py", write(d, "empty.csv", "==PROF== No kernels were profiled.\n"))
+    check("ncu_stalls: no table -> exit 2 naming the file", rc == 2 and "empty.csv" in err, err)
+
+
+def ncu_source(d):
+    head = ["Address", "Source", "Warp Stall Sampling (All Samples)", "Instructions Executed", "stall_long_sb",
+            "stall_wait", "stall_long_sb (Not Issued)"]
+    rows = [head, ["0x7f00", "  ISETP.NE.AND P3, PT, R44, RZ, PT", "80", "1,000", "70", "10", "999"],
+            ["0x7f10", "  FADD R10, R10, R7", "20", "500", "0", "20", "5"]]
+    name = "void moe::gpu::<unnamed>::decode_mma_kernel<(int)6, (int)1>(moe::gpu::FusedMoeArgs, long)"
+    text = f'"Kernel Name","{name}"\n' + "\n".join(",".join(f'"{x}"' for x in r) for r in rows)
+    p = write(d, "source.csv", text + "\n")
+    rc, out, err = run("ncu_source.py", p)
+    check("ncu_source: the kernel and the totals", rc == 0 and out.startswith(
+        "decode_mma_kernel<6, 1>: 2 SASS instructions, 100 stall samples, 1500 warp instructions executed"), out + err)
+    check("ncu_source: reasons summed over the listing, the (Not Issued) twin left out",
+          "| long_sb | 70 | 70.0% |\n| wait | 30 | 30.0% |" in out and "999" not in out and "1004" not in out, out)
+    check("ncu_source: the instruction holding most samples first, offset from the first address",
+          "| +00000 | `ISETP.NE.AND P3, PT, R44, RZ, PT` | 80 | 80.0% | long_sb=70 wait=10 |" in out
+          and out.index("+00000") < out.index("| +00010 | `FADD R10, R10, R7` | 20 | 20.0% | wait=20 |"), out)
+    rc, _, err = run("ncu_source.py", write(d, "nosamples.csv", '"Address","Source","Instructions Executed"\n'))
+    check("ncu_source: a listing without samples -> exit 2 naming the file and the section",
+          rc == 2 and "nosamples.csv" in err and "SourceCounters" in err, err)
+
+
+def resource_usage(d):
+    text = ("Fatbin elf code:\n================\narch = sm_90\n\nResource usage:\n Common:\n  GLOBAL:0\n"
+            " Function _Z1kPfS_:\n  REG:17 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:336 TEXTURE:0 SURFACE:0 SAMPLER:0\n"
+            " Function _Z1ff:\n  REG:14 STACK:16 SHARED:512 LOCAL:12 TEXTURE:0 SURFACE:0 SAMPLER:0\n"
+            " Function _Z1ff:\n  REG:14 STACK:16 SHARED:512 LOCAL:12 TEXTURE:0 SURFACE:0 SAMPLER:0\n")
+    p = write(d, "usage.txt", text)
+    rc, out, err = run("resource_usage.py", p, "--line")
+    check("resource_usage --line: functions (a repeated one once), most registers, stack and local counts",
+          rc == 0 and out.strip() == "2 functions, at most 17 registers; stack frame in 1, local memory in 1",
+          out + err)
+    rc, out, err = run("resource_usage.py", p)
+    f_name, k_name = ("f(float)", "k(float*, float*)") if shutil.which("c++filt") else ("_Z1ff", "_Z1kPfS_")
+    check("resource_usage: one row per function, demangled where c++filt is present",
+          rc == 0 and f"| 14 | 16 | 512 | 12 | `{f_name}` |" in out and f"| 17 | 0 | 0 | 0 | `{k_name}` |" in out,
+          out + err)
+    rc, _, err = run("resource_usage.py", write(d, "nofunc.txt", "cuobjdump info: File does not contain device code\n"))
+    check("resource_usage: no function -> exit 2 naming the file", rc == 2 and "nofunc.txt" in err, err)
+
+
+def main():
+    with tempfile.TemporaryDirectory() as d:
+        report_table(d)
+        ncu_stalls(d)
+        ncu_source(d)
+        resource_usage(d)
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        sys.exit(1)
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main()
