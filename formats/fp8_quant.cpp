@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "formats/e4m3_encode.hpp"
-#include "fixtures/omp_errors.hpp"
+#include "formats/omp_errors.hpp"
 
 namespace moe {
 

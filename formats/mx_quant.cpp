@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "formats/e2m1.hpp"
-#include "fixtures/omp_errors.hpp"
+#include "formats/omp_errors.hpp"
 
 namespace moe {
 

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <vector>
 
-#include "fixtures/omp_errors.hpp"
+#include "formats/omp_errors.hpp"
 #include "fixtures/tensor_element.hpp"
 #include "formats/bf16.hpp"
 #include "formats/e2m1.hpp"

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "fixtures/omp_errors.hpp"
+#include "formats/omp_errors.hpp"
 #include "formats/bf16.hpp"
 #include "formats/e8m0.hpp"
 #include "formats/fp16.hpp"

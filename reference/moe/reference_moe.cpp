@@ -11,7 +11,7 @@
 #include "reference/moe/activation.hpp"
 #include "reference/moe/expert_dequant.hpp"
 #include "reference/moe/large_buffer.hpp"
-#include "fixtures/omp_errors.hpp"
+#include "formats/omp_errors.hpp"
 
 namespace moe {
 namespace {
