@@ -1,5 +1,6 @@
 #include "harness/case_yaml.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <iterator>
 
 #include "fixtures/error.hpp"
+#include "fixtures/problem.hpp"
 
 namespace moe {
 
@@ -128,6 +130,16 @@ void Reader::keys(const CaseNode& map, const std::set<std::string>& known, const
     if (l.path.empty()) keys(l.node, known, prefix);
     else if (!known.count(l.path.front())) fail(l.key_mark, prefix + printable(l.path.front()), "unknown key", "sweep over case keys only");
   }
+}
+
+void fail_at(const Reader& r, const CaseNode& n, const SpecProblem& p) {
+  CaseNode v = n;
+  for (std::size_t from = 0; v && from <= p.key.size();) {
+    const std::size_t dot = std::min(p.key.find('.', from), p.key.size());
+    v = v[p.key.substr(from, dot - from)];
+    from = dot + 1;
+  }
+  r.fail(v ? v.mark() : YAML::Mark::null_mark(), p.key, p.problem, p.fix);
 }
 
 const YAML::Node& Reader::value(const CaseNode& n, const std::string& key, const char* what) const {

@@ -12,6 +12,8 @@
 
 namespace moe {
 
+struct SpecProblem;  // fixtures/problem.hpp
+
 // One value of a case as the deep merge of its sources, lowest precedence first: the suite's defaults, the case
 // entry, then each sweep axis's value at its dotted path. A mapping merges key by key with the mappings below it;
 // any other value replaces what lower layers had; a null value sets nothing. Nothing is copied or built: the view
@@ -84,5 +86,9 @@ class Reader {
   std::string file_;
   mutable YAML::Mark origin_ = YAML::Mark::null_mark();
 };
+
+// A problem found on the whole case `n` (validate() and friends), reported at the line of the key it names when
+// the case sets that key, else at the case's line.
+[[noreturn]] void fail_at(const Reader& r, const CaseNode& n, const SpecProblem& p);
 
 }  // namespace moe

@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 #include <vector>
 
-#include "formats/omp_errors.hpp"
 #include "fixtures/tensor_element.hpp"
 #include "formats/bf16.hpp"
 #include "formats/e2m1.hpp"
@@ -16,7 +15,9 @@
 #include "formats/fp8_quant.hpp"
 #include "formats/minifloat.hpp"
 #include "formats/mx_quant.hpp"
+#include "formats/omp_errors.hpp"
 #include "formats/weight_format.hpp"
+#include "kernels/common/output_sums.hpp"
 #include "kernels/convert/fn_to_fnuz.hpp"
 
 namespace moe {
@@ -244,11 +245,9 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
     }
     for (const auto& y : slots)
       for (std::int64_t col = 0; col < h; ++col) acc[col] += y[col];
-    // A separate shared path: the shared experts' own output, rounded to the output dtype, added to the rounded
-    // routed output (store rounds the sum).
+    // A separate shared path: the shared experts' own output and the routed output summed as the model does
+    // (kernels/common/output_sums.hpp).
     const bool separate = p.shared_path == SharedPath::separate;
-    const IntermediateDtype od = out.dtype() == DType::bf16 ? IntermediateDtype::bf16
-                               : out.dtype() == DType::f16 ? IntermediateDtype::f16 : IntermediateDtype::f32;
     std::vector<float> shared(static_cast<std::size_t>(h), 0.0f);
     if (p.ep_rank == 0 && mutation_ != Mutation::shared_expert_dropped)
       for (int s = 0; s < p.n_shared; ++s) {
@@ -256,7 +255,7 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
         for (std::int64_t col = 0; col < h; ++col) (separate ? shared : acc)[col] += y[col];
       }
     for (std::int64_t col = 0; col < h; ++col)
-      store_element(out, tok * h + col, separate ? round_to(acc[col], od) + round_to(shared[col], od) : acc[col]);
+      store_element(out, tok * h + col, separate ? separate_paths_sum(acc[col], shared[col], out.dtype()) : acc[col]);
   });
   errors.rethrow();
   RunInfo info;
