@@ -1,7 +1,8 @@
 // The weight formats, one row each in kWeightFormats. Everything that differs between two formats is a column, and
 // the code that stores, decodes, names, validates or exports expert weights reads the row instead of switching on
 // the format (docs/adding-a-weight-format.md walks through adding one). Plain C++17 data with constexpr accessors,
-// so host code, GPU kernels (kernels/moe), the plugin adapter and the export share it.
+// so host code, GPU kernels (kernels/moe), the plugin adapter and the export share it; device code reads it only in
+// constant expressions (a format known at compile time: the kernels' template parameter).
 //
 // Columns:
 //   name, id_fragment  the spelling in case files, case.json and the export's moe.weight_format; in canonical ids
@@ -25,7 +26,6 @@
 
 #include "formats/dtype.hpp"
 #include "formats/format_tags.hpp"
-#include "formats/host_device.hpp"
 
 namespace moe {
 
@@ -58,47 +58,47 @@ inline constexpr WeightFormatInfo kWeightFormats[] = {
 };
 inline constexpr std::size_t kWeightFormatCount = sizeof(kWeightFormats) / sizeof(kWeightFormats[0]);
 
-MOE_HOST_DEVICE constexpr const WeightFormatInfo& weight_format_info(WeightFormat f) {
+constexpr const WeightFormatInfo& weight_format_info(WeightFormat f) {
   return kWeightFormats[static_cast<std::size_t>(f)];
 }
 
 // The element dtype stored for a case with this e4m3 flavour.
-MOE_HOST_DEVICE constexpr DType stored_element(const WeightFormatInfo& f, Fp8Flavor flavor) {
+constexpr DType stored_element(const WeightFormatInfo& f, Fp8Flavor flavor) {
   return f.case_flavor && flavor == Fp8Flavor::fnuz ? DType::e4m3fnuz : f.element;
 }
-MOE_HOST_DEVICE constexpr DType scale_dtype(const WeightFormatInfo& f) {
+constexpr DType scale_dtype(const WeightFormatInfo& f) {
   return f.scale == ScaleKind::e8m0 ? DType::e8m0 : DType::f32;  // meaningless for ScaleKind::none
 }
-MOE_HOST_DEVICE constexpr bool is_mx(const WeightFormatInfo& f) { return f.scale == ScaleKind::e8m0; }
+constexpr bool is_mx(const WeightFormatInfo& f) { return f.scale == ScaleKind::e8m0; }
 // Stored bytes of one row of K elements.
-MOE_HOST_DEVICE constexpr std::int64_t row_bytes(const WeightFormatInfo& f, std::int64_t k) {
+constexpr std::int64_t row_bytes(const WeightFormatInfo& f, std::int64_t k) {
   return k * f.element_bits / 8;
 }
 
 // The scale grid of one expert's [rows, K] matrix; `halves` for w13 (its gate and up halves blocked separately).
-MOE_HOST_DEVICE constexpr std::int64_t blocks_of(std::int64_t n, std::int32_t block) {
+constexpr std::int64_t blocks_of(std::int64_t n, std::int32_t block) {
   return block == 0 ? 1 : (n + block - 1) / block;
 }
-MOE_HOST_DEVICE constexpr std::int64_t scale_grid_rows(const WeightFormatInfo& f, std::int64_t rows, bool halves) {
+constexpr std::int64_t scale_grid_rows(const WeightFormatInfo& f, std::int64_t rows, bool halves) {
   return f.scale == ScaleKind::none ? 0
          : halves && f.block_rows != 0 ? 2 * blocks_of(rows / 2, f.block_rows)
                                        : blocks_of(rows, f.block_rows);
 }
-MOE_HOST_DEVICE constexpr std::int64_t scale_grid_cols(const WeightFormatInfo& f, std::int64_t k) {
+constexpr std::int64_t scale_grid_cols(const WeightFormatInfo& f, std::int64_t k) {
   return f.scale == ScaleKind::none ? 0 : blocks_of(k, f.block_k);
 }
 // The grid row holding matrix row r, and the grid column holding element c of a row.
-MOE_HOST_DEVICE constexpr std::int64_t scale_row_of(const WeightFormatInfo& f, std::int64_t rows, bool halves,
+constexpr std::int64_t scale_row_of(const WeightFormatInfo& f, std::int64_t rows, bool halves,
                                                     std::int64_t r) {
   return f.block_rows == 0 ? 0
          : halves && r >= rows / 2 ? blocks_of(rows / 2, f.block_rows) + (r - rows / 2) / f.block_rows
                                    : r / f.block_rows;
 }
-MOE_HOST_DEVICE constexpr std::int64_t scale_col_of(const WeightFormatInfo& f, std::int64_t c) {
+constexpr std::int64_t scale_col_of(const WeightFormatInfo& f, std::int64_t c) {
   return f.block_k == 0 ? 0 : c / f.block_k;
 }
 // The number of elements along K one scale covers in a row of K elements.
-MOE_HOST_DEVICE constexpr std::int64_t scale_block_k(const WeightFormatInfo& f, std::int64_t k) {
+constexpr std::int64_t scale_block_k(const WeightFormatInfo& f, std::int64_t k) {
   return f.block_k == 0 ? k : f.block_k;
 }
 

@@ -151,9 +151,9 @@ static bool same_bits(float a, float b) { return (std::isnan(a) && std::isnan(b)
 TEST(GpuDecode, ChunkDecoderEqualsTheReferenceDecodersForEveryCode) {
   REQUIRE_GPU();
   const std::vector<float> scales = {1.0f, 0.0123f, -3.5f, 0x1p-130f, 0x1p-10f, 0x1p99f, 0x1p100f, INFINITY};
-  struct Fp8 { gpu::WFormat f; Fp8Flavor flavor; };
-  for (const Fp8 t : {Fp8{gpu::WFormat::fp8_channel, Fp8Flavor::fn}, Fp8{gpu::WFormat::fp8_channel, Fp8Flavor::fnuz},
-                      Fp8{gpu::WFormat::mxfp8, Fp8Flavor::fn}}) {
+  struct Fp8 { WeightFormat f; Fp8Flavor flavor; };
+  for (const Fp8 t : {Fp8{WeightFormat::fp8_channel, Fp8Flavor::fn}, Fp8{WeightFormat::fp8_channel, Fp8Flavor::fnuz},
+                      Fp8{WeightFormat::mxfp8, Fp8Flavor::fn}}) {
     const MinifloatSpec& spec = e4m3_spec(t.flavor);
     for (bool nan_free : {false, true}) {  // every code, NaN codes included; then NaN codes replaced (all chunks fast)
       std::vector<std::uint8_t> codes;
@@ -188,7 +188,7 @@ TEST(GpuDecode, ChunkDecoderEqualsTheReferenceDecodersForEveryCode) {
         for (int k = 0; k < 16; ++k) codes.push_back(std::uint8_t(chunk * 16 + k));
         sc.push_back(e8m0_decode(std::uint8_t(e), edges));
       }
-    const std::vector<float> got = gpu::probe_decode_chunks(gpu::WFormat::mxfp4, false, codes, sc);
+    const std::vector<float> got = gpu::probe_decode_chunks(WeightFormat::mxfp4, false, codes, sc);
     ASSERT_EQ(got.size(), 2 * codes.size());
     int wrong = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {

@@ -24,20 +24,20 @@ __device__ inline float f16_bits_to_float(std::uint16_t b) {
   return s ? -v : v;
 }
 
-__device__ inline float load(const void* p, std::int64_t i, ElemType t) {
-  if (t == ElemType::f32) return static_cast<const float*>(p)[i];
+__device__ inline float load(const void* p, std::int64_t i, DType t) {
+  if (t == DType::f32) return static_cast<const float*>(p)[i];
   const std::uint16_t b = static_cast<const std::uint16_t*>(p)[i];
-  if (t == ElemType::bf16) return __uint_as_float(std::uint32_t(b) << 16);
+  if (t == DType::bf16) return __uint_as_float(std::uint32_t(b) << 16);
   return f16_bits_to_float(b);
 }
 
 // Eight consecutive 16-bit elements in one 16-byte load (callers guarantee 8-element alignment), decoded to floats.
-__device__ inline void load8(const void* p, std::int64_t i, ElemType t, float (&v)[8]) {
+__device__ inline void load8(const void* p, std::int64_t i, DType t, float (&v)[8]) {
   const uint4 q = *reinterpret_cast<const uint4*>(static_cast<const std::uint16_t*>(p) + i);
   const std::uint32_t w[4] = {q.x, q.y, q.z, q.w};
   for (int k = 0; k < 4; ++k) {
     const std::uint16_t lo = std::uint16_t(w[k] & 0xFFFFu), hi = std::uint16_t(w[k] >> 16);
-    if (t == ElemType::bf16) {
+    if (t == DType::bf16) {
       v[2 * k] = __uint_as_float(std::uint32_t(lo) << 16);
       v[2 * k + 1] = __uint_as_float(std::uint32_t(hi) << 16);
     } else {
@@ -70,18 +70,18 @@ __device__ inline std::uint16_t to_f16(float f) {
   return std::uint16_t(sign | ((r >> 13) - (112u << 10)));
 }
 
-__device__ inline float round_to(float v, ElemType t) {
-  if (t == ElemType::bf16) return __uint_as_float(std::uint32_t(to_bf16(v)) << 16);
-  if (t == ElemType::f16) {
+__device__ inline float round_to(float v, DType t) {
+  if (t == DType::bf16) return __uint_as_float(std::uint32_t(to_bf16(v)) << 16);
+  if (t == DType::f16) {
     const std::uint16_t h = to_f16(v);
     return f16_bits_to_float(h);
   }
   return v;
 }
 
-__device__ inline void store(void* p, std::int64_t i, float v, ElemType t) {
-  if (t == ElemType::f32) static_cast<float*>(p)[i] = v;
-  else if (t == ElemType::bf16) static_cast<std::uint16_t*>(p)[i] = to_bf16(v);
+__device__ inline void store(void* p, std::int64_t i, float v, DType t) {
+  if (t == DType::f32) static_cast<float*>(p)[i] = v;
+  else if (t == DType::bf16) static_cast<std::uint16_t*>(p)[i] = to_bf16(v);
   else static_cast<std::uint16_t*>(p)[i] = to_f16(v);
 }
 
@@ -124,12 +124,12 @@ __device__ inline float scale_pow2_ceil(float s) {
 __device__ inline int floor_log2(float a) { int e; frexpf(a, &e); return e - 1; }
 __device__ inline int ceil_log2(float a) { int e; const float f = frexpf(a, &e); return f == 0.5f ? e - 1 : e; }
 // OCP MX shared exponent of a block for an e4m3 element (emax 8, max finite 448), in the case's mode.
-__device__ inline int mx_shared_exponent(float amax, MxMode mode) {
+__device__ inline int mx_shared_exponent(float amax, MxScaleMode mode) {
   if (!(amax > 0.0f)) return -127;
   if (isinf(amax)) return 127;
   int x;
-  if (mode == MxMode::floor) x = floor_log2(amax) - 8;
-  else if (mode == MxMode::rceil) x = ceil_log2(amax / 448.0f);
+  if (mode == MxScaleMode::floor) x = floor_log2(amax) - 8;
+  else if (mode == MxScaleMode::rceil) x = ceil_log2(amax / 448.0f);
   else {
     const float rounded = __uint_as_float((__float_as_uint(amax) + (1u << 19)) & 0xFF800000u);
     x = isinf(rounded) ? 128 - 8 : floor_log2(rounded) - 8;
@@ -139,11 +139,11 @@ __device__ inline int mx_shared_exponent(float amax, MxMode mode) {
 
 // The fp32 scales of fp8 weight row `row` of expert e along K: per tensor and per channel one value ([0] for every
 // column), per 128x128 block one per 128 columns ([c / 128]); w13 blocks its gate and up halves separately.
-__device__ inline const float* fp8_scale_row(const ExpertSet& set, WFormat f, bool is13, std::int64_t e, std::int64_t row,
+__device__ inline const float* fp8_scale_row(const ExpertSet& set, WeightFormat f, bool is13, std::int64_t e, std::int64_t row,
                                              std::int64_t rows, std::int64_t K) {
   const float* sc = static_cast<const float*>(is13 ? set.s13 : set.s2);
-  if (f == WFormat::fp8_tensor) return sc + e;
-  if (f == WFormat::fp8_channel) return sc + e * rows + row;
+  if (f == WeightFormat::fp8_tensor) return sc + e;
+  if (f == WeightFormat::fp8_channel) return sc + e * rows + row;
   const std::int64_t nbc = (K + 127) / 128;
   std::int64_t br, nbr;
   if (is13) {
@@ -158,9 +158,9 @@ __device__ inline const float* fp8_scale_row(const ExpertSet& set, WFormat f, bo
 }
 
 // The fp32 scale of fp8 weight element (row, c) of expert e.
-__device__ inline float fp8_scale(const ExpertSet& set, WFormat f, bool is13, std::int64_t e, std::int64_t row,
+__device__ inline float fp8_scale(const ExpertSet& set, WeightFormat f, bool is13, std::int64_t e, std::int64_t row,
                                   std::int64_t c, std::int64_t rows, std::int64_t K) {
-  return fp8_scale_row(set, f, is13, e, row, rows, K)[f == WFormat::fp8_block ? c / 128 : 0];
+  return fp8_scale_row(set, f, is13, e, row, rows, K)[f == WeightFormat::fp8_block ? c / 128 : 0];
 }
 
 // The E8M0 scale codes of MX weight row `row` of expert e, one per 32 along K: column c's at [c / 32].
@@ -185,17 +185,17 @@ template <int F>
 __device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
                               std::int64_t rows, std::int64_t K) {
   const void* p = is13 ? set.w13 : set.w2;
-  const WFormat f = F < 0 ? set.wfmt : WFormat(F);
+  const WeightFormat f = F < 0 ? set.wfmt : WeightFormat(F);
   std::int64_t i = (e * rows + row) * K + c;
   if (MOE_MUT(set, offsets_32bit)) i = std::int64_t(std::uint32_t(i));  // the element offset wraps at 2^32
   switch (f) {
-    case WFormat::bf16: return load(p, i, ElemType::bf16);
-    case WFormat::f16: return load(p, i, ElemType::f16);
-    case WFormat::fp8_tensor: case WFormat::fp8_channel: case WFormat::fp8_block:
+    case WeightFormat::bf16: return load(p, i, DType::bf16);
+    case WeightFormat::fp16: return load(p, i, DType::f16);
+    case WeightFormat::fp8_tensor: case WeightFormat::fp8_channel: case WeightFormat::fp8_block:
       return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], set.fnuz) * fp8_scale(set, f, is13, e, row, c, rows, K);
-    case WFormat::mxfp8: case WFormat::mxfp4: {
+    case WeightFormat::mxfp8: case WeightFormat::mxfp4: {
       const float s = e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton);
-      if (f == WFormat::mxfp8) return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], false) * s;
+      if (f == WeightFormat::mxfp8) return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], false) * s;
       const std::uint32_t byte = static_cast<const std::uint8_t*>(p)[i / 2];
       const bool high = (c & 1) != (MOE_MUT(set, fp4_nibbles_swapped) ? 1 : 0);
       return e2m1_decode(high ? byte >> 4 : byte & 0xFu) * s;
@@ -216,7 +216,7 @@ __device__ inline bool element_mutant(const ExpertSet& set) {
 template <int F>
 __device__ inline void load8w(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row, std::int64_t c,
                               std::int64_t rows, std::int64_t K, float (&w)[8]) {
-  const WFormat f = F < 0 ? set.wfmt : WFormat(F);
+  const WeightFormat f = F < 0 ? set.wfmt : WeightFormat(F);
   if (element_mutant(set)) {
     for (int q = 0; q < 8; ++q) w[q] = loadw<F>(set, is13, e, row, c + q, rows, K);
     return;
@@ -224,11 +224,11 @@ __device__ inline void load8w(const ExpertSet& set, bool is13, std::int64_t e, s
   const void* p = is13 ? set.w13 : set.w2;
   const std::int64_t i = (e * rows + row) * K + c;
   switch (f) {
-    case WFormat::bf16: load8(p, i, ElemType::bf16, w); return;
-    case WFormat::f16: load8(p, i, ElemType::f16, w); return;
-    case WFormat::fp8_tensor: case WFormat::fp8_channel: case WFormat::fp8_block: case WFormat::mxfp8: {
+    case WeightFormat::bf16: load8(p, i, DType::bf16, w); return;
+    case WeightFormat::fp16: load8(p, i, DType::f16, w); return;
+    case WeightFormat::fp8_tensor: case WeightFormat::fp8_channel: case WeightFormat::fp8_block: case WeightFormat::mxfp8: {
       const uint2 q = *reinterpret_cast<const uint2*>(static_cast<const std::uint8_t*>(p) + i);
-      const bool mx = f == WFormat::mxfp8;
+      const bool mx = f == WeightFormat::mxfp8;
       const float s = mx ? e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton)
                          : fp8_scale(set, f, is13, e, row, c, rows, K);
       const bool fnuz = !mx && set.fnuz;
@@ -236,7 +236,7 @@ __device__ inline void load8w(const ExpertSet& set, bool is13, std::int64_t e, s
       for (int k = 0; k < 8; ++k) w[k] = e4m3_decode(((k < 4 ? q.x : q.y) >> (8 * (k & 3))) & 0xFFu, fnuz) * s;
       return;
     }
-    case WFormat::mxfp4: {
+    case WeightFormat::mxfp4: {
       // Element c (even) is the low nibble of byte c/2: in a little-endian word, nibble k is element c + k.
       const std::uint32_t q = *reinterpret_cast<const std::uint32_t*>(static_cast<const std::uint8_t*>(p) + i / 2);
       const float s = e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton);
@@ -272,15 +272,15 @@ struct RawChunk {
 template <int F>
 __device__ inline RawChunk fetch_chunk(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row,
                                        std::int64_t c, std::int64_t rows, std::int64_t K) {
-  constexpr WFormat f = WFormat(F);
+  constexpr WeightFormat f = WeightFormat(F);
   const std::uint8_t* p = static_cast<const std::uint8_t*>(is13 ? set.w13 : set.w2);
   const std::int64_t i = (e * rows + row) * K + c;
-  const std::int64_t byte = f == WFormat::mxfp4 ? i / 2 : (f == WFormat::bf16 || f == WFormat::f16) ? 2 * i : i;
+  const std::int64_t byte = f == WeightFormat::mxfp4 ? i / 2 : (f == WeightFormat::bf16 || f == WeightFormat::fp16) ? 2 * i : i;
   RawChunk r;
   r.q = *reinterpret_cast<const uint4*>(p + byte);
-  if constexpr (f == WFormat::mxfp4 || f == WFormat::mxfp8)
+  if constexpr (f == WeightFormat::mxfp4 || f == WeightFormat::mxfp8)
     r.s = e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton);
-  else if constexpr (f == WFormat::bf16 || f == WFormat::f16)
+  else if constexpr (f == WeightFormat::bf16 || f == WeightFormat::fp16)
     r.s = 1.0f;
   else
     r.s = fp8_scale(set, f, is13, e, row, c, rows, K);
@@ -314,8 +314,8 @@ __device__ inline std::uint32_t chunk_word(const uint4& q) {
 // weights per row are live at a time.
 template <int F, int J>
 __device__ inline void decode_piece(const ExpertSet& set, const RawChunk& r, float (&w)[8]) {
-  constexpr WFormat f = WFormat(F);
-  if constexpr (f == WFormat::mxfp4) {
+  constexpr WeightFormat f = WeightFormat(F);
+  if constexpr (f == WeightFormat::mxfp4) {
     const std::uint32_t q = chunk_word<J>(r.q);  // nibble k is element 8J + k
     if (fabsf(r.s) < 0x1p100f) {
       const float s = r.s * 0x1p14f;
@@ -335,17 +335,17 @@ __device__ inline void decode_piece(const ExpertSet& set, const RawChunk& r, flo
     }
 #pragma unroll
     for (int k = 0; k < 8; ++k) w[k] = e2m1_decode((q >> (4 * k)) & 0xFu) * r.s;
-  } else if constexpr (f == WFormat::bf16 || f == WFormat::f16) {
+  } else if constexpr (f == WeightFormat::bf16 || f == WeightFormat::fp16) {
     static_assert(J == 0, "a 16-bit chunk is one piece");
     const std::uint32_t words[4] = {r.q.x, r.q.y, r.q.z, r.q.w};
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       const std::uint16_t b = std::uint16_t(words[k / 2] >> (16 * (k % 2)));
-      w[k] = f == WFormat::bf16 ? __uint_as_float(std::uint32_t(b) << 16) : f16_bits_to_float(b);
+      w[k] = f == WeightFormat::bf16 ? __uint_as_float(std::uint32_t(b) << 16) : f16_bits_to_float(b);
     }
   } else {
     const std::uint32_t words[2] = {chunk_word<2 * J>(r.q), chunk_word<2 * J + 1>(r.q)};  // byte k: element 8J + k
-    const bool fnuz = f != WFormat::mxfp8 && set.fnuz;
+    const bool fnuz = f != WeightFormat::mxfp8 && set.fnuz;
     if ((e4m3_nan_bytes(words[0], fnuz) | e4m3_nan_bytes(words[1], fnuz)) == 0u && fabsf(r.s) < 0x1p100f) {
       const float s = r.s * (fnuz ? 0x1p7f : 0x1p8f);
 #pragma unroll
@@ -370,8 +370,8 @@ __device__ inline void decode_piece(const ExpertSet& set, const RawChunk& r, flo
 
 // The whole chunk (chunk_width(F) elements), piece by piece.
 template <int F, int J = 0>
-__device__ inline void decode_chunk(const ExpertSet& set, const RawChunk& r, float (&w)[chunk_width(WFormat(F))]) {
-  if constexpr (J < chunk_width(WFormat(F)) / 8) {
+__device__ inline void decode_chunk(const ExpertSet& set, const RawChunk& r, float (&w)[kChunkWidth<F>]) {
+  if constexpr (J < kChunkWidth<F> / 8) {
     float part[8];
     decode_piece<F, J>(set, r, part);
 #pragma unroll
@@ -392,7 +392,7 @@ __device__ inline bool chunked(const ExpertSet& set) {
 // same scale from it.
 __device__ inline void fake_quantize_values(float* v, std::int64_t n, const ActQuant& q, float forced_scale, float amax,
                                             std::int64_t first, std::int64_t step) {
-  if (q.kind == AQuant::mxfp8) {
+  if (q.kind == ActFormat::mxfp8) {
     const int se = mx_shared_exponent(amax, q.mx_mode);
     const float scale = e8m0_decode(std::uint32_t(se + 127), q.e8m0_triton);
     for (std::int64_t i = first; i < n; i += step) {
