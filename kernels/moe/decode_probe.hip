@@ -1,7 +1,7 @@
 // probe_decode_chunks (decode_probe.hpp): one thread per chunk through the kernels' own decode_chunk.
 #include "kernels/moe/decode_probe.hpp"
 
-#include "kernels/moe/device_numerics.hpp"
+#include "kernels/moe/weight_loads.hpp"
 #include "kernels/runtime/gpu_check.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
 #include "kernels/runtime/hip_compat.hpp"

@@ -1,4 +1,4 @@
-// A window on the grouped kernels' weight-chunk decoder (decode_chunk in device_numerics.hpp) for the GPU tests:
+// A window on the grouped kernels' weight-chunk decoder (decode_chunk in weight_loads.hpp) for the GPU tests:
 // they pin it bit for bit against the host reference's format decoders over every code.
 #pragma once
 #include <cstdint>

@@ -14,9 +14,10 @@
 //  row-wise two-stage (other shapes): stage1 grid (slot, inter tile of kRows) computes kRows gate/up pairs per
 //             block; stage2 grid (slot, hidden tile of kRows); each slot reads its expert's weights itself.
 //  one-stage: one block per slot does both stages with the intermediate in shared memory (asked for by the case).
-// Pieces: device_numerics.hpp (formats, weight decode, activation quantization), slot_ops.hpp (one slot's inputs and
-// outputs), rowwise_stages.hpp, grouped_stages.hpp; this file: input preparation, quantization of whole rows, the
-// final reduce, and the launcher that runs the path a LaunchPlan names (kernels/gpu/dispatch_plan.hpp picks it).
+// Pieces: device_numerics.hpp (formats, activation quantization), weight_loads.hpp (weight decode), slot_ops.hpp
+// (one slot's inputs and outputs), rowwise_stages.hpp, grouped_stages.hpp; this file: input preparation,
+// quantization of whole rows, the final reduce, and the launcher that runs the path a LaunchPlan names
+// (kernels/gpu/dispatch_plan.hpp picks it).
 #include <cstdint>
 #include <type_traits>
 

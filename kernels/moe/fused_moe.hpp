@@ -94,7 +94,7 @@ inline bool quantizes_activations(const FusedMoeArgs& a) {
 constexpr int chunk_width(WeightFormat f) { return 128 / weight_format_info(f).element_bits; }
 template <int F> inline constexpr int kChunkWidth = chunk_width(WeightFormat(F));
 
-// The weight formats the device decoders (device_numerics.hpp, mma_decode_ring.hpp) and the launchers' format
+// The weight formats the device decoders (weight_loads.hpp, mma_decode_ring.hpp) and the launchers' format
 // dispatch implement: the format table's rows up to mxfp4. The adapter declines a case in any later row, a format
 // the table has before its GPU decoder exists (docs/adding-a-weight-format.md).
 constexpr bool has_device_decoder(WeightFormat f) { return int(f) <= int(WeightFormat::mxfp4); }

@@ -5,7 +5,7 @@
 // compiles its own).
 #pragma once
 #include <cstdint>
-#include "kernels/moe/device_numerics.hpp"
+#include "kernels/moe/weight_loads.hpp"
 
 namespace moe::gpu {
 namespace {
