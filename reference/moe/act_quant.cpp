@@ -2,14 +2,14 @@
 
 #include <vector>
 
-#include "formats/omp_errors.hpp"
 #include "formats/bf16.hpp"
 #include "formats/e8m0.hpp"
 #include "formats/fp16.hpp"
 #include "formats/fp8.hpp"
-#include "reference/moe/large_buffer.hpp"
 #include "formats/fp8_quant.hpp"
 #include "formats/mx_quant.hpp"
+#include "formats/omp_errors.hpp"
+#include "reference/moe/large_buffer.hpp"
 
 namespace moe {
 

@@ -1,5 +1,6 @@
 #include "reference/moe/expert_dequant.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <type_traits>
 #if defined(__AVX512F__)
@@ -11,8 +12,8 @@
 
 #include "formats/bf16.hpp"
 #include "formats/e8m0.hpp"
-#include "formats/weight_format.hpp"
 #include "formats/minifloat.hpp"
+#include "formats/weight_format.hpp"
 
 namespace moe {
 namespace {
@@ -88,12 +89,23 @@ void fp8_row(const std::uint8_t* codes, std::int64_t k, Fp8Flavor f, const float
       if (f == Fp8Flavor::fn ? (codes[c] & 0x7F) == 0x7F : codes[c] == 0x80) out[c] = std::numeric_limits<S>::quiet_NaN();
 }
 
+// out[c] *= scales[c / block], one block at a time (the products of the decoders below).
+template <class S>
+void scale_blocks(S* out, std::int64_t k, const float* scales, std::int64_t block) {
+  for (std::int64_t c0 = 0, b = 0; c0 < k; c0 += block, ++b) {
+    const S s = S(scales[b]);
+    const std::int64_t c1 = std::min(k, c0 + block);
+    for (std::int64_t c = c0; c < c1; ++c) out[c] *= s;
+  }
+}
+
 // Elements without a fast decoder above: through the spec codec's 256-entry table (e5m2, e5m2fnuz, ...).
 template <class S>
 void table_row(const MinifloatSpec& spec, const std::uint8_t* codes, std::int64_t k, const float* scales,
                std::int64_t block, S* out) {
   const float* t = decode_table(spec).value;
-  for (std::int64_t c = 0; c < k; ++c) out[c] = S(t[codes[c]]) * S(scales[c / block]);
+  for (std::int64_t c = 0; c < k; ++c) out[c] = S(t[codes[c]]);
+  scale_blocks(out, k, scales, block);
 }
 
 // e2m1x2: two codes a byte, the even element in the low nibble; decode(code) * scale of its block.
@@ -103,7 +115,7 @@ void e2m1_row(const std::uint8_t* bytes, std::int64_t k, const float* scales, st
     out[2 * j] = S(e2m1_bits(bytes[j] & 0xF) * kE2M1Unbias);
     out[2 * j + 1] = S(e2m1_bits(bytes[j] >> 4) * kE2M1Unbias);
   }
-  for (std::int64_t c = 0; c < k; ++c) out[c] *= S(scales[c / block]);
+  scale_blocks(out, k, scales, block);
 }
 
 // One row of k 16-bit elements (bf16, f16), times their scales where the format has any.
@@ -115,8 +127,7 @@ void half_row(DType t, const std::uint16_t* p, std::int64_t k, const float* scal
   } else {
     for (std::int64_t c = 0; c < k; ++c) out[c] = S(std::bit_cast<float>(std::uint32_t(p[c]) << 16));
   }
-  if (scales)
-    for (std::int64_t c = 0; c < k; ++c) out[c] *= S(scales[c / block]);
+  if (scales) scale_blocks(out, k, scales, block);
 }
 
 // The one dispatch on the stored element dtype: k elements from `row`, times scales[c / block] (nullptr: the
@@ -125,7 +136,10 @@ template <class S>
 void decode_row(DType t, const std::byte* row, std::int64_t k, const float* scales, std::int64_t block, S* out) {
   const auto* codes = reinterpret_cast<const std::uint8_t*>(row);
   const float one = 1.0f;
-  if (!scales && t != DType::bf16 && t != DType::f16) scales = &one, block = k;
+  if (!scales && t != DType::bf16 && t != DType::f16) {  // a scaled decoder on an unscaled format: times 1, exact
+    scales = &one;
+    block = k;
+  }
   switch (t) {
     case DType::bf16: case DType::f16:
       return half_row(t, reinterpret_cast<const std::uint16_t*>(row), k, scales, block, out);
