@@ -1,4 +1,4 @@
-// The e4m3 flavour is a named type, never a bool (STYLE.md): fn (OCP; NVIDIA; gfx950) or fnuz (gfx942 / MI300).
+// The e4m3 flavour is a named type, never a bool: fn (OCP; NVIDIA; gfx950) or fnuz (gfx942 / MI300).
 #pragma once
 #include <cstdint>
 #include <optional>

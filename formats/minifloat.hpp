@@ -1,8 +1,8 @@
 // Small IEEE-like binary floating formats, described by a spec and decoded / encoded by one generic codec:
-// fp16, fp8 e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, and the MX element e2m1. Facts: ../shared/NUMERICS.md.
+// fp16, fp8 e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, and the MX element e2m1. The facts: docs/numerics.md.
 //
 // Encoding from fp32 is round-to-nearest-even at the format's precision, subnormals included.
-// Overflow policy (NUMERICS.md, *policy*): the fp8 and fp4 formats SATURATE: any |x| above max finite, infinities
+// Overflow policy: the fp8 and fp4 formats SATURATE: any |x| above max finite, infinities
 // included, becomes +-max, because production quantizers clamp to +-qmax first. fp16 is IEEE: overflow rounds to Inf.
 // NaN stays NaN where the format has one (e4m3fn: s.1111.111; e5m2 and fp16: the quiet NaN s.11111.10(0..);
 // fnuz formats: 0x80). e2m1 has no NaN: encoding NaN gives +0, and the MX quantizer carries the NaN in the block's

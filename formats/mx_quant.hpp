@@ -1,6 +1,6 @@
 // OCP Microscaling v1.0: 32 consecutive elements along a row (the reduction dimension K) share one E8M0 scale.
 // Element formats: MXFP8 (e4m3 fn, e5m2) and MXFP4 (e2m1, two per byte, even element in the low nibble).
-// Scale selection is a case parameter because all three modes ship (NUMERICS.md):
+// Scale selection is a case parameter because all three modes ship (docs/numerics.md "MX quantizer"):
 //   floor : X = 2^(floor(log2 amax) - emax_elem)                  (OCP spec)
 //   rceil : X = 2^ceil(log2(amax / max_elem))                      (triton_kernels, AITER default)
 //   even  : amax_bits += 1 << (22 - mbits); amax_bits &= 0xFF800000; then floor   (AITER dynamic_mxfp4_quant)
