@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "fixtures/checkpoint.hpp"
-#include "fixtures/dtype.hpp"
+#include "formats/dtype.hpp"
 #include "fixtures/error.hpp"
 #include "fixtures/problem.hpp"
 #include "fixtures/tensor.hpp"
@@ -31,7 +31,7 @@ using moe::CaseSpec;
 using moe::ProblemSpec;
 using moe::Suite;
 using moe::Tier;
-// Tensors and checkpoints (fixtures/tensor.hpp, fixtures/checkpoint.hpp): host memory, move-only, 64-byte aligned.
+// Tensors and checkpoints (fixtures/tensor.hpp, fixtures/checkpoint.hpp, formats/dtype.hpp): host memory, move-only, 64-byte aligned.
 using moe::Checkpoint;
 using moe::DType;
 using moe::ExpertWeights;
