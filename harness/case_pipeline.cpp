@@ -97,7 +97,13 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     }
     const Thresholds th = case_thresholds(spec);
     const Judgement j = judge_output(p, refs, out, th);
-    record_verdict(rec, j, th);
+    // The verdict's metrics, details and tokens join the record only once the probes ran: a probe that throws
+    // leaves an error record without them.
+    CaseRecord verdict;
+    record_verdict(verdict, j, th);
+    rec.status = verdict.status;
+    rec.failed_check = verdict.failed_check;
+    rec.reason = verdict.reason;
     rec.probes = kernel.input_checks();
     const ProbeOutcome probes =
         run_probes(p, kernel, working, routing, out, j.failed_check, {opt.rerun_probe, opt.linearity_probe});
@@ -107,7 +113,10 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
       rec.failed_check = probes.failed_check;
       rec.reason = probes.reason;
     }
-    rec.details += probes_line(rec.probes);
+    rec.details = verdict.details + probes_line(rec.probes);
+    rec.metrics = std::move(verdict.metrics);
+    rec.token_cos = std::move(verdict.token_cos);
+    rec.token_rel = std::move(verdict.token_rel);
     rec.metrics.insert({{"kernel_us", info.median_us}, {"achieved_tbps", info.achieved_tbps},
                         {"achieved_tflops", info.achieved_tflops}});
     rec.metrics.insert(probes.metrics.begin(), probes.metrics.end());  // only the probes that ran
