@@ -8,7 +8,6 @@
 
 #include "fixtures/omp_errors.hpp"
 #include "kernels/common/output_sums.hpp"
-#include "kernels/convert/fn_to_fnuz.hpp"
 #include "reference/formats/bf16.hpp"
 #include "reference/formats/e2m1.hpp"
 #include "reference/formats/e8m0.hpp"
@@ -31,15 +30,8 @@ struct MatrixView {
   std::int64_t expert, rows, cols, inter;
 };
 
-// The bug this kernel instance carries (Mutation::none for the correct kernel) and what it needs to know.
-struct Bug {
-  Mutation m = Mutation::none;
-  std::int64_t first_hit_expert = -1;  // e8m0_scale_off_by_one
-  float tensor_scale = 0.0f;           // per_tensor_act_scale: one scale for all tokens' stage-1 input
-};
-
 // Decodes row r of the view into out[0..cols): decode(code) * scale, fp32.
-void decode_row(const MatrixView& m, std::int64_t r, float* out, const Bug& bug) {
+void decode_row(const MatrixView& m, std::int64_t r, float* out, const HostKernelHooks& hooks) {
   const Tensor& el = m.is13 ? m.w->w13 : m.w->w2;
   const Tensor& sc = m.is13 ? m.w->w13_scale : m.w->w2_scale;
   const std::int64_t base = (m.expert * m.rows + r);
@@ -78,14 +70,15 @@ void decode_row(const MatrixView& m, std::int64_t r, float* out, const Bug& bug)
     case WeightFormat::mxfp8: case WeightFormat::mxfp4: {
       const bool fp4 = m.q->weight == WeightFormat::mxfp4;
       const float* table = decode_table(fp4 ? kE2M1 : kE4M3Fn).value;
-      const std::uint8_t* sbytes = sc.span<std::uint8_t>().data() + base * (m.cols / 32);
+      thread_local std::vector<std::uint8_t> scratch;  // room for the row's scales where a hook changes them
+      scratch.resize(static_cast<std::size_t>(m.cols / 32));
+      const std::uint8_t* sbytes = hooks.e8m0_row_scales(sc.span<std::uint8_t>().data() + base * (m.cols / 32),
+                                                         m.cols / 32, m.is13, m.expert, r, scratch.data());
       const std::uint8_t* bytes = el.span<std::uint8_t>().data() + base * (fp4 ? m.cols / 2 : m.cols);
-      const int nib = bug.m == Mutation::fp4_nibbles_swapped ? 1 : 0;
-      const bool bump = bug.m == Mutation::e8m0_scale_off_by_one && m.is13 && m.expert == bug.first_hit_expert && r == 0;
+      const int nib = fp4 ? hooks.e2m1_even_nibble() : 0;
       for (std::int64_t c = 0; c < m.cols; ++c) {
         const std::uint8_t code = fp4 ? e2m1_unpack(bytes[c / 2], int(c % 2) ^ nib) : bytes[c];
-        const std::uint8_t sc = std::uint8_t(sbytes[c / 32] + ((bump && c < 32) ? 1 : 0));
-        out[c] = table[code] * e8m0_decode(sc, m.q->e8m0_edges);
+        out[c] = table[code] * e8m0_decode(sbytes[c / 32], m.q->e8m0_edges);
       }
       return;
     }
@@ -96,7 +89,7 @@ void decode_row(const MatrixView& m, std::int64_t r, float* out, const Bug& bug)
 void quantize_activation_row(std::vector<float>& v, const QuantScheme& q, float forced_scale = 0.0f) {
   const std::int64_t k = std::int64_t(v.size());
   if (q.act == ActFormat::none) return;
-  if (forced_scale > 0.0f && q.act == ActFormat::fp8_token) {  // per_tensor_act_scale mutation
+  if (forced_scale > 0.0f && q.act == ActFormat::fp8_token) {  // a forced per-tensor scale (hook point)
     const float qmax = q.act_qmax > 0 ? q.act_qmax : e4m3_max(q.flavor);
     const float* table = decode_table(e4m3_spec(q.flavor)).value;
     for (auto& x : v) x = table[minifloat_encode(e4m3_spec(q.flavor), std::clamp(x / forced_scale, -qmax, qmax))] * forced_scale;
@@ -125,36 +118,31 @@ float round_to(float v, IntermediateDtype d) {
 
 // One expert applied to one input row: y = W2 * act(W13 * a + b13) + b2.
 std::vector<float> expert_forward(const ProblemSpec& p, const ExpertWeights& w, const QuantScheme& q, std::int64_t e,
-                                  std::int64_t inter, std::vector<float> a, bool shared, const Bug& bug) {
+                                  std::int64_t inter, std::vector<float> a, bool shared, const HostKernelHooks& hooks) {
   const std::int64_t h = p.hidden;
-  quantize_activation_row(a, q, shared ? 0.0f : bug.tensor_scale);
+  quantize_activation_row(a, q, shared ? 0.0f : hooks.forced_token_scale());
   std::vector<float> row(static_cast<std::size_t>(std::max(h, inter))), hv(static_cast<std::size_t>(2 * inter));
   const MatrixView w13{&w, &q, true, e, 2 * inter, h, inter}, w2{&w, &q, false, e, h, inter, inter};
-  const bool bf16_acc = bug.m == Mutation::bf16_accumulation;
-  const bool biases = bug.m != Mutation::biases_dropped;
+  const bool bf16_acc = hooks.accumulate_in_bf16();
   for (std::int64_t r = 0; r < 2 * inter; ++r) {
-    decode_row(w13, r, row.data(), bug);
+    decode_row(w13, r, row.data(), hooks);
     float acc = 0.0f;
     for (std::int64_t c = 0; c < h; ++c) acc = bf16_acc ? round_to_bf16(acc + a[c] * row[c]) : acc + a[c] * row[c];
-    if (biases && !w.w13_bias.empty()) acc += w.w13_bias.span<float>()[e * 2 * inter + r];
+    if (!w.w13_bias.empty()) acc += w.w13_bias.span<float>()[e * 2 * inter + r];
     hv[r] = acc;
   }
   ActivationParams ap{p.activation, p.layout, p.swiglu_alpha, p.swiglu_limit, !shared || p.clamp_shared};
-  if (bug.m == Mutation::gate_up_swapped)
-    ap.layout = p.layout == GateUpLayout::gate_up ? GateUpLayout::up_gate : GateUpLayout::gate_up;
-  if (bug.m == Mutation::swiglu_chunked_split) ap.layout = GateUpLayout::gate_up;
-  if (bug.m == Mutation::swiglu_clamp_dropped) ap.clamp = false;
-  if (bug.m == Mutation::shared_clamp_when_disabled && shared) ap.clamp = true;
+  hooks.activation(ap, shared);
   std::vector<float> z(static_cast<std::size_t>(inter));
   apply_activation(hv.data(), z.data(), inter, ap);
   for (auto& v : z) v = round_to(v, p.intermediate);
   quantize_activation_row(z, q);
   std::vector<float> y(static_cast<std::size_t>(h));
   for (std::int64_t r = 0; r < h; ++r) {
-    decode_row(w2, r, row.data(), bug);
+    decode_row(w2, r, row.data(), hooks);
     float acc = 0.0f;
     for (std::int64_t i = 0; i < inter; ++i) acc = bf16_acc ? round_to_bf16(acc + z[i] * row[i]) : acc + z[i] * row[i];
-    if (biases && !w.w2_bias.empty()) acc += w.w2_bias.span<float>()[e * h + r];
+    if (!w.w2_bias.empty()) acc += w.w2_bias.span<float>()[e * h + r];
     y[r] = acc;
   }
   return y;
@@ -174,61 +162,40 @@ Support HostContractKernel::supports(const ProblemSpec& p, const DeviceInfo*) co
   return Support::yes();
 }
 
-void HostContractKernel::prepare(const ProblemSpec& p, Checkpoint& c) {
-  // The fnuz mutants emulate a gfx942 kernel that converts an e4m3fn checkpoint in place (kernels/convert), badly.
-  apply_fnuz_conversion_mutant(mutation_, c);
-}
-
 RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& routing, Tensor& out) {
   const auto start = std::chrono::steady_clock::now();
   const std::int64_t t = p.tokens, h = p.hidden, k = routing.k;
   const std::int64_t first = p.first_local_expert(), local = p.local_experts();
-  Bug bug;
-  bug.m = mutation_;
-  bug.first_hit_expert = first_hit_local_expert(p, routing);
+  HostKernelHooks& hooks = *hooks_;
+  hooks.begin_run(p, c, routing);
   auto x_at = [&](std::int64_t i) {
     const std::uint16_t b = c.x.span<std::uint16_t>()[i];
     return p.input_dtype == DType::bf16 ? bf16_to_f32(b) : fp16_to_f32(b);
   };
-  if (mutation_ == Mutation::per_tensor_act_scale) bug.tensor_scale = per_tensor_act_scale(p, c);
   // per_k and separate keep every (token, k) result before reducing; fused_atomic accumulates as it goes. On one
   // CPU thread per token the three give the same sums in the same order, which is the contract.
   const bool keep_slots = p.reduce != ReduceMode::fused_atomic;
   OmpErrors errors;
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::int64_t tok = 0; tok < t; ++tok) errors.run([&] {
-    if (mutation_ == Mutation::last_token_unwritten && tok == t - 1) return;
     std::vector<float> x(static_cast<std::size_t>(h));
     for (std::int64_t col = 0; col < h; ++col) x[col] = x_at(tok * h + col);
     std::vector<float> acc(static_cast<std::size_t>(h), 0.0f);
     std::vector<std::vector<float>> slots;
-    float prob_sum = 1.0f;  // routing_not_renormalized: what the top-k softmax probabilities sum to
-    if (mutation_ == Mutation::routing_not_renormalized) prob_sum = selected_probability_sum(p, c, routing, tok);
     for (std::int64_t j = 0; j < k; ++j) {
-      std::int64_t e = routing.ids[tok * k + j] - first;
-      if (e < 0 || e >= local) {
-        if (mutation_ != Mutation::ep_sums_nonlocal) continue;
-        e = ((e % local) + local) % local;
-      }
-      if (mutation_ == Mutation::one_token_wrong_expert && tok == 0 && j == 0) e = (e + 1) % local;
-      float wgt = routing.weights[tok * k + j];
-      switch (mutation_) {
-        case Mutation::router_weight_dropped: wgt = 1.0f; break;
-        case Mutation::router_weight_twice: wgt *= wgt; break;
-        case Mutation::routing_not_renormalized: wgt *= prob_sum; break;
-        case Mutation::routed_scaling_twice: wgt *= p.routing.routed_scaling; break;
-        default: break;
-      }
+      const std::int64_t e = routing.ids[tok * k + j] - first;
+      if (e < 0 || e >= local) continue;
+      const float wgt = routing.weights[tok * k + j];
       std::vector<float> y;
       if (p.router_weight_on == RouterWeightOn::input) {
         std::vector<float> xi(x);
         for (auto& v : xi) v = round_to(v * wgt, p.input_dtype == DType::bf16 ? IntermediateDtype::bf16 : IntermediateDtype::f16);
-        y = expert_forward(p, c.routed, p.quant, e, p.local_inter(), std::move(xi), false, bug);
+        y = expert_forward(p, c.routed, p.quant, e, p.local_inter(), std::move(xi), false, hooks);
       } else {
-        y = expert_forward(p, c.routed, p.quant, e, p.local_inter(), x, false, bug);
+        y = expert_forward(p, c.routed, p.quant, e, p.local_inter(), x, false, hooks);
         for (auto& v : y) v *= wgt;
       }
-      if (mutation_ == Mutation::lost_atomic_update && tok == 0 && j == 1) continue;  // the update another lane overwrote
+      if (!hooks.slot_summed(tok, j)) continue;
       if (keep_slots) slots.push_back(std::move(y));
       else for (std::int64_t col = 0; col < h; ++col) acc[col] += y[col];
     }
@@ -238,9 +205,9 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
     // (kernels/common/output_sums.hpp).
     const bool separate = p.shared_path == SharedPath::separate;
     std::vector<float> shared(static_cast<std::size_t>(h), 0.0f);
-    if (p.ep_rank == 0 && mutation_ != Mutation::shared_expert_dropped)
+    if (p.ep_rank == 0)
       for (int s = 0; s < p.n_shared; ++s) {
-        const auto y = expert_forward(p, c.shared, p.shared_quant, s, p.local_shared_inter(), x, true, bug);
+        const auto y = expert_forward(p, c.shared, p.shared_quant, s, p.local_shared_inter(), x, true, hooks);
         for (std::int64_t col = 0; col < h; ++col) (separate ? shared : acc)[col] += y[col];
       }
     for (std::int64_t col = 0; col < h; ++col)
