@@ -55,7 +55,8 @@ namespace {
 Mutation parse_mutant_of(const std::string& name, const std::string& spec, const std::string& key) {
   const auto parsed = parse_mutation(name);
   if (!parsed)
-    throw_bad_input("command line", key, "unknown mutant '" + name + "' in '" + spec + "'", "use one of: " + mutation_names());
+    throw_bad_input("command line", key, "unknown mutant '" + name + "' in '" + spec + "'",
+                    "use one of: " + mutation_names());
   return *parsed;
 }
 }  // namespace
@@ -66,7 +67,8 @@ std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, doubl
   const std::string id = canonical_kernel_id(raw);
   const auto tilde = id.find('~');
   const std::string base = id.substr(0, tilde);
-  const Mutation m = tilde == std::string::npos ? Mutation::none : parse_mutant_of(id.substr(tilde + 1), id, "--kernel");
+  const Mutation m =
+      tilde == std::string::npos ? Mutation::none : parse_mutant_of(id.substr(tilde + 1), id, "--kernel");
   const bool io = m != Mutation::none && mutant_level(m) == MutantLevel::io;
   if (base == "host-contract" && (tilde == std::string::npos || m != Mutation::none) && !gpu_only(m)) {
     if (tilde == std::string::npos) return std::make_unique<HostContractKernel>(budget);
@@ -79,7 +81,9 @@ std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, doubl
     if (tilde == std::string::npos) return std::make_unique<GpuFusedMoeKernel>(dispatch);
     if (m == Mutation::none) return std::make_unique<GpuFusedMoeKernel>(GpuFusedMoeKernel::MutantBuild{});
     // around the mutant build without a bug: the selftest's liveness baseline (gpu-fused-moe~none)
-    if (io) return std::make_unique<MutantKernel>(std::make_unique<GpuFusedMoeKernel>(GpuFusedMoeKernel::MutantBuild{}), m, id);
+    if (io)
+      return std::make_unique<MutantKernel>(std::make_unique<GpuFusedMoeKernel>(GpuFusedMoeKernel::MutantBuild{}), m,
+                                            id);
     return std::make_unique<GpuFusedMoeKernel>(m);
   }
 #else
@@ -97,8 +101,9 @@ std::unique_ptr<KernelUnderTest> make_plugin_kernel(const std::string& spec) {
     return std::make_unique<PluginKernel>(spec);
   const Mutation m = parse_mutant_of(spec.substr(tilde + 1), spec, "--plugin");
   if (m != Mutation::none && mutant_level(m) != MutantLevel::io)
-    throw_bad_input("command line", "--plugin", "mutant '" + std::string(mutation_name(m)) + "' of '" + spec +
-                                                    "' needs the kernel's inside (" + std::string(mutant_level_reason(m)) + ")",
+    throw_bad_input("command line", "--plugin",
+                    "mutant '" + std::string(mutation_name(m)) + "' of '" + spec + "' needs the kernel's inside (" +
+                        std::string(mutant_level_reason(m)) + ")",
                     "give a plugin an input/output mutant of the catalog (kernels/mutants/mutation.cpp, level io)");
   return std::make_unique<MutantKernel>(std::make_unique<PluginKernel>(spec.substr(0, tilde)), m);
 }

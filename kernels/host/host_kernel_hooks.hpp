@@ -20,8 +20,8 @@ struct HostKernelHooks {
   virtual bool accumulate_in_bf16() const { return false; }
   // scale_index: the E8M0 scale codes the kernel decodes row `row` of expert `expert`'s w13 (is13) or w2 with;
   // `stored` holds n codes as stored, `scratch` room for n more. Returns the codes to use (contract: `stored`).
-  virtual const std::uint8_t* e8m0_row_scales(const std::uint8_t* stored, std::int64_t n, bool is13, std::int64_t expert,
-                                              std::int64_t row, std::uint8_t* scratch) const {
+  virtual const std::uint8_t* e8m0_row_scales(const std::uint8_t* stored, std::int64_t n, bool is13,
+                                              std::int64_t expert, std::int64_t row, std::uint8_t* scratch) const {
     return stored;
   }
   // nibble_order: which nibble of an e2m1x2 byte the kernel reads as the even element, 0 low or 1 high (contract: 0).

@@ -64,8 +64,10 @@ std::unique_ptr<HostKernelHooks> host_mutant_hooks(Mutation m) {
     case Mutation::lost_atomic_update: return std::make_unique<LostAtomicUpdate>();
     default: break;
   }
-  throw_harness_error("host_mutant_hooks", "mutant '" + std::string(mutation_name(m)) + "' is no in-kernel mutant of the host contract kernel",
-                      "build it through make_kernel_by_id (an input/output mutant is a MutantKernel around the clean kernel)");
+  throw_harness_error("host_mutant_hooks",
+                      "mutant '" + std::string(mutation_name(m)) + "' is no in-kernel mutant of the host contract kernel",
+                      "build it through make_kernel_by_id (an input/output mutant is a MutantKernel around the clean "
+                      "kernel)");
 }
 
 }  // namespace moe

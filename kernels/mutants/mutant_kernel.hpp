@@ -29,7 +29,9 @@ class MutantKernel : public KernelUnderTest {
   std::string version() const override { return inner_->version(); }
   bool needs_device() const override { return inner_->needs_device(); }
   // Asked about the true problem: the kernel as built either handles the case or declines it, bug or not.
-  Support supports(const ProblemSpec& p, const DeviceInfo* device) const override { return inner_->supports(p, device); }
+  Support supports(const ProblemSpec& p, const DeviceInfo* device) const override {
+    return inner_->supports(p, device);
+  }
   void prepare(const ProblemSpec& p, Checkpoint& working) override;
   RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
   bool deterministic(const ProblemSpec& p) const override { return inner_->deterministic(mutated_problem(m_, p)); }
