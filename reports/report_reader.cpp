@@ -73,10 +73,20 @@ class Fields {
 
 }  // namespace
 
+namespace {
+std::string case_key(const std::string& id, const std::string& kernel) { return kernel + '\0' + id; }
+}  // namespace
+
 const ReportCase* ReadReport::find(const std::string& id, const std::string& kernel) const {
-  for (const auto& c : cases)
-    if (c.id == id && c.kernel == kernel) return &c;
-  return nullptr;
+  if (indexed_data_ != cases.data() || indexed_ > cases.size()) {  // the vector was replaced, moved or shrunk
+    index_.clear();
+    indexed_ = 0;
+  }
+  for (; indexed_ < cases.size(); ++indexed_)
+    index_.emplace(case_key(cases[indexed_].id, cases[indexed_].kernel), indexed_);  // the first one wins
+  indexed_data_ = cases.data();
+  const auto it = index_.find(case_key(id, kernel));
+  return it == index_.end() ? nullptr : &cases[it->second];
 }
 
 Json read_report_json(const std::filesystem::path& file) {
@@ -143,6 +153,11 @@ ReadReport parse_report(const Json& j, const std::string& f) {
       rc.metrics[it.key()] = Fields::num(F.check(it.value(), at + ".metrics." + it.key(), Want::number));
     rc.token_cos = F.numbers(c, at, "token_cos");
     rc.token_rel = F.numbers(c, at, "token_rel");
+    if (const auto t = c.find("timing"); t != c.end() && t->is_object() && t->contains("phases_s")) {
+      const Json& ph = F.get(*t, at + ".timing", "phases_s", Want::object);
+      for (auto [name, field] : kTimingPhases)
+        rc.timing.*field = Fields::num(F.get(ph, at + ".timing.phases_s", name, Want::number));
+    }
     r.cases.push_back(std::move(rc));
   }
   return r;

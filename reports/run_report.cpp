@@ -36,6 +36,21 @@ ordered_json numbers(const std::vector<double>& v) {
   for (double x : v) a.push_back(number(x));
   return a;
 }
+
+// Where the run's time went: each phase summed over the cases, with its share of the sum.
+std::string timing_markdown(const CaseTiming& total, std::size_t cases) {
+  double sum = 0;
+  for (auto [name, field] : kTimingPhases) sum += total.*field;
+  std::string head = "|", rule = "|", row = "|";
+  for (auto [name, field] : kTimingPhases) {
+    head += fmt::format(" {} |", name);
+    rule += "---|";
+    row += fmt::format(" {:.2f} ({:.0f}%) |", total.*field, sum > 0 ? 100 * total.*field / sum : 0.0);
+  }
+  return fmt::format("\nTime by phase (seconds of wall time summed over the {} case(s), {:.2f} s in all):\n\n"
+                     "{} total |\n{}---|\n{} {:.2f} |\n", cases, sum, head, rule, row, sum);
+}
+
 }  // namespace
 
 std::string to_json_text(const RunReport& r) {
@@ -59,11 +74,14 @@ std::string to_json_text(const RunReport& r) {
     for (auto& [k, v] : c.metrics) m[k] = number(v);
     ordered_json probes = ordered_json::object();
     for (auto& [k, v] : c.probes) probes[k] = v;
+    ordered_json phases = ordered_json::object();
+    for (auto [name, field] : kTimingPhases) phases[name] = number(c.timing.*field);
     cases.push_back({{"id", c.id}, {"kernel", c.kernel}, {"status", c.status}, {"reason", c.reason},
                      {"failed_check", c.failed_check}, {"source", c.source}, {"variant", c.variant},
                      {"metrics", m}, {"probes", probes}, {"token_cos", numbers(c.token_cos)},
                      {"token_rel", numbers(c.token_rel)},
-                     {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)}}},
+                     {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)},
+                                 {"phases_s", phases}}},
                      {"fixture_fingerprint", fmt::format("{:016x}", c.fixture_fingerprint)}, {"details", c.details}});
   }
   j["cases"] = cases;
@@ -108,6 +126,7 @@ std::string to_markdown(const RunReport& r) {
       s += fmt::format("- `{}` {} ({} case(s), e.g. `{}` on {})\n", key.first, key.second, recs.size(),
                        recs.front()->id, recs.front()->kernel);
   }
+  s += timing_markdown(timing_total(r.cases), r.cases.size());
   return s;
 }
 
