@@ -123,42 +123,96 @@ float round_to(float v, IntermediateDtype d) {
   return d == IntermediateDtype::bf16 ? round_to_bf16(v) : d == IntermediateDtype::f16 ? round_to_fp16(v) : v;
 }
 
-// One expert applied to one input row: y = W2 * act(W13 * a + b13) + b2.
-std::vector<float> expert_forward(const ProblemSpec& p, const ExpertWeights& w, const QuantScheme& q, std::int64_t e,
-                                  std::int64_t inter, std::vector<float> a, bool shared, const Bug& bug) {
-  const std::int64_t h = p.hidden;
-  quantize_activation_row(a, q, shared ? 0.0f : bug.tensor_scale);
-  std::vector<float> row(static_cast<std::size_t>(std::max(h, inter))), hv(static_cast<std::size_t>(2 * inter));
-  const MatrixView w13{&w, &q, true, e, 2 * inter, h, inter}, w2{&w, &q, false, e, h, inter, inter};
-  const bool bf16_acc = bug.m == Mutation::bf16_accumulation;
-  const bool biases = bug.m != Mutation::biases_dropped;
-  for (std::int64_t r = 0; r < 2 * inter; ++r) {
-    decode_row(w13, r, row.data(), bug);
-    float acc = 0.0f;
-    for (std::int64_t c = 0; c < h; ++c) acc = bf16_acc ? round_to_bf16(acc + a[c] * row[c]) : acc + a[c] * row[c];
-    if (biases && !w.w13_bias.empty()) acc += w.w13_bias.span<float>()[e * 2 * inter + r];
-    hv[r] = acc;
+// Rows decoded together: each (row, input) dot product keeps its own fp32 accumulator summed in column order, and
+// kRowBlock of them side by side run as independent vector lanes (the same operations, in the same order, as one
+// row at a time, so the same bits). Each product is rounded to fp32 before it is added, never fused into a
+// multiply-add, on every compiler and machine: that is the kernel's arithmetic (fp32 products, fp32 sums in order).
+constexpr int kRowBlock = 32;
+
+template <bool kBf16Acc>
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+void block_dots(const float* wt, std::int64_t cols, const float* a, float* res) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+  float s[kRowBlock] = {};
+  for (std::int64_t c = 0; c < cols; ++c) {
+    const float x = a[c];
+    const float* w = wt + c * kRowBlock;
+    for (int rr = 0; rr < kRowBlock; ++rr) {
+      if constexpr (kBf16Acc) s[rr] = round_to_bf16(s[rr] + x * w[rr]);
+      else s[rr] = s[rr] + x * w[rr];
+    }
   }
+  std::copy(s, s + kRowBlock, res);
+}
+
+// out[i * m.rows + r] = row r of the matrix . in[i * m.cols ...] (+ bias) for every input i < n: each weight row is
+// decoded once for all the inputs routed to this expert (the work a grouped kernel shares), then one accumulator per
+// (row, input) sums its products in column order.
+void matvec(const MatrixView& m, const float* bias, const std::vector<float>& in, std::int64_t n, std::vector<float>& out,
+            const Bug& bug) {
+  const bool bf16_acc = bug.m == Mutation::bf16_accumulation;
+  std::vector<float> row(static_cast<std::size_t>(m.cols)), wt(static_cast<std::size_t>(m.cols * kRowBlock), 0.0f);
+  out.assign(static_cast<std::size_t>(n * m.rows), 0.0f);
+  float res[kRowBlock];
+  for (std::int64_t r0 = 0; r0 < m.rows; r0 += kRowBlock) {
+    const int nr = int(std::min<std::int64_t>(kRowBlock, m.rows - r0));
+    for (int rr = 0; rr < nr; ++rr) {
+      decode_row(m, r0 + rr, row.data(), bug);
+      for (std::int64_t c = 0; c < m.cols; ++c) wt[c * kRowBlock + rr] = row[c];
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float* a = in.data() + i * m.cols;
+      bf16_acc ? block_dots<true>(wt.data(), m.cols, a, res) : block_dots<false>(wt.data(), m.cols, a, res);
+      for (int rr = 0; rr < nr; ++rr) out[i * m.rows + r0 + rr] = bias ? res[rr] + bias[r0 + rr] : res[rr];
+    }
+  }
+}
+
+// One expert applied to n input rows (each already in fp32): y = W2 * act(W13 * a + b13) + b2, row by row of a.
+std::vector<float> expert_forward(const ProblemSpec& p, const ExpertWeights& w, const QuantScheme& q, std::int64_t e,
+                                  std::int64_t inter, std::vector<float> a, std::int64_t n, bool shared, const Bug& bug) {
+  const std::int64_t h = p.hidden;
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::vector<float> v(a.begin() + i * h, a.begin() + (i + 1) * h);
+    quantize_activation_row(v, q, shared ? 0.0f : bug.tensor_scale);
+    std::copy(v.begin(), v.end(), a.begin() + i * h);
+  }
+  const bool biases = bug.m != Mutation::biases_dropped;
+  const float* b13 = biases && !w.w13_bias.empty() ? w.w13_bias.span<float>().data() + e * 2 * inter : nullptr;
+  const float* b2 = biases && !w.w2_bias.empty() ? w.w2_bias.span<float>().data() + e * h : nullptr;
+  std::vector<float> hv, y;
+  matvec({&w, &q, true, e, 2 * inter, h, inter}, b13, a, n, hv, bug);
   ActivationParams ap{p.activation, p.layout, p.swiglu_alpha, p.swiglu_limit, !shared || p.clamp_shared};
   if (bug.m == Mutation::gate_up_swapped)
     ap.layout = p.layout == GateUpLayout::gate_up ? GateUpLayout::up_gate : GateUpLayout::gate_up;
   if (bug.m == Mutation::swiglu_chunked_split) ap.layout = GateUpLayout::gate_up;
   if (bug.m == Mutation::swiglu_clamp_dropped) ap.clamp = false;
   if (bug.m == Mutation::shared_clamp_when_disabled && shared) ap.clamp = true;
-  std::vector<float> z(static_cast<std::size_t>(inter));
-  apply_activation(hv.data(), z.data(), inter, ap);
-  for (auto& v : z) v = round_to(v, p.intermediate);
-  quantize_activation_row(z, q);
-  std::vector<float> y(static_cast<std::size_t>(h));
-  for (std::int64_t r = 0; r < h; ++r) {
-    decode_row(w2, r, row.data(), bug);
-    float acc = 0.0f;
-    for (std::int64_t i = 0; i < inter; ++i) acc = bf16_acc ? round_to_bf16(acc + z[i] * row[i]) : acc + z[i] * row[i];
-    if (biases && !w.w2_bias.empty()) acc += w.w2_bias.span<float>()[e * h + r];
-    y[r] = acc;
+  std::vector<float> z(static_cast<std::size_t>(n * inter));
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::vector<float> zi(static_cast<std::size_t>(inter));
+    apply_activation(hv.data() + i * 2 * inter, zi.data(), inter, ap);
+    for (auto& v : zi) v = round_to(v, p.intermediate);
+    quantize_activation_row(zi, q);
+    std::copy(zi.begin(), zi.end(), z.begin() + i * inter);
   }
+  matvec({&w, &q, false, e, h, inter, inter}, b2, z, n, y, bug);
   return y;
 }
+
+// One expert's share of a run: the (token, slot) rows it computes, and their outputs [rows.size(), H].
+struct ExpertWork {
+  const ExpertWeights* w;
+  const QuantScheme* q;
+  std::int64_t expert, inter;
+  bool shared;
+  std::vector<std::int64_t> rows;  // indices into the run's slot list
+  std::vector<float> y;
+};
 
 }  // namespace
 
@@ -191,17 +245,29 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
     return p.input_dtype == DType::bf16 ? bf16_to_f32(b) : fp16_to_f32(b);
   };
   if (mutation_ == Mutation::per_tensor_act_scale) bug.tensor_scale = per_tensor_act_scale(p, c);
-  // per_k and separate keep every (token, k) result before reducing; fused_atomic accumulates as it goes. On one
-  // CPU thread per token the three give the same sums in the same order, which is the contract.
-  const bool keep_slots = p.reduce != ReduceMode::fused_atomic;
-  OmpErrors errors;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::int64_t tok = 0; tok < t; ++tok) errors.run([&] {
-    if (mutation_ == Mutation::last_token_unwritten && tok == t - 1) return;
-    std::vector<float> x(static_cast<std::size_t>(h));
-    for (std::int64_t col = 0; col < h; ++col) x[col] = x_at(tok * h + col);
-    std::vector<float> acc(static_cast<std::size_t>(h), 0.0f);
-    std::vector<std::vector<float>> slots;
+  // Each token's slots (its top-k choices in order, then the shared experts): which expert, which weight, whether
+  // it counts. The expert work is then done expert by expert (every row of an expert's weights decoded once for all
+  // its tokens), and each token's output summed from its slots in slot order: the sums of one CPU thread per token,
+  // whatever the reduce mode (per_k and separate keep every (token, k) result before reducing, fused_atomic
+  // accumulates as it goes: on the host the three give the same sums in the same order, which is the contract).
+  struct Slot {
+    std::int64_t tok;
+    float weight;
+    bool counted;
+    std::int64_t work = -1, row = -1;  // its output: works[work].y row `row`
+  };
+  const std::int64_t ns = p.ep_rank == 0 && mutation_ != Mutation::shared_expert_dropped ? p.n_shared : 0;
+  const std::int64_t per = k + ns;
+  std::vector<Slot> slots(static_cast<std::size_t>(t * per), Slot{0, 0.0f, false});
+  std::vector<ExpertWork> works;
+  std::vector<std::int64_t> work_of(static_cast<std::size_t>(local), -1);
+  auto add_row = [&](std::int64_t wk, std::int64_t slot) {
+    slots[slot].work = wk;
+    slots[slot].row = std::int64_t(works[wk].rows.size());
+    works[wk].rows.push_back(slot);
+  };
+  for (std::int64_t tok = 0; tok < t; ++tok) {
+    if (mutation_ == Mutation::last_token_unwritten && tok == t - 1) continue;
     float prob_sum = 1.0f;  // routing_not_renormalized: what the top-k softmax probabilities sum to
     if (mutation_ == Mutation::routing_not_renormalized) prob_sum = selected_probability_sum(p, c, routing, tok);
     for (std::int64_t j = 0; j < k; ++j) {
@@ -219,30 +285,64 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
         case Mutation::routed_scaling_twice: wgt *= p.routing.routed_scaling; break;
         default: break;
       }
-      std::vector<float> y;
-      if (p.router_weight_on == RouterWeightOn::input) {
-        std::vector<float> xi(x);
-        for (auto& v : xi) v = round_to(v * wgt, p.input_dtype == DType::bf16 ? IntermediateDtype::bf16 : IntermediateDtype::f16);
-        y = expert_forward(p, c.routed, p.quant, e, p.local_inter(), std::move(xi), false, bug);
-      } else {
-        y = expert_forward(p, c.routed, p.quant, e, p.local_inter(), x, false, bug);
-        for (auto& v : y) v *= wgt;
+      // lost_atomic_update: the update another lane overwrote
+      const bool counted = !(mutation_ == Mutation::lost_atomic_update && tok == 0 && j == 1);
+      const std::int64_t slot = tok * per + j;
+      slots[slot] = Slot{tok, wgt, counted};
+      if (!counted) continue;
+      if (work_of[e] < 0) {
+        work_of[e] = std::int64_t(works.size());
+        works.push_back({&c.routed, &p.quant, e, p.local_inter(), false, {}, {}});
       }
-      if (mutation_ == Mutation::lost_atomic_update && tok == 0 && j == 1) continue;  // the update another lane overwrote
-      if (keep_slots) slots.push_back(std::move(y));
-      else for (std::int64_t col = 0; col < h; ++col) acc[col] += y[col];
+      add_row(work_of[e], slot);
     }
-    for (const auto& y : slots)
-      for (std::int64_t col = 0; col < h; ++col) acc[col] += y[col];
-    // A separate shared path: the shared experts' own output and the routed output summed as the model does
-    // (kernels/common/output_sums.hpp).
-    const bool separate = p.shared_path == SharedPath::separate;
-    std::vector<float> shared(static_cast<std::size_t>(h), 0.0f);
-    if (p.ep_rank == 0 && mutation_ != Mutation::shared_expert_dropped)
-      for (int s = 0; s < p.n_shared; ++s) {
-        const auto y = expert_forward(p, c.shared, p.shared_quant, s, p.local_shared_inter(), x, true, bug);
-        for (std::int64_t col = 0; col < h; ++col) (separate ? shared : acc)[col] += y[col];
+  }
+  for (std::int64_t s = 0; s < ns; ++s) {
+    works.push_back({&c.shared, &p.shared_quant, s, p.local_shared_inter(), true, {}, {}});
+    for (std::int64_t tok = 0; tok < t; ++tok) {
+      if (mutation_ == Mutation::last_token_unwritten && tok == t - 1) continue;
+      slots[tok * per + k + s] = Slot{tok, 1.0f, true};
+      add_row(std::int64_t(works.size()) - 1, tok * per + k + s);
+    }
+  }
+  const bool on_input = p.router_weight_on == RouterWeightOn::input;
+  const IntermediateDtype in_dt = p.input_dtype == DType::bf16 ? IntermediateDtype::bf16 : IntermediateDtype::f16;
+  std::vector<std::size_t> order(works.size());  // the largest first: better balance under dynamic scheduling
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return works[a].rows.size() > works[b].rows.size(); });
+  OmpErrors errors;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t wi = 0; wi < works.size(); ++wi) errors.run([&] {
+    ExpertWork& wk = works[order[wi]];
+    const std::int64_t n = std::int64_t(wk.rows.size());
+    std::vector<float> a(static_cast<std::size_t>(n * h));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const Slot& sl = slots[wk.rows[i]];
+      for (std::int64_t col = 0; col < h; ++col) {
+        const float x = x_at(sl.tok * h + col);
+        a[i * h + col] = on_input && !wk.shared ? round_to(x * sl.weight, in_dt) : x;
       }
+    }
+    wk.y = expert_forward(p, *wk.w, *wk.q, wk.expert, wk.inter, std::move(a), n, wk.shared, bug);
+    if (!on_input && !wk.shared)
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t col = 0; col < h; ++col) wk.y[i * h + col] *= slots[wk.rows[i]].weight;
+  });
+  errors.rethrow();
+  // A separate shared path: the shared experts' own output and the routed output summed as the model does
+  // (kernels/common/output_sums.hpp).
+  const bool separate = p.shared_path == SharedPath::separate;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t tok = 0; tok < t; ++tok) errors.run([&] {
+    if (mutation_ == Mutation::last_token_unwritten && tok == t - 1) return;
+    std::vector<float> acc(static_cast<std::size_t>(h), 0.0f), shared(static_cast<std::size_t>(h), 0.0f);
+    for (std::int64_t j = 0; j < per; ++j) {
+      const Slot& sl = slots[tok * per + j];
+      if (!sl.counted || sl.work < 0) continue;
+      const float* y = works[sl.work].y.data() + sl.row * h;
+      float* dst = j >= k && separate ? shared.data() : acc.data();
+      for (std::int64_t col = 0; col < h; ++col) dst[col] += y[col];
+    }
     for (std::int64_t col = 0; col < h; ++col)
       store_element(out, tok * h + col, separate ? separate_paths_sum(acc[col], shared[col], out.dtype()) : acc[col]);
   });

@@ -1,6 +1,7 @@
 // The host contract kernel: an independent CPU implementation of the fused-MoE kernel contract, written as a kernel
-// would be (token-major, one weight row at a time, fp32 accumulation), with its own loops and none of the reference
-// engine's code, so the whole pipeline (fixtures, gating, judging, reports) runs in CI without a GPU.
+// would be (expert by expert, each weight row decoded once for the tokens routed to it, one fp32 accumulator per
+// output element summed in order, each token's slots reduced in slot order), with its own loops and none of the
+// reference engine's code, so the whole pipeline (fixtures, gating, judging, reports) runs in CI without a GPU.
 // It declines, with a reason, cases whose work exceeds its budget, so a nightly run on it finishes in minutes.
 #pragma once
 #include "kernels/kernel_under_test.hpp"
