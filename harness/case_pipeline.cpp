@@ -81,6 +81,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
       throw_harness_error(spec.id, "reference inputs were mutated: the pristine checkpoint's fingerprint changed "
                                    "while the kernel ran (a converter wrote into tensors it was never given?)",
                           "kernels must only touch the working clone handed to prepare()");
+    if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(p, std::move(pristine));  // shown unchanged
 
     if (opt.capture) {
       std::vector<float> o(static_cast<std::size_t>(out.numel()));
