@@ -38,24 +38,29 @@ struct Bug {
   float tensor_scale = 0.0f;           // per_tensor_act_scale: one scale for all tokens' stage-1 input
 };
 
-// Decodes row r of the view into out[0..cols): decode(code) * scale, fp32.
-void decode_row(const MatrixView& m, std::int64_t r, float* out, const Bug& bug) {
+// Decodes row r of the view into out[c * stride] for c < cols: decode(code) * scale, fp32.
+void decode_row(const MatrixView& m, std::int64_t r, float* out, std::int64_t stride, const Bug& bug) {
   const Tensor& el = m.is13 ? m.w->w13 : m.w->w2;
   const Tensor& sc = m.is13 ? m.w->w13_scale : m.w->w2_scale;
   const std::int64_t base = (m.expert * m.rows + r);
   switch (m.q->weight) {
-    case WeightFormat::bf16:
-      for (std::int64_t c = 0; c < m.cols; ++c) out[c] = bf16_to_f32(el.span<std::uint16_t>()[base * m.cols + c]);
+    case WeightFormat::bf16: {
+      const std::uint16_t* codes = el.span<std::uint16_t>().data() + base * m.cols;
+      for (std::int64_t c = 0; c < m.cols; ++c) out[c * stride] = bf16_to_f32(codes[c]);
       return;
-    case WeightFormat::fp16:
-      for (std::int64_t c = 0; c < m.cols; ++c) out[c] = fp16_to_f32(el.span<std::uint16_t>()[base * m.cols + c]);
+    }
+    case WeightFormat::fp16: {
+      const std::uint16_t* codes = el.span<std::uint16_t>().data() + base * m.cols;
+      for (std::int64_t c = 0; c < m.cols; ++c) out[c * stride] = fp16_to_f32(codes[c]);
       return;
+    }
     case WeightFormat::fp8_tensor: case WeightFormat::fp8_channel: case WeightFormat::fp8_block: {
       // The stored dtype decides the decoding: a kernel's prepare() may have converted fn -> fnuz in place.
       const float* table = decode_table(el.dtype() == DType::e4m3fnuz ? kE4M3Fnuz : kE4M3Fn).value;
       const std::uint8_t* codes = el.span<std::uint8_t>().data() + base * m.cols;
       const float* s = sc.span<float>().data();
-      for (std::int64_t c = 0; c < m.cols; ++c) {
+      // The scale is the same for 128 columns in a row (one per tensor, row or 128 x 128 block): decoded per chunk.
+      for (std::int64_t c0 = 0; c0 < m.cols; c0 += 128) {
         float scale;
         if (m.q->weight == WeightFormat::fp8_tensor) {
           scale = s[m.expert];
@@ -66,12 +71,12 @@ void decode_row(const MatrixView& m, std::int64_t r, float* out, const Bug& bug)
           if (m.is13) {
             const std::int64_t half_blocks = (m.inter + 127) / 128;
             const std::int64_t rb = r < m.inter ? r / 128 : half_blocks + (r - m.inter) / 128;
-            scale = s[(m.expert * 2 * half_blocks + rb) * cb + c / 128];
+            scale = s[(m.expert * 2 * half_blocks + rb) * cb + c0 / 128];
           } else {
-            scale = s[(m.expert * ((m.rows + 127) / 128) + r / 128) * cb + c / 128];
+            scale = s[(m.expert * ((m.rows + 127) / 128) + r / 128) * cb + c0 / 128];
           }
         }
-        out[c] = table[codes[c]] * scale;
+        for (std::int64_t cc = c0; cc < std::min(c0 + 128, m.cols); ++cc) out[cc * stride] = table[codes[cc]] * scale;
       }
       return;
     }
@@ -82,10 +87,18 @@ void decode_row(const MatrixView& m, std::int64_t r, float* out, const Bug& bug)
       const std::uint8_t* bytes = el.span<std::uint8_t>().data() + base * (fp4 ? m.cols / 2 : m.cols);
       const int nib = bug.m == Mutation::fp4_nibbles_swapped ? 1 : 0;
       const bool bump = bug.m == Mutation::e8m0_scale_off_by_one && m.is13 && m.expert == bug.first_hit_expert && r == 0;
-      for (std::int64_t c = 0; c < m.cols; ++c) {
-        const std::uint8_t code = fp4 ? e2m1_unpack(bytes[c / 2], int(c % 2) ^ nib) : bytes[c];
-        const std::uint8_t sc = std::uint8_t(sbytes[c / 32] + ((bump && c < 32) ? 1 : 0));
-        out[c] = table[code] * e8m0_decode(sc, m.q->e8m0_edges);
+      // Each block's scale decoded once for its 32 elements (the same value for every element of the block).
+      for (std::int64_t c0 = 0; c0 < m.cols; c0 += 32) {
+        const std::uint8_t sc = std::uint8_t(sbytes[c0 / 32] + ((bump && c0 == 0) ? 1 : 0));
+        const float scale = e8m0_decode(sc, m.q->e8m0_edges);
+        if (fp4) {
+          for (std::int64_t c = c0; c < c0 + 32; c += 2) {  // two codes a byte
+            out[c * stride] = table[e2m1_unpack(bytes[c / 2], nib)] * scale;
+            out[(c + 1) * stride] = table[e2m1_unpack(bytes[c / 2], 1 ^ nib)] * scale;
+          }
+        } else {
+          for (std::int64_t c = c0; c < c0 + 32; ++c) out[c * stride] = table[bytes[c]] * scale;
+        }
       }
       return;
     }
@@ -155,15 +168,12 @@ void block_dots(const float* wt, std::int64_t cols, const float* a, float* res) 
 void matvec(const MatrixView& m, const float* bias, const std::vector<float>& in, std::int64_t n, std::vector<float>& out,
             const Bug& bug) {
   const bool bf16_acc = bug.m == Mutation::bf16_accumulation;
-  std::vector<float> row(static_cast<std::size_t>(m.cols)), wt(static_cast<std::size_t>(m.cols * kRowBlock), 0.0f);
+  std::vector<float> wt(static_cast<std::size_t>(m.cols * kRowBlock), 0.0f);  // [cols][kRowBlock]
   out.assign(static_cast<std::size_t>(n * m.rows), 0.0f);
   float res[kRowBlock];
   for (std::int64_t r0 = 0; r0 < m.rows; r0 += kRowBlock) {
     const int nr = int(std::min<std::int64_t>(kRowBlock, m.rows - r0));
-    for (int rr = 0; rr < nr; ++rr) {
-      decode_row(m, r0 + rr, row.data(), bug);
-      for (std::int64_t c = 0; c < m.cols; ++c) wt[c * kRowBlock + rr] = row[c];
-    }
+    for (int rr = 0; rr < nr; ++rr) decode_row(m, r0 + rr, wt.data() + rr, kRowBlock, bug);
     for (std::int64_t i = 0; i < n; ++i) {
       const float* a = in.data() + i * m.cols;
       bf16_acc ? block_dots<true>(wt.data(), m.cols, a, res) : block_dots<false>(wt.data(), m.cols, a, res);

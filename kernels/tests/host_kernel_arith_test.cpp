@@ -87,9 +87,15 @@ ProblemSpec spec(WeightFormat wf, std::int64_t tokens, int n_shared, ReduceMode 
 
 TEST(HostKernelArithmetic, EqualsAPlainTokenByTokenLoopBitForBit) {
   // fp8 weights with per-channel and per-block scales: their products with the inputs are not exact in fp32, so a
-  // fused multiply-add anywhere would show here (bf16 times bf16 products are exact and could not).
+  // fused multiply-add anywhere would show here (bf16 times bf16 products are exact and could not). Every weight
+  // format, so each decoder's scale lookup (per tensor, row, 128-column block, 32-element MX block) is pinned to the
+  // reference's dequantizer; hidden 160 leaves a 32-column tail after the last 128-column fp8 block.
   for (const ProblemSpec& p : {spec(WeightFormat::fp8_channel, 7, 0, ReduceMode::fused_atomic),
                                spec(WeightFormat::fp8_block, 12, 1, ReduceMode::per_k),
+                               spec(WeightFormat::fp8_tensor, 4, 0, ReduceMode::per_k),
+                               spec(WeightFormat::mxfp8, 6, 1, ReduceMode::fused_atomic),
+                               spec(WeightFormat::mxfp4, 9, 0, ReduceMode::separate),
+                               spec(WeightFormat::fp16, 3, 0, ReduceMode::fused_atomic),
                                spec(WeightFormat::bf16, 5, 1, ReduceMode::separate)}) {
     ASSERT_FALSE(validate(p).has_value()) << validate(p)->problem;
     const Checkpoint c = generate_checkpoint(p);
