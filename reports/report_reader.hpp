@@ -1,4 +1,5 @@
-// Reads a run report (report.json, schema_version 1) back for compare, gate and merge. Bad files are bad input.
+// Reads a run report (report.json, schema_version 1) back for compare, gate, merge and html. Bad files are bad input
+// (every field checked: reports/record_json.hpp).
 #pragma once
 #include <filesystem>
 #include <map>
@@ -23,6 +24,7 @@ struct ReadReport {
   std::vector<std::string> kernels;     // "id version"
   std::vector<std::string> kernel_ids;  // the ids alone, in the same order
   std::vector<ReportCase> cases;
+  bool incomplete = false;  // provenance.incomplete: the run stopped before judging everything it selected
   // The first case recorded for (id, kernel), or nullptr. Constant time (compare and gate look up every case): the
   // cases are indexed on first use, the index follows cases appended later and is rebuilt when the vector was
   // replaced or shrunk. Set a case's id and kernel before the first find.
