@@ -10,7 +10,7 @@
 #include "harness/judge.hpp"
 #include "harness/probes.hpp"
 #include "harness/thresholds.hpp"
-#include "reference/formats/tensor_element.hpp"
+#include "fixtures/tensor_element.hpp"
 
 namespace moe {
 

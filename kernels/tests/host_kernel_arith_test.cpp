@@ -9,8 +9,8 @@
 
 #include "fixtures/checkpoint.hpp"
 #include "kernels/host/host_contract_kernel.hpp"
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/tensor_element.hpp"
+#include "formats/bf16.hpp"
+#include "fixtures/tensor_element.hpp"
 #include "reference/moe/activation.hpp"
 #include "reference/moe/expert_dequant.hpp"
 #include "reference/routing/routing.hpp"

@@ -3,9 +3,9 @@
 #include <bit>
 #include <cmath>
 
-#include "reference/formats/e2m1.hpp"
-#include "reference/formats/minifloat.hpp"
-#include "reference/formats/e8m0.hpp"
+#include "formats/e2m1.hpp"
+#include "formats/e8m0.hpp"
+#include "formats/minifloat.hpp"
 
 namespace moe {
 
