@@ -16,6 +16,15 @@ namespace moe {
 
 namespace {
 // The probes of a case in words, for the diagnostics: "  probes: rerun ran; linearity_all_weights not run: why".
+using Clock = std::chrono::steady_clock;
+// Seconds since `t`, and `t` moved to now: consecutive phases are timed back to back.
+double lap(Clock::time_point& t) {
+  const Clock::time_point now = Clock::now();
+  const double s = std::chrono::duration<double>(now - t).count();
+  t = now;
+  return s;
+}
+
 std::string probes_line(const std::vector<std::pair<std::string, std::string>>& probes) {
   std::string s;
   for (const auto& [name, st] : probes) s += (s.empty() ? "  probes: " : "; ") + name + " " + st;
@@ -68,27 +77,37 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
   }
   const ProblemSpec p = case_problem(spec, opt.seed);
   try {
-    const auto t0 = std::chrono::steady_clock::now();
+    CaseTiming& tm = rec.timing;
+    Clock::time_point t = Clock::now();
     Checkpoint pristine = pristine_checkpoint(spec, p, opt.weights);
+    tm.generate = lap(t);
     const std::uint64_t fingerprint = pristine.fingerprint();
     rec.fixture_fingerprint = fingerprint;
+    tm.fingerprint = lap(t);
     const ReferenceSet refs = opt.references ? opt.references->get(spec, p, pristine, fingerprint)
                                              : compute_references(p, pristine);
     const RoutingResult& routing = refs.routing;
-    rec.reference_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    tm.reference = lap(t);
+    rec.reference_s = tm.generate + tm.fingerprint + tm.reference;
 
     Checkpoint working = pristine.clone();
     kernel.prepare(p, working);
+    tm.clone_prepare = lap(t);
     Tensor out("out", p.output_dtype, {p.tokens, p.hidden});
     fill_sentinel(out, 0);
     const RunInfo info = kernel.run(p, working, routing, out);
+    tm.kernel = lap(t) - info.upload_s;
+    tm.upload = info.upload_s;
     rec.variant = info.variant;
     rec.kernel_us = info.median_us;
     if (opt.after_kernel_hook) opt.after_kernel_hook(pristine);
-    if (pristine.fingerprint() != fingerprint)
+    const bool mutated = pristine.fingerprint() != fingerprint;
+    tm.fingerprint += lap(t);
+    if (mutated)
       throw_harness_error(spec.id, "reference inputs were mutated: the pristine checkpoint's fingerprint changed "
                                    "while the kernel ran (a converter wrote into tensors it was never given?)",
                           "kernels must only touch the working clone handed to prepare()");
+    if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(p, std::move(pristine));  // shown unchanged
 
     if (opt.capture) {
       std::vector<float> o(static_cast<std::size_t>(out.numel()));
@@ -104,9 +123,11 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.status = verdict.status;
     rec.failed_check = verdict.failed_check;
     rec.reason = verdict.reason;
+    tm.judge = lap(t);
     rec.probes = kernel.input_checks();
     const ProbeOutcome probes =
         run_probes(p, kernel, working, routing, out, j.failed_check, {opt.rerun_probe, opt.linearity_probe});
+    tm.probes = lap(t);
     rec.probes.insert(rec.probes.end(), probes.status.begin(), probes.status.end());
     if (probes.failed_check != Check::none) {
       rec.status = Status::fail;
@@ -120,6 +141,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.metrics.insert({{"kernel_us", info.median_us}, {"achieved_tbps", info.achieved_tbps},
                         {"achieved_tflops", info.achieved_tflops}});
     rec.metrics.insert(probes.metrics.begin(), probes.metrics.end());  // only the probes that ran
+    tm.judge += lap(t);  // the record's metrics and diagnostics belong to the verdict
   } catch (const Error& e) {
     // A verdict raised as an error (ExitCode::case_failed, the check in its key): out of device memory. A key that
     // names no check is not a verdict this harness knows: an error, never a pass.

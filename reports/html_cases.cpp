@@ -154,6 +154,7 @@ void write_case_detail(std::ostream& o, const ReportCase& c, std::size_t max_poi
         num_cell(at(c.token_rel, order[k]), "{:.3e}"));
   o << "</table>\n";
   if (!c.details.empty()) put(o, "<pre>{}</pre>\n", esc(c.details));
+  timing_table(o, c.timing, "", "Time by phase (seconds)");
   o << "</details>\n";
 }
 

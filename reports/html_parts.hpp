@@ -24,6 +24,8 @@ std::string anchor(const ReportCase& c);  // the id of the case's per-token sect
 std::optional<double> metric(const ReportCase& c, const char* key);
 // A table cell right-aligned; NaN and Inf spelled out in the failure colour; empty when absent.
 std::string num_cell(std::optional<double> v, const char* spec);
+// One row of seconds per phase (kTimingPhases) and their total.
+void timing_table(std::ostream& o, const CaseTiming& t, const char* id, const char* caption);
 
 // One series of a plot: values where higher is worse. NaN and Inf are failures: drawn at the top of the plot with a
 // marker of their own and counted.
