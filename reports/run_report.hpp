@@ -12,6 +12,18 @@ namespace moe {
 
 inline constexpr int kRunReportSchemaVersion = 1;
 
+// One systematic-error statistic of a case (harness/systematic.hpp): a standardized value z against its threshold
+// and an effect size against its floor; it fails when both are exceeded. `status` is "ran" or "not run: <why>"
+// (then z and effect are NaN: never a 0 that reads as "found nothing").
+struct StatisticRecord {
+  std::string name;    // gain, channel, rounding_bias, expert
+  std::string status;  // "ran" | "not run: <why>"
+  double z = 0, z_threshold = 0, effect = 0, effect_floor = 0;
+  std::string at;      // where the worst value is ("channel 17", "expert 3 (4 of 16 tokens)"), or ""
+  bool failed = false;
+  bool ran() const { return status == "ran"; }
+};
+
 struct CaseRecord {
   std::string id, kernel;
   std::string status;   // "pass", "fail", "skip", "error"
@@ -27,6 +39,7 @@ struct CaseRecord {
   double kernel_us = 0, reference_s = 0;
   std::string details;  // multi-line diagnostics (worst tokens and elements)
   std::uint64_t fixture_fingerprint = 0;
+  std::vector<StatisticRecord> systematic;  // statistical tier, judged cases: gain, channel, rounding_bias, expert
 };
 
 struct Provenance {
