@@ -37,7 +37,7 @@ double z_of(double estimate, double se) {
   return estimate == 0 ? kNaN : (estimate > 0 ? kZCap : -kZCap);
 }
 void decide(StatisticRecord& s) {
-  s.failed = s.ran() && std::fabs(s.z) > s.z_threshold && std::fabs(s.effect) > s.effect_floor;
+  s.failed = s.ran() && s.tested_z() > s.z_threshold && std::fabs(s.effect) > s.effect_floor;
 }
 
 struct View {

@@ -15,6 +15,7 @@
 // A statistic that cannot be computed (one token, no error at all, non-finite output) is "not run: <why>".
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,7 @@ inline constexpr double kRoundingClipUlps = 2.0;  // |error| beyond 2 ulps is up
 inline constexpr double kZCap = 1e9;               // z of an error with no spread around a nonzero mean
 
 struct SystematicInput {
-  const std::vector<float>& ref;  // contract reference [T, H] (already rounded to the output dtype)
+  std::span<const float> ref;     // contract reference [T, H] (already rounded to the output dtype)
   const Tensor& out;              // the kernel's output [T, H] in its dtype
   std::int64_t tokens = 0, hidden = 0;
   const RoutingResult& routing;

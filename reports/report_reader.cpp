@@ -141,6 +141,26 @@ ReadReport parse_report(const Json& j, const std::string& f) {
     const Json& m = F.get(c, at, "metrics", Want::object);
     for (auto it = m.begin(); it != m.end(); ++it)
       rc.metrics[it.key()] = Fields::num(F.check(it.value(), at + ".metrics." + it.key(), Want::number));
+    if (c.contains("systematic")) {
+      const std::string sat = at + ".systematic";
+      const Json& sys = F.get(c, at, "systematic", Want::object);
+      for (auto it = sys.begin(); it != sys.end(); ++it) {
+        const std::string k = sat + "." + it.key();
+        const Json& o = F.check(it.value(), k, Want::object);
+        StatisticRecord st;
+        st.name = it.key();
+        st.status = F.str(o, k, "status");
+        st.z = Fields::num(F.get(o, k, "z", Want::number));
+        st.z_threshold = Fields::num(F.get(o, k, "z_threshold", Want::number));
+        st.effect = Fields::num(F.get(o, k, "effect", Want::number));
+        st.effect_floor = Fields::num(F.get(o, k, "effect_floor", Want::number));
+        st.at = F.str(o, k, "at");
+        if (!o.contains("failed") || !o["failed"].is_boolean())
+          throw_bad_input(f, k + ".failed", "missing or not a boolean", "pass a report.json written by `moe-harness run`");
+        st.failed = o["failed"].get<bool>();
+        rc.systematic.push_back(std::move(st));
+      }
+    }
     rc.token_cos = F.numbers(c, at, "token_cos");
     rc.token_rel = F.numbers(c, at, "token_rel");
     r.cases.push_back(std::move(rc));

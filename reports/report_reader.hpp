@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "reports/run_report.hpp"
+
 namespace moe {
 
 struct ReportCase {
@@ -12,6 +14,7 @@ struct ReportCase {
   std::string fixture_fingerprint;  // 16 hex digits; all zeros where no fixture was built (skips)
   std::map<std::string, double> metrics;
   std::vector<double> token_cos, token_rel;
+  std::vector<StatisticRecord> systematic;  // absent in reports written before the systematic checks: empty
 };
 
 struct ReadReport {

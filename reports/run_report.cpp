@@ -59,9 +59,14 @@ std::string to_json_text(const RunReport& r) {
     for (auto& [k, v] : c.metrics) m[k] = number(v);
     ordered_json probes = ordered_json::object();
     for (auto& [k, v] : c.probes) probes[k] = v;
+    ordered_json systematic = ordered_json::object();
+    for (const StatisticRecord& st : c.systematic)
+      systematic[st.name] = {{"status", st.status}, {"z", number(st.z)}, {"z_threshold", st.z_threshold},
+                             {"effect", number(st.effect)}, {"effect_floor", st.effect_floor}, {"at", st.at},
+                             {"failed", st.failed}};
     cases.push_back({{"id", c.id}, {"kernel", c.kernel}, {"status", c.status}, {"reason", c.reason},
                      {"failed_check", c.failed_check}, {"source", c.source}, {"variant", c.variant},
-                     {"metrics", m}, {"probes", probes}, {"token_cos", numbers(c.token_cos)},
+                     {"metrics", m}, {"probes", probes}, {"systematic", systematic}, {"token_cos", numbers(c.token_cos)},
                      {"token_rel", numbers(c.token_rel)},
                      {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)}}},
                      {"fixture_fingerprint", fmt::format("{:016x}", c.fixture_fingerprint)}, {"details", c.details}});
@@ -102,6 +107,9 @@ std::string to_markdown(const RunReport& r) {
   for (const CaseRecord& c : r.cases)
     for (const auto& [probe, st] : c.probes)
       if (st != "ran") not_run[{probe, st}].push_back(&c);
+  for (const CaseRecord& c : r.cases)
+    for (const StatisticRecord& st : c.systematic)
+      if (!st.ran()) not_run[{st.name, st.status}].push_back(&c);
   if (!not_run.empty()) {
     s += "\nChecks not run (by check and reason):\n\n";
     for (const auto& [key, recs] : not_run)

@@ -22,6 +22,14 @@ struct StatisticRecord {
   std::string at;      // where the worst value is ("channel 17", "expert 3 (4 of 16 tokens)"), or ""
   bool failed = false;
   bool ran() const { return status == "ran"; }
+  // What the threshold is compared with: z itself for the one-sided channel statistic (an excess of error energy;
+  // a negative z is less error than expected), |z| for the two-sided others.
+  double tested_z() const { return name == "channel" ? z : (z < 0 ? -z : z); }
+  // How close it came to failing: it fails when both limits are passed, so the smaller of the two shares (1: at it).
+  double closeness() const {
+    const double a = tested_z() / z_threshold, b = (effect < 0 ? -effect : effect) / effect_floor;
+    return a < b ? a : b;
+  }
 };
 
 struct CaseRecord {

@@ -207,3 +207,16 @@ TEST(Systematic, WhatCannotBeComputedIsNotRunNeverZero) {
 }
 
 }  // namespace moe
+
+namespace moe {
+// The channel statistic is one-sided (an excess of error energy); a channel with much less error than the chi-square
+// yardstick (a large negative z, as where every error is an ulp flip) is no failure, whatever its relative error.
+TEST(Systematic, ChannelIsOneSidedTheOthersTwoSided) {
+  StatisticRecord c{"channel", "ran", -8.3, 7.0, 0.5, 0.02, "channel 3", false};
+  EXPECT_DOUBLE_EQ(c.tested_z(), -8.3);
+  EXPECT_LT(c.closeness(), 0.0);
+  StatisticRecord g{"gain", "ran", -8.3, 6.0, -0.004, 0.001, "", false};
+  EXPECT_DOUBLE_EQ(g.tested_z(), 8.3);
+  EXPECT_DOUBLE_EQ(g.closeness(), 8.3 / 6.0);  // the smaller share: z 1.38, effect 4
+}
+}  // namespace moe
