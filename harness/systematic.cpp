@@ -64,11 +64,14 @@ void gain(const View& v, StatisticRecord& s) {
 }
 
 // Each element's error in units of s^2 = max(the mean squared error of its token's OTHER channels, their relative
-// error energy sum(e^2) / sum(r^2) times r^2) + ulp_out(r)^2. A correct kernel's element error is part absolute
-// (upstream rounding flips spread over every channel) and part relative (the output rounding, an ulp of |r|): the
-// larger of the two yardsticks is never below either part, so Q_c = sum over the tokens of e^2 / s^2 is at most
-// chi2(T) for a correct kernel (well below it where the errors are ulp flips). One output ulp is always allowed;
-// the channel itself is left out of its own yardstick, so a dead channel cannot hide behind its own error.
+// error energy sum(e^2) / sum(r^2) times r^2, one output ulp of the token's RMS reference squared) + ulp_out(r)^2.
+// A correct kernel's element error is part absolute (an upstream rounding flip spreads over every channel through
+// W2) and part relative (the output rounding, an ulp of |r|). The output rounding hides an absolute error smaller
+// than the ulp of most elements (they round to the same value), while it shows in full on the few elements with a
+// small |r|: so the token's observed error level understates the absolute part up to one ulp of its typical value,
+// which is the third term. The largest yardstick is never below any part, so Q_c = sum over the tokens of
+// e^2 / s^2 is at most chi2(T) for a correct kernel (well below it where the errors are ulp flips). One output ulp
+// of r is always allowed; the channel is left out of its own yardstick, so a dead channel cannot hide behind itself.
 void channel(const View& v, StatisticRecord& s) {
   const std::int64_t t = v.in.tokens, h = v.in.hidden;
   if (h < 2) return void(not_run(s, "one hidden channel: nothing to compare it with"));
@@ -80,11 +83,12 @@ void channel(const View& v, StatisticRecord& s) {
       row_e += v.e(tok * h + c) * v.e(tok * h + c);
       row_r += v.r(tok * h + c) * v.r(tok * h + c);
     }
+    const double hidden = ulp_out(std::sqrt(row_r / double(h)), d);  // what the output rounding can hide
     for (std::int64_t c = 0; c < h; ++c) {
       const std::int64_t i = tok * h + c;
       const double e2 = v.e(i) * v.e(i), r2 = v.r(i) * v.r(i), u = ulp_out(v.r(i), d);
       const double oe = std::max(0.0, row_e - e2), orr = std::max(0.0, row_r - r2);
-      const double yardstick = std::max(oe / double(h - 1), orr > 0 ? oe / orr * r2 : 0.0);
+      const double yardstick = std::max({oe / double(h - 1), orr > 0 ? oe / orr * r2 : 0.0, hidden * hidden});
       q[c] += e2 / (yardstick + u * u);
       ee[c] += e2;
       rr[c] += r2;
