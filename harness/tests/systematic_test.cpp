@@ -218,6 +218,15 @@ TEST(Systematic, WhatCannotBeComputedIsNotRunNeverZero) {
   v[5] = NAN;
   for (const auto& st : stats(s, bf16_output(v, 8, 256)))
     EXPECT_EQ(st.status, "not run: the output has unwritten or non-finite elements (see the per-token checks)");
+  // The only error where the reference is exactly 0: neither a slope nor a signed mean has anything to test.
+  Synthetic z = make(8, 256, 9);
+  std::vector<double> zv(z.ref.begin(), z.ref.end());
+  z.ref[17] = 0.0f;
+  zv[17] = 0.5;
+  const auto zs = stats(z, bf16_output(zv, 8, 256));
+  for (const char* n : {"gain", "rounding_bias"})
+    EXPECT_EQ(get(zs, n).status, "not run: every error sits where the reference is 0: no spread to test against") << n;
+  EXPECT_TRUE(get(zs, "channel").ran());
   // EP: no token routes to an expert of this rank (experts 16..31).
   const auto o = bf16_output(kernel_values(s, 0.0, 1e-2, 8), 8, 256);
   const auto far = systematic_checks({s.ref, o, 8, 256, s.routing, 16, 16}, SystematicThresholds{});
