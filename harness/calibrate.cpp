@@ -90,7 +90,7 @@ void print_systematic(const Rows& by, std::map<std::string, int>& sets_per_schem
 
 int run_calibration(const CalibrateOptions& opt) {
   const Suite suite = load_suite_file(resolve_suite(opt.suite));
-  auto kernels = make_kernels(opt.kernels.empty() ? std::vector<std::string>{"host"} : opt.kernels, 0);
+  auto kernels = make_kernels(opt.kernels.empty() ? std::vector<std::string>{"host"} : opt.kernels, 0, opt.dispatch);
   const DeviceDetection device = detect_device();
   WeightCache cache;
   std::map<std::pair<std::string, std::string>, Worst> by;  // (kernel | weight/act scheme, thresholds)

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gpu/dispatch_options.hpp"
+
 namespace moe {
 
 struct CalibrateOptions {
@@ -14,6 +16,7 @@ struct CalibrateOptions {
   std::vector<std::string> filters;
   std::vector<std::string> kernels;  // default: the host kernel
   int seeds = 20;
+  gpu::DispatchOptions dispatch;  // the GPU kernels' A/B switches (--dispatch)
   std::filesystem::path json;
 };
 

@@ -1,4 +1,5 @@
-// The canonical case as JSON (export's case.json, `describe`): every field the problem and the harness use.
+// The canonical case as JSON (export's case.json, `describe`, and, without its source, the reference cache's key):
+// the entries the case-field table names (harness/case_fields.cpp), in its order.
 #pragma once
 #include <string>
 

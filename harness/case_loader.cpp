@@ -1,5 +1,6 @@
 #include "harness/case_loader.hpp"
 
+#include <yaml-cpp/depthguard.h>  // yaml-cpp >= 0.7: its parser refuses nesting past 2000 levels (DeepRecursion)
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -12,8 +13,10 @@
 #include "fixtures/error.hpp"
 #include "fixtures/input_file.hpp"
 #include "fixtures/exact_tier.hpp"
+#include "fixtures/problem_sizes.hpp"
 #include "fixtures/tensor.hpp"
-#include "harness/model_presets.hpp"
+#include "harness/case_fields.hpp"
+#include "harness/case_yaml.hpp"
 #include "harness/thresholds.hpp"
 
 #ifndef MOE_CASES_DIR
@@ -23,320 +26,156 @@
 namespace moe {
 namespace {
 
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  // Merged nodes (defaults + case + sweep) are built in memory and carry no mark: they report the line of the case
-  // entry being read.
-  std::string where(const YAML::Node& n) const {
-    const YAML::Mark m = n.Mark().is_null() ? origin_ : n.Mark();
-    return m.is_null() ? file_ : file_ + ":" + std::to_string(m.line + 1);
-  }
-  void set_origin(const YAML::Node& n) const { origin_ = n.Mark(); }
-  [[noreturn]] void fail(const YAML::Node& n, const std::string& key, const std::string& problem,
-                         const std::string& fix) const {
-    throw_bad_input(where(n), key, problem, fix);
-  }
-  void keys(const YAML::Node& map, const std::set<std::string>& known, const std::string& prefix) const {
-    if (!map.IsMap()) fail(map, prefix, "must be a mapping", "write it as `key: value` lines");
-    for (auto it = map.begin(); it != map.end(); ++it) {
-      const std::string k = it->first.as<std::string>();
-      if (!known.count(k)) {
-        std::string list;
-        for (auto& s : known) list += (list.empty() ? "" : ", ") + s;
-        fail(it->first, prefix + k, "unknown key", "use one of: " + list);
-      }
-    }
-  }
-  std::int64_t integer(const YAML::Node& n, const std::string& key, std::int64_t lo, std::int64_t hi) const {
-    std::int64_t v;
-    try {
-      if (!n.IsScalar()) throw YAML::BadConversion(n.Mark());
-      v = n.as<std::int64_t>();
-    } catch (const YAML::Exception&) {
-      fail(n, key, "expected an integer", "write a whole number");
-    }
-    if (v < lo || v > hi)
-      fail(n, key, "value " + std::to_string(v) + " outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]",
-           "choose a value in range");
-    return v;
-  }
-  double number(const YAML::Node& n, const std::string& key) const {
-    try {
-      if (!n.IsScalar()) throw YAML::BadConversion(n.Mark());
-      return n.as<double>();
-    } catch (const YAML::Exception&) {
-      fail(n, key, "expected a number", "write a number such as 0.999");
-    }
-  }
-  bool boolean(const YAML::Node& n, const std::string& key) const {
-    try {
-      if (!n.IsScalar()) throw YAML::BadConversion(n.Mark());
-      return n.as<bool>();
-    } catch (const YAML::Exception&) {
-      fail(n, key, "expected true or false", "write true or false");
-    }
-  }
-  std::string string(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsScalar()) fail(n, key, "expected a string", "write a plain value");
-    return n.as<std::string>();
-  }
-  template <class E>
-  E enumeration(const YAML::Node& n, const std::string& key) const {
-    const std::string s = string(n, key);
-    auto v = parse_enum<E>(s);
-    if (!v) fail(n, key, "unknown value '" + s + "'", "use one of: " + enum_names<E>());
-    return *v;
-  }
-  std::vector<std::string> strings(const YAML::Node& n, const std::string& key) const {
-    std::vector<std::string> out;
-    if (n.IsScalar()) return {string(n, key)};
-    if (!n.IsSequence()) fail(n, key, "expected a list", "write [a, b]");
-    for (const auto& e : n) out.push_back(string(e, key));
-    return out;
-  }
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
-  mutable YAML::Mark origin_ = YAML::Mark::null_mark();
-};
-
-// Deep merge: `over` wins; nested mappings merge key by key. Child nodes keep their source marks (line numbers).
-YAML::Node merge(const YAML::Node& base, const YAML::Node& over) {
-  if (!base || base.IsNull()) return over;
-  if (!over || over.IsNull()) return base;
-  if (!base.IsMap() || !over.IsMap()) return over;
-  YAML::Node out(YAML::NodeType::Map);
-  for (auto it = base.begin(); it != base.end(); ++it) out[it->first.as<std::string>()] = it->second;
-  for (auto it = over.begin(); it != over.end(); ++it) {
-    const std::string k = it->first.as<std::string>();
-    out[k] = out[k] ? merge(out[k], it->second) : it->second;
-  }
-  return out;
-}
-
-const std::set<std::string> kCaseKeys = {
-    "model", "variant", "hidden", "inter", "experts", "topk", "n_shared", "shared_inter", "tp", "ep", "ep_rank",
-    "tokens", "routing", "activation", "layout", "swiglu", "clamp_shared", "shared_path", "biases", "router_weight_on", "quant",
-    "shared_quant", "intermediate", "input_dtype", "output_dtype", "stage", "reduce", "split_k", "seed", "input",
-    "weight_std", "targets", "tolerance", "tags", "kernels", "tier"};
-
-void read_quant(const Reader& r, const YAML::Node& n, const std::string& key, QuantScheme& q) {
-  r.keys(n, {"weight", "act", "flavor", "qmax", "scale_pow2", "mx_mode", "e8m0_edges", "amax_floor"}, key + ".");
-  if (n["weight"]) q.weight = r.enumeration<WeightFormat>(n["weight"], key + ".weight");
-  if (n["act"]) q.act = r.enumeration<ActFormat>(n["act"], key + ".act");
-  if (n["flavor"]) q.flavor = r.enumeration<Fp8Flavor>(n["flavor"], key + ".flavor");
-  if (n["qmax"]) q.act_qmax = float(r.number(n["qmax"], key + ".qmax"));
-  if (n["scale_pow2"]) q.act_scale_pow2 = r.boolean(n["scale_pow2"], key + ".scale_pow2");
-  if (n["mx_mode"]) q.mx_mode = r.enumeration<MxScaleMode>(n["mx_mode"], key + ".mx_mode");
-  if (n["e8m0_edges"]) q.e8m0_edges = r.enumeration<E8m0Edges>(n["e8m0_edges"], key + ".e8m0_edges");
-  if (n["amax_floor"]) q.act_amax_floor = float(r.number(n["amax_floor"], key + ".amax_floor"));
-}
-
-DType read_dtype(const Reader& r, const YAML::Node& n, const std::string& key) {
-  const std::string s = r.string(n, key);
-  auto d = parse_dtype(s);
-  if (!d) r.fail(n, key, "unknown dtype '" + s + "'", "use bf16, f16 or f32");
-  return *d;
-}
-
-CaseSpec read_case(const Reader& r, const YAML::Node& n) {
-  r.keys(n, kCaseKeys, "");
+CaseSpec read_case(const Reader& r, const CaseNode& n, const HostMemoryBudget& budget) {
+  r.keys(n, case_keys(), "");
   CaseSpec c;
-  c.source = r.where(n);
-  ProblemSpec& p = c.problem;
-  if (n["model"]) {
-    c.model = r.string(n["model"], "model");
-    if (!apply_model_preset(c.model, p))
-      r.fail(n["model"], "model", "unknown model preset '" + c.model + "'", "use one of: " + model_preset_names() + ", or omit model and give the shape");
-  }
-  constexpr std::int64_t kBig = std::int64_t(1) << 40;
-  if (n["variant"]) c.variant = r.string(n["variant"], "variant");
-  if (n["hidden"]) p.hidden = r.integer(n["hidden"], "hidden", 1, kBig);
-  if (n["inter"]) p.inter = r.integer(n["inter"], "inter", 1, kBig);
-  if (n["experts"]) p.experts = r.integer(n["experts"], "experts", 1, 1 << 20);
-  if (n["topk"]) p.topk = int(r.integer(n["topk"], "topk", 1, 1 << 20));
-  if (n["n_shared"]) p.n_shared = int(r.integer(n["n_shared"], "n_shared", 0, 64));
-  if (n["shared_inter"]) p.shared_inter = r.integer(n["shared_inter"], "shared_inter", 0, kBig);
-  if (n["tp"]) p.tp = int(r.integer(n["tp"], "tp", 1, 1024));
-  if (n["ep"]) p.ep = int(r.integer(n["ep"], "ep", 1, 1024));
-  if (n["ep_rank"]) p.ep_rank = int(r.integer(n["ep_rank"], "ep_rank", 0, 1023));
-  if (n["tokens"]) p.tokens = r.integer(n["tokens"], "tokens", 1, 1 << 24);
-  if (const auto& ro = n["routing"]) {
-    r.keys(ro, {"kind", "renormalize", "n_group", "topk_group", "routed_scaling"}, "routing.");
-    if (ro["kind"]) p.routing.kind = r.enumeration<RoutingKind>(ro["kind"], "routing.kind");
-    if (ro["renormalize"]) p.routing.renormalize = r.boolean(ro["renormalize"], "routing.renormalize");
-    if (ro["n_group"]) p.routing.n_group = int(r.integer(ro["n_group"], "routing.n_group", 1, 1 << 16));
-    if (ro["topk_group"]) p.routing.topk_group = int(r.integer(ro["topk_group"], "routing.topk_group", 1, 1 << 16));
-    if (ro["routed_scaling"]) p.routing.routed_scaling = float(r.number(ro["routed_scaling"], "routing.routed_scaling"));
-  }
-  if (n["activation"]) {
-    p.activation = r.enumeration<Activation>(n["activation"], "activation");
-    if (!n["layout"]) p.layout = p.activation == Activation::swiglu_oai ? GateUpLayout::interleaved : GateUpLayout::gate_up;
-  }
-  if (n["layout"]) p.layout = r.enumeration<GateUpLayout>(n["layout"], "layout");
-  if (const auto& sw = n["swiglu"]) {
-    r.keys(sw, {"alpha", "limit"}, "swiglu.");
-    if (sw["alpha"]) p.swiglu_alpha = float(r.number(sw["alpha"], "swiglu.alpha"));
-    if (sw["limit"]) p.swiglu_limit = float(r.number(sw["limit"], "swiglu.limit"));
-  }
-  if (n["clamp_shared"]) p.clamp_shared = r.boolean(n["clamp_shared"], "clamp_shared");
-  if (n["shared_path"]) p.shared_path = r.enumeration<SharedPath>(n["shared_path"], "shared_path");
-  if (n["biases"]) p.biases = r.boolean(n["biases"], "biases");
-  if (n["router_weight_on"]) p.router_weight_on = r.enumeration<RouterWeightOn>(n["router_weight_on"], "router_weight_on");
-  if (n["quant"]) read_quant(r, n["quant"], "quant", p.quant);
-  if (n["shared_quant"]) read_quant(r, n["shared_quant"], "shared_quant", p.shared_quant);
-  else if (n["quant"]) p.shared_quant = p.quant;
-  if (n["intermediate"]) p.intermediate = r.enumeration<IntermediateDtype>(n["intermediate"], "intermediate");
-  if (n["input_dtype"]) p.input_dtype = read_dtype(r, n["input_dtype"], "input_dtype");
-  if (n["output_dtype"]) p.output_dtype = read_dtype(r, n["output_dtype"], "output_dtype");
-  if (n["stage"]) p.stage = r.enumeration<StageMode>(n["stage"], "stage");
-  if (n["reduce"]) p.reduce = r.enumeration<ReduceMode>(n["reduce"], "reduce");
-  if (n["split_k"]) p.split_k = int(r.integer(n["split_k"], "split_k", 1, 64));
-  if (n["seed"]) p.seed = std::uint64_t(r.integer(n["seed"], "seed", 0, std::int64_t(1) << 62));
-  if (const auto& in = n["input"]) {
-    r.keys(in, {"distribution", "mean", "std", "outlier_fraction", "outlier_scale"}, "input.");
-    if (in["distribution"]) {
-      const std::string d = r.string(in["distribution"], "input.distribution");
-      if (d != "normal" && d != "uniform") r.fail(in["distribution"], "input.distribution", "unknown distribution '" + d + "'", "use normal or uniform");
-      p.x_dist.kind = d == "normal" ? Distribution::normal : Distribution::uniform;
-    }
-    if (in["mean"]) p.x_dist.mean = r.number(in["mean"], "input.mean");
-    if (in["std"]) p.x_dist.scale = r.number(in["std"], "input.std");
-    if (in["outlier_fraction"]) p.x_dist.outlier_fraction = r.number(in["outlier_fraction"], "input.outlier_fraction");
-    if (in["outlier_scale"]) p.x_dist.outlier_scale = r.number(in["outlier_scale"], "input.outlier_scale");
-  }
-  if (n["weight_std"]) p.weight_std = float(r.number(n["weight_std"], "weight_std"));
-  if (const auto& t = n["targets"]) {
-    r.keys(t, {"arch", "cu"}, "targets.");
-    if (t["arch"]) c.targets.archs = r.strings(t["arch"], "targets.arch");
-    if (t["cu"]) {
-      const auto& cu = t["cu"];
-      if (cu.IsScalar()) c.targets.compute_units.push_back(int(r.integer(cu, "targets.cu", 1, 1 << 20)));
-      else for (const auto& e : cu) c.targets.compute_units.push_back(int(r.integer(e, "targets.cu", 1, 1 << 20)));
-    }
-  }
-  if (const auto& t = n["tolerance"]) {
-    r.keys(t, {"min_cos", "max_rel", "atol", "rtol", "max_mismatch_fraction", "reason"}, "tolerance.");
-    if (t["min_cos"]) c.tolerance.min_cos = r.number(t["min_cos"], "tolerance.min_cos");
-    if (t["max_rel"]) c.tolerance.max_rel = r.number(t["max_rel"], "tolerance.max_rel");
-    if (t["atol"]) c.tolerance.atol = r.number(t["atol"], "tolerance.atol");
-    if (t["rtol"]) c.tolerance.rtol = r.number(t["rtol"], "tolerance.rtol");
-    if (t["max_mismatch_fraction"]) c.tolerance.max_mismatch_fraction = r.number(t["max_mismatch_fraction"], "tolerance.max_mismatch_fraction");
-    if (t["reason"]) c.tolerance.reason = r.string(t["reason"], "tolerance.reason");
-  }
-  if (n["tags"]) c.tags = r.strings(n["tags"], "tags");
-  if (n["kernels"]) c.kernels = r.strings(n["kernels"], "kernels");
-  if (n["tier"]) {
-    const std::string t = r.string(n["tier"], "tier");
-    if (t != "statistical" && t != "exact") r.fail(n["tier"], "tier", "unknown tier '" + t + "'", "use statistical or exact");
-    c.tier = t == "exact" ? Tier::exact : Tier::statistical;
-  }
-  if (auto prob = validate(p)) r.fail(n, prob->key, prob->problem, prob->fix);
+  read_case_fields(r, n, c);
+  const ProblemSpec& p = c.problem;
+  if (auto prob = validate(p)) fail_at(r, n, *prob);
   if (c.tier == Tier::exact)
-    if (auto prob = validate_exact_tier(p)) r.fail(n, prob->key, prob->problem, prob->fix);
+    if (auto prob = validate_exact_tier(p)) fail_at(r, n, *prob);
+  if (auto prob = check_host_memory(p, budget)) fail_at(r, n, *prob);
+  c.source = r.where(YAML::Mark::null_mark());
   case_thresholds(c);  // loosening without a reason fails here
   c.id = canonical_id(c);
   return c;
 }
 
-// "quant.weight" -> {quant: {weight: v}}
-YAML::Node dotted(const std::string& path, const YAML::Node& v) {
-  const auto dot = path.find('.');
-  YAML::Node m(YAML::NodeType::Map);
-  if (dot == std::string::npos) m[path] = v;
-  else m[path.substr(0, dot)] = dotted(path.substr(dot + 1), v);
-  return m;
+// A sweep key: a case key, or `key.subkey` of one of the mappings.
+std::vector<std::string> sweep_path(const Reader& r, const YAML::Node& key_node, const std::string& k) {
+  const std::size_t dot = k.find('.');
+  const std::string top = k.substr(0, dot);
+  if (!case_keys().count(top)) r.fail(key_node.Mark(), "sweep." + printable(k), "unknown case key '" + printable(top) + "'", "sweep over case keys only");
+  if (dot == std::string::npos) return {top};
+  const std::string sub = k.substr(dot + 1);
+  const std::set<std::string>& nested = case_sub_keys(top);
+  if (!nested.count(sub)) {
+    std::string list;
+    for (auto& s : nested) list += (list.empty() ? "" : ", ") + top + "." + s;
+    r.fail(key_node.Mark(), "sweep." + printable(k), "unknown key '" + printable(sub) + "' under " + top,
+           list.empty() ? top + " is not a mapping: sweep over `" + top + "` itself" : "use one of: " + list);
+  }
+  return {top, sub};
 }
 
-// Keys a model preset sets. A case that names a model takes them from the preset, not from the suite's defaults
-// (precedence: the case's own keys > its model preset > defaults).
-const std::set<std::string> kPresetKeys = {"hidden", "inter", "experts", "topk", "n_shared", "shared_inter", "routing",
-                                           "activation", "layout", "biases", "quant", "shared_quant", "router_weight_on"};
+struct Expansion {
+  const Reader& r;
+  const YAML::Node& defaults;
+  HostMemoryBudget budget;
+  std::vector<CaseSpec>& out;
+  std::map<std::string, std::string> seen;  // id -> where
 
-YAML::Node defaults_for(const YAML::Node& defaults, const YAML::Node& entry) {
-  const YAML::Node body = entry["sweep"] ? (entry["case"] ? entry["case"] : YAML::Node()) : entry;
-  const bool names_model = (body && body.IsMap() && body["model"]) ||
-                           (entry["sweep"] && entry["sweep"].IsMap() && entry["sweep"]["model"]);
-  if (!names_model || !defaults.IsMap()) return defaults;
-  YAML::Node d(YAML::NodeType::Map);
-  for (auto it = defaults.begin(); it != defaults.end(); ++it)
-    if (!kPresetKeys.count(it->first.as<std::string>())) d[it->first.as<std::string>()] = it->second;
-  return d;
-}
+  void add(CaseSpec c, const YAML::Node& entry) {
+    c.source = r.where(entry);
+    auto [it, fresh] = seen.emplace(c.id, c.source);
+    if (!fresh)
+      throw_bad_input(c.source, "variant", "duplicate case id '" + c.id + "' (also at " + it->second + ")",
+                      "give one of them a distinct `variant:` or change a field the id shows");
+    out.push_back(std::move(c));
+  }
 
-void expand(const Reader& r, const YAML::Node& all_defaults, const YAML::Node& entry, std::vector<CaseSpec>& out) {
-  if (!entry.IsMap()) r.fail(entry, "cases", "each case must be a mapping", "write `- key: value`");
-  const YAML::Node defaults = defaults_for(all_defaults, entry);
-  r.set_origin(entry);
-  if (!entry["sweep"]) {
-    CaseSpec c = read_case(r, merge(defaults, entry));
-    c.source = r.where(entry);
-    out.push_back(std::move(c));
-    return;
-  }
-  r.keys(entry, {"sweep", "case"}, "");
-  const YAML::Node& sweep = entry["sweep"];
-  if (!sweep.IsMap() || sweep.size() == 0) r.fail(sweep, "sweep", "must map field names to lists of values", "write `sweep: {tokens: [1, 2]}`");
-  std::vector<std::pair<std::string, std::vector<YAML::Node>>> axes;
-  for (auto it = sweep.begin(); it != sweep.end(); ++it) {
-    const std::string k = it->first.as<std::string>();
-    const std::string top = k.substr(0, k.find('.'));
-    if (!kCaseKeys.count(top)) r.fail(it->first, "sweep." + k, "unknown case key '" + top + "'", "sweep over case keys only");
-    if (!it->second.IsSequence() || it->second.size() == 0) r.fail(it->second, "sweep." + k, "must be a non-empty list", "write [a, b]");
-    std::vector<YAML::Node> vals;
-    for (const auto& v : it->second) vals.push_back(v);
-    axes.push_back({k, vals});
-  }
-  const YAML::Node base = merge(defaults, entry["case"] ? entry["case"] : YAML::Node(YAML::NodeType::Map));
-  std::vector<std::size_t> idx(axes.size(), 0);
-  while (true) {
-    YAML::Node over(YAML::NodeType::Map);
-    for (std::size_t a = 0; a < axes.size(); ++a) over = merge(over, dotted(axes[a].first, axes[a].second[idx[a]]));
-    YAML::Node merged = merge(base, over);
-    CaseSpec c = read_case(r, merged);
-    c.source = r.where(entry);
-    out.push_back(std::move(c));
-    std::size_t a = 0;
-    for (; a < axes.size(); ++a) {
-      if (++idx[a] < axes[a].second.size()) break;
-      idx[a] = 0;
+  void entry(const YAML::Node& e) {
+    if (!e.IsMap()) r.fail(e.Mark(), "cases", "each case must be a mapping", "write `- key: value`");
+    r.set_origin(e.Mark());
+    const YAML::Node sweep = e["sweep"];
+    const YAML::Node body = sweep.IsDefined() ? e["case"] : e;
+    const bool names_model = (body.IsDefined() && body.IsMap() && body["model"].IsDefined()) ||
+                             (sweep.IsDefined() && sweep.IsMap() && sweep["model"].IsDefined());
+    std::vector<CaseNode::Layer> base = {{defaults, {}, YAML::Mark::null_mark(), names_model ? &preset_keys() : nullptr}};
+    if (!sweep.IsDefined()) {
+      if (out.size() >= kMaxSuiteCases) too_many(e, "cases", 1);
+      base.push_back({e});
+      add(read_case(r, CaseNode(base), budget), e);
+      return;
     }
-    if (a == axes.size()) break;
+    r.keys(e, {"sweep", "case"}, "");
+    if (!sweep.IsMap() || sweep.size() == 0) r.fail(sweep.Mark(), "sweep", "must map field names to lists of values", "write `sweep: {tokens: [1, 2]}`");
+    if (body.IsDefined() && !body.IsNull() && !body.IsMap()) r.fail(body.Mark(), "case", "must be a mapping", "write `case: {key: value}`");
+    if (body.IsDefined()) base.push_back({body});
+    std::vector<std::vector<std::string>> paths;
+    std::vector<YAML::Mark> marks;
+    std::vector<std::vector<YAML::Node>> axes;
+    std::set<std::string> keys;
+    std::size_t count = 1;
+    for (auto it = sweep.begin(); it != sweep.end(); ++it) {
+      const std::string k = r.key_text(it->first, "sweep.");
+      if (!keys.insert(k).second) r.fail(it->first.Mark(), "sweep." + k, "written twice in one mapping", "keep one of them");
+      paths.push_back(sweep_path(r, it->first, k));
+      marks.push_back(it->first.Mark());
+      if (!it->second.IsSequence() || it->second.size() == 0) r.fail(it->second.Mark(), "sweep." + k, "must be a non-empty list", "write [a, b]");
+      axes.emplace_back(it->second.begin(), it->second.end());
+      count = axes.back().size() > (kMaxSuiteCases + 1) / count ? kMaxSuiteCases + 1 : count * axes.back().size();
+    }
+    if (out.size() + count > kMaxSuiteCases) too_many(sweep, "sweep", count);
+    std::vector<std::size_t> idx(axes.size(), 0);
+    while (true) {
+      std::vector<CaseNode::Layer> layers = base;
+      for (std::size_t a = 0; a < axes.size(); ++a) layers.push_back({axes[a][idx[a]], paths[a], marks[a]});
+      add(read_case(r, CaseNode(std::move(layers)), budget), e);
+      std::size_t a = 0;
+      for (; a < axes.size(); ++a) {
+        if (++idx[a] < axes[a].size()) break;
+        idx[a] = 0;
+      }
+      if (a == axes.size()) break;
+    }
   }
-}
 
-Suite parse(const std::string& text, const std::string& file) {
-  Reader r(file);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw_bad_input(file + ":" + std::to_string(e.mark.line + 1), "", "YAML syntax error: " + e.msg, "fix the YAML syntax");
+  // `adding`: the cases this entry expands to (saturated above the limit).
+  [[noreturn]] void too_many(const YAML::Node& at, const char* key, std::size_t adding) const {
+    const std::string n = adding > kMaxSuiteCases ? "more than " + std::to_string(kMaxSuiteCases) : std::to_string(adding);
+    r.fail(at.Mark(), key,
+           "this entry expands to " + n + " cases, " + std::to_string(out.size()) + " came before it: past the limit of " +
+               std::to_string(kMaxSuiteCases) + " cases per suite",
+           "split the sweep or the suite into smaller suite files");
   }
+};
+
+Suite parse_root(const Reader& r, const YAML::Node& root, const std::string& text) {
+  const std::string& file = r.file();
   if (!root.IsMap()) throw_bad_input(file, "", "a suite file must be a mapping with suite: and cases:", "see README.md \"Case files\"");
   r.keys(root, {"suite", "description", "defaults", "cases"}, "");
   Suite s;
   s.file = file;
   s.file_hash = hash_bytes(text.data(), text.size());
-  if (!root["suite"]) r.fail(root, "suite", "missing", "add `suite: <name>`");
-  s.name = r.string(root["suite"], "suite");
-  if (root["description"]) s.description = r.string(root["description"], "description");
+  if (!root["suite"]) r.fail(root.Mark(), "suite", "missing", "add `suite: <name>`");
+  s.name = r.string(root["suite"], "suite", 256);
+  if (root["description"]) s.description = r.string(root["description"], "description", 65536, true);
   const YAML::Node defaults = root["defaults"] ? root["defaults"] : YAML::Node(YAML::NodeType::Map);
-  if (!defaults.IsMap()) r.fail(defaults, "defaults", "must be a mapping", "write `defaults: {key: value}`");
-  const YAML::Node& cases = root["cases"];
-  if (!cases || !cases.IsSequence()) r.fail(root, "cases", "missing or not a list", "add `cases:` with `- ...` entries");
-  for (const auto& e : cases) expand(r, defaults, e, s.cases);
-  std::map<std::string, std::string> seen;
-  for (const CaseSpec& c : s.cases) {
-    auto [it, fresh] = seen.emplace(c.id, c.source);
-    if (!fresh)
-      throw_bad_input(c.source, "variant", "duplicate case id '" + c.id + "' (also at " + it->second + ")",
-                      "give one of them a distinct `variant:` or change a field the id shows");
-  }
+  if (!defaults.IsMap()) r.fail(defaults.Mark(), "defaults", "must be a mapping", "write `defaults: {key: value}`");
+  r.keys(defaults, case_keys(), "defaults.");
+  const YAML::Node cases = root["cases"];
+  if (!cases || !cases.IsSequence()) r.fail(root.Mark(), "cases", "missing or not a list", "add `cases:` with `- ...` entries");
+  if (cases.size() > kMaxSuiteCases)
+    r.fail(cases.Mark(), "cases", "the suite lists " + std::to_string(cases.size()) + " cases, past the limit of " +
+                                      std::to_string(kMaxSuiteCases) + " per suite", "split it into smaller suite files");
+  Expansion x{r, defaults, host_memory_budget(), s.cases, {}};
+  for (const auto& e : cases) x.entry(e);
   return s;
+}
+
+Suite parse(const std::string& text, const std::string& file) {
+  if (text.size() > kSuiteFileLimit.bytes)
+    throw_bad_input(file, "", "the suite file holds " + std::to_string(text.size()) + " bytes, past the limit of " +
+                                  kSuiteFileLimit.text,
+                    "split it into smaller suite files");
+  const Reader r(file);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    throw_bad_input(r.where(e.mark), "", "the YAML nests deeper than 2000 levels (the parser's limit)",
+                    "a suite needs a few levels of nesting: flatten it");
+  } catch (const YAML::ParserException& e) {
+    throw_bad_input(r.where(e.mark), "", "YAML syntax error: " + e.msg, "fix the YAML syntax");
+  } catch (const YAML::Exception& e) {
+    throw_bad_input(r.where(e.mark), "", "unreadable YAML: " + e.msg, "fix the YAML syntax");
+  }
+  try {
+    return parse_root(r, root, text);
+  } catch (const YAML::Exception& e) {  // a node the reads above did not expect: still bad input, never internal
+    throw_bad_input(r.where(e.mark), "", "malformed YAML node: " + e.msg, "see README.md \"Case files\" for the schema");
+  }
 }
 
 }  // namespace

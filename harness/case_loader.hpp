@@ -1,15 +1,22 @@
 // Suite files (cases/*.yaml) -> validated, expanded cases. Schema in README.md "Case files". Every problem is a
 // moe::Error(bad_input) naming the file, line, key and the fix: unknown keys, wrong types, unknown enum names,
-// impossible shapes, contract mismatches, duplicate ids, loosened tolerances without a reason.
+// impossible shapes, contract mismatches, duplicate ids, loosened tolerances without a reason, non-finite or
+// out-of-range numbers, element counts past int64, cases past the machine's host memory (fixtures/problem_sizes.hpp),
+// malformed YAML nodes, text that is not UTF-8, and the limits below (README "Limits").
 #pragma once
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "fixtures/input_limits.hpp"
 #include "harness/case_spec.hpp"
 
 namespace moe {
+
+// Cases after expanding every sweep: kernel sweeps run to thousands of (shape, scheme, token) combinations, and
+// the loader and the runner are linear in the count, so a million leaves room while a typo is refused at once.
+inline constexpr std::size_t kMaxSuiteCases = 1000000;
 
 struct Suite {
   std::string name;

@@ -48,7 +48,8 @@ void check_unique_kernel_ids(const std::vector<std::shared_ptr<KernelUnderTest>>
                         "give each plugin once, and give a plugin an id of its own (not host-contract or gpu-fused-moe)");
 }
 
-std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget) {
+std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget,
+                                                           const gpu::DispatchOptions& dispatch) {
   std::vector<std::unique_ptr<KernelUnderTest>> out;
   const double budget = host_budget > 0 ? host_budget : HostContractKernel::kDefaultFlopBudget;
   auto want = [&](const std::string& id) {
@@ -57,7 +58,7 @@ std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std
   };
   if (want("host-contract")) out.push_back(std::make_unique<HostContractKernel>(budget));
 #ifdef MOE_HAVE_GPU_RUNTIME
-  if (want("gpu-fused-moe")) out.push_back(std::make_unique<GpuFusedMoeKernel>());
+  if (want("gpu-fused-moe")) out.push_back(std::make_unique<GpuFusedMoeKernel>(dispatch));
   const bool gpu_ids = true;
 #else
   const bool gpu_ids = false;

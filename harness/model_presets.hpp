@@ -1,4 +1,5 @@
-// Real model shapes (../shared/NUMERICS.md "Real model shapes"), as case-file presets: `model: deepseek-v3`.
+// Real model shapes (hidden, moe intermediate, experts, top-k, shared experts, routing and shipped quant of each
+// model's published config), as case-file presets: `model: deepseek-v3`.
 #pragma once
 #include <optional>
 #include <string>

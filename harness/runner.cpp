@@ -112,7 +112,7 @@ KernelSet make_kernel_set(const RunOptions& opt) {
     s.select[plugins.back()->id()] = "--plugin " + shell_quote(std::filesystem::absolute(path).string());
   }
   if (!opt.kernels.empty() || (opt.extra_kernels.empty() && plugins.empty()))
-    for (auto& k : make_kernels(opt.kernels, opt.host_budget)) {
+    for (auto& k : make_kernels(opt.kernels, opt.host_budget, opt.dispatch)) {
       s.select[k->id()] = "--kernel " + shell_quote(k->id());
       s.kernels.push_back(std::move(k));
     }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/gating.hpp"
+#include "kernels/gpu/dispatch_options.hpp"
 #include "kernels/kernel_under_test.hpp"
 
 namespace moe {
@@ -28,6 +29,7 @@ struct RunOptions {
   DeviceRequirement device;
   std::filesystem::path reference_cache;  // empty: no cache (harness/reference_cache.hpp)
   bool timing = true;                     // kernels time themselves after the verdict run (--no-timing: off)
+  gpu::DispatchOptions dispatch;         // the GPU kernels' A/B switches (--dispatch)
   double host_budget = 0;            // 0: the host kernel's default
   std::vector<std::string> gtest_args;  // passed through to GoogleTest; one it does not know is bad input
   bool verbose = false;                 // GoogleTest's own log and a line per case (harness/progress.hpp)

@@ -1,5 +1,10 @@
 #include "harness/thresholds.hpp"
 
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
+
 #include "fixtures/error.hpp"
 
 namespace moe {
@@ -28,7 +33,28 @@ Thresholds default_thresholds(const ProblemSpec& p, Tier tier) {
   return t;
 }
 
+std::optional<SpecProblem> check_tolerance(const ToleranceOverride& o) {
+  struct Range { const char* key; const std::optional<double>& v; double lo, hi; const char* fix; };
+  const double big = std::numeric_limits<double>::max();
+  const Range ranges[] = {
+      {"min_cos", o.min_cos, -1.0, 1.0, "a cosine: use a value in [-1, 1]"},
+      {"max_rel", o.max_rel, 0.0, big, "use a finite relative error >= 0"},
+      {"atol", o.atol, 0.0, big, "use a finite absolute tolerance >= 0"},
+      {"rtol", o.rtol, 0.0, big, "use a finite relative tolerance >= 0"},
+      {"max_mismatch_fraction", o.max_mismatch_fraction, 0.0, 1.0, "a fraction of the elements: use a value in [0, 1]"},
+  };
+  for (const Range& r : ranges) {
+    if (!r.v || (*r.v >= r.lo && *r.v <= r.hi)) continue;  // NaN fails both comparisons
+    const std::string key = std::string("tolerance.") + r.key;
+    if (!std::isfinite(*r.v))
+      return SpecProblem{key, "is " + fmt::format("{}", *r.v) + ", not a finite number (a NaN or infinite threshold switches its check off)", r.fix};
+    return SpecProblem{key, fmt::format("value {} outside [{}, {}]", *r.v, r.lo, r.hi == big ? "inf" : fmt::format("{}", r.hi)), r.fix};
+  }
+  return std::nullopt;
+}
+
 Thresholds apply_override(const Thresholds& base, const ToleranceOverride& o, const std::string& where) {
+  if (auto p = check_tolerance(o)) throw_bad_input(where, p->key, p->problem, p->fix);
   Thresholds t = base;
   auto loosen = [&](const char* key, double def, double val, bool looser) {
     if (looser && o.reason.empty())

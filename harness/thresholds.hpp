@@ -1,7 +1,8 @@
-// Default pass thresholds per quant scheme (DESIGN.md "Judging a case"). Calibrated on correct kernels over many
+// Default pass thresholds per quant scheme (README "Judging"). Calibrated on correct kernels over many
 // seeds (harness/calibration/README.md has the command and the committed output); a case may tighten them and may
 // loosen them only with a written reason.
 #pragma once
+#include <optional>
 #include <string>
 
 #include "harness/case_spec.hpp"
@@ -36,7 +37,12 @@ struct Thresholds {
 
 Thresholds default_thresholds(const ProblemSpec& p, Tier tier);
 
-// Applies a case's override. Tightening is always allowed; loosening without `reason` throws bad_input naming the
+// Ranges of a case's tolerance values: min_cos in [-1, 1], max_rel, atol and rtol finite and >= 0,
+// max_mismatch_fraction in [0, 1]. A NaN threshold would compare false and switch its check off, so none is
+// accepted. nullopt when every given value is in range.
+std::optional<SpecProblem> check_tolerance(const ToleranceOverride& o);
+
+// Applies a case's override (after check_tolerance, whose problem it throws as bad_input at `where`). Tightening is always allowed; loosening without `reason` throws bad_input naming the
 // metric, the default, the requested value and `where` (file:line).
 Thresholds apply_override(const Thresholds& base, const ToleranceOverride& o, const std::string& where);
 

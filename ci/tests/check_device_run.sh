@@ -19,10 +19,10 @@ has() { grep -qxF -- "$2" "$1"; }     # has FILE LINE: that exact line
 has_re() { grep -qE -- "$2" "$1"; }   # has_re FILE REGEX
 real_py=$(command -v python3)
 
-# The fakes. Each call of the fake harness appends its arguments and MOE_* environment to $work/calls.
+# The fakes. Each call of the fake harness appends its arguments and MOE_* and CUDA_* environment to $work/calls.
 cat >"$work/fake/harness/moe-harness" <<'EOF'
 #!/usr/bin/env bash
-{ echo "moe-harness $*"; env | grep '^MOE_' | sort; } >>"$FAKE_CALLS"
+{ echo "moe-harness $*"; env | grep -E '^(MOE|CUDA)_' | sort; } >>"$FAKE_CALLS"
 sub=$1; shift
 dir='' json=''
 while (($#)); do case $1 in --report-dir) dir=$2; shift 2 ;; --json) json=$2; shift 2 ;; *) shift ;; esac; done
@@ -89,7 +89,7 @@ export PATH="$work/bin:$PATH" FAKE_CALLS=$work/calls
 unset OUT MOE_NCU
 
 # Usage errors: exit 2, naming what is wrong, nothing written.
-for args in "frob" "--bogus tests" "" "--preset rocm tests" "--env MOE_DECODE_MMA tests" "--seeds 0 selftest" \
+for args in "frob" "--bogus tests" "" "--preset rocm tests" "--env CUDA_LAUNCH_BLOCKING tests" "--seeds 0 selftest" \
             "--filter"; do
   # shellcheck disable=SC2086
   err=$("$dr" --out "$work/usage" $args 2>&1 >/dev/null); rc=$?
@@ -110,11 +110,11 @@ want="build/cuda/harness/moe-harness run --suite bench --kernel gpu --require-de
 expect "--dry-run shows bench and the torch baseline in the same call" \
   'has "$work/dry.txt" "$want" &&
    has "$work/dry.txt" "python3 kernels/bench/torch_grouped_mm_baseline.py > $work/dry/bench/torch_baseline.json"'
-dry=$("$dr" --dry-run --no-build --preset hip --out "$work/dry" --env MOE_DECODE_MMA=0 --filter '*T16*' smoke \
+dry=$("$dr" --dry-run --no-build --preset hip --out "$work/dry" --env CUDA_LAUNCH_BLOCKING=1 --dispatch decode_mma=off --filter '*T16*' smoke \
       -- --seed 3)
-want="env MOE_DECODE_MMA=0 build/hip/harness/moe-harness run --suite smoke --kernel gpu --require-device --no-timing \
---filter \\*T16\\* --report-dir $work/dry/smoke --seed 3"
-expect "--dry-run: hip build dir, --env, filters and run args in the command" '[[ $dry == "$want" ]]' || echo "$dry"
+want="env CUDA_LAUNCH_BLOCKING=1 build/hip/harness/moe-harness run --suite smoke --kernel gpu --require-device --no-timing \
+--filter \\*T16\\* --dispatch decode_mma=off --report-dir $work/dry/smoke --seed 3"
+expect "--dry-run: hip build dir, --env, filters, --dispatch and run args in the command" '[[ $dry == "$want" ]]' || echo "$dry"
 
 dry=$("$dr" --dry-run --no-build --out "$work/dry" --suite selftest run)
 want="build/cuda/harness/moe-harness run --suite selftest --kernel gpu --require-device --no-timing"
@@ -142,7 +142,7 @@ expect "missing build: the step names the binary and the fix" \
 
 # Every step against the fake build, with the build (fake cmake), A/B env, filters and run arguments.
 : >"$FAKE_CALLS"
-out=$("$dr" --build-dir "$work/fake" --out "$work/o2" --env MOE_DECODE_MMA=0 --filter '*T16*' \
+out=$("$dr" --build-dir "$work/fake" --out "$work/o2" --env CUDA_LAUNCH_BLOCKING=1 --dispatch decode_mma=off --filter '*T16*' \
       tests smoke bench selftest calibrate ncu ncu-source resources -- --seed 3 2>&1); rc=$?
 s=$work/o2/summary.txt c=$FAKE_CALLS H=$work/fake/harness/moe-harness
 expect "all steps ok -> exit 0" '[[ $rc -eq 0 ]]' || echo "$out"
@@ -155,9 +155,9 @@ expect "summary header: the command and the tree" \
 expect "tests: gtest's verdict line" 'has "$s" "tests: ok [  PASSED  ] 6 tests."'
 expect "smoke: the report's totals" 'has "$s" "smoke: ok 2 passed, 0 failed, 0 skipped, 0 errors of 2"'
 want="moe-harness run --suite smoke --kernel gpu --require-device --no-timing --filter *T16*"
-want+=" --report-dir $work/o2/smoke"
+want+=" --dispatch decode_mma=off --report-dir $work/o2/smoke"
 expect "smoke: filters, run args and env reach moe-harness" \
-  'has "$c" "$want --seed 3" && [[ $(grep -c "^MOE_DECODE_MMA=0$" "$c") -eq 4 ]]'  # smoke, bench, selftest, calibrate
+  'has "$c" "$want --seed 3" && [[ $(grep -c "^CUDA_LAUNCH_BLOCKING=1$" "$c") -eq 4 ]]'  # smoke, bench, selftest, calibrate
 want="bench: ok 2 passed, 0 failed, 0 skipped, 0 errors of 2; copy 4.000 TB/s;"
 want+=" lowest decode ratio 0.500x (m/tp1/fp8blk.g128/silu/T16/decode/atomic/two_stage)"
 expect "bench: totals, the copy bandwidth and the decode ratio (2.0 / 4.0)" \
@@ -167,8 +167,8 @@ expect "selftest: its verdict, with --seeds 20" \
    has "$c" "moe-harness selftest --kernel gpu --seeds 20 --json $work/o2/selftest/selftest.json"'
 expect "calibrate: nightly with the filters" \
   'has_re "$s" "^calibrate: ok calibrate: PASS" &&
-   has_re "$c" "^moe-harness calibrate --suite nightly --filter \*T16\* --kernel gpu --seeds 20 --json "'
-want=" -k regex:decode_mma --launch-count 4 $H run --suite bench --filter *T16* --kernel gpu --no-timing"
+   has_re "$c" "^moe-harness calibrate --suite nightly --filter \*T16\* --dispatch decode_mma=off --kernel gpu --seeds 20 --json "'
+want=" -k regex:decode_mma --launch-count 4 $H run --suite bench --filter *T16* --dispatch decode_mma=off --kernel gpu --no-timing"
 expect "ncu: the profiled run of the bench suite and the stall table" \
   'has "$s" "ncu: ok 1 launches profiled, 2.0 us in all; ncu/stalls.md" &&
    grep -F -- "$want" "$c" | grep -q "^ncu --clock-control none --csv --page raw " &&

@@ -10,10 +10,14 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--suite", opt->suite, "suite")->capture_default_str();
   cmd->add_option("--filter", opt->filters, "glob on case ids (repeatable)")->allow_extra_args(false);
   cmd->add_option("--kernel", opt->kernels, "kernel(s) believed correct (default: host)")->allow_extra_args(false);
-  cmd->add_option("--seeds", opt->seeds, "seeds per case")->capture_default_str();
+  cmd->add_option("--seeds", opt->seeds, "seeds per case")->capture_default_str()->transform(count_in(1, 100000));
   cmd->add_option("--json", opt->json, "write the table as JSON");
+  auto dispatch = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--dispatch", *dispatch, "GPU kernels' A/B switch KEY=VALUE (repeatable): " + gpu::dispatch_option_spellings())
+      ->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
     check_output_path(opt->json, "--json");
+    opt->dispatch = gpu::parse_dispatch_options(*dispatch);
     exit_code = run_calibration(*opt);
   });
 }

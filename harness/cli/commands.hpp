@@ -2,6 +2,8 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include "harness/cli/number_checks.hpp"  // the validators of every numeric option
+
 namespace moe::cli {
 void add_formats_command(CLI::App& app, int& exit_code);
 void add_list_command(CLI::App& app, int& exit_code);

@@ -38,9 +38,9 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   auto json = std::make_shared<std::string>(), md = std::make_shared<std::string>();
   cmd->add_option("BASE", *base, "base report.json")->required();
   cmd->add_option("NEW", *next, "new report.json")->required();
-  cmd->add_option("--cos-drop", m->cos_drop, "allowed drop of min cos and of any token's cos")->capture_default_str();
-  cmd->add_option("--rel-factor", m->rel_factor, "allowed growth factor of max rel")->capture_default_str();
-  cmd->add_option("--rel-floor", m->rel_floor, "max rel below this never counts as drift")->capture_default_str();
+  cmd->add_option("--cos-drop", m->cos_drop, "allowed drop of min cos and of any token's cos")->capture_default_str()->transform(real_in(0, 2));
+  cmd->add_option("--rel-factor", m->rel_factor, "allowed growth factor of max rel")->capture_default_str()->transform(real_in(1, 1e6));
+  cmd->add_option("--rel-floor", m->rel_floor, "max rel below this never counts as drift")->capture_default_str()->transform(real_in(0, 1e30));
   cmd->add_option("--json", *json, "write the findings as JSON");
   cmd->add_option("--markdown", *md, "write the findings as Markdown");
   auto kernels = std::make_shared<std::vector<std::string>>();

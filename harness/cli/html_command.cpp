@@ -17,8 +17,8 @@ void add_html_command(CLI::App& app, int& exit_code) {
   cmd->add_option("REPORT", *report, "report.json of the run")->required();
   cmd->add_option("--out", *out, "HTML file to write")->required();
   cmd->add_option("--baseline", *base, "baseline report.json: adds a drift section");
-  cmd->add_option("--cos-drop", m->cos_drop, "drift margin: allowed drop of min cos and any token's cos")->capture_default_str();
-  cmd->add_option("--rel-factor", m->rel_factor, "drift margin: allowed growth factor of max rel")->capture_default_str();
+  cmd->add_option("--cos-drop", m->cos_drop, "drift margin: allowed drop of min cos and any token's cos")->capture_default_str()->transform(real_in(0, 2));
+  cmd->add_option("--rel-factor", m->rel_factor, "drift margin: allowed growth factor of max rel")->capture_default_str()->transform(real_in(1, 1e6));
   auto limit = std::make_shared<std::size_t>(HtmlOptions{}.detail_limit);
   cmd->add_option("--detail-limit", *limit, "failing cases with per-token plots (the rest are table rows)")
       ->check(CLI::Range(std::size_t(1), std::size_t(1000000)))

@@ -17,7 +17,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto no_timing = std::make_shared<bool>(false);
   cmd->add_flag("--verbose", opt->verbose, "GoogleTest's own log, a line per case and the summary table");
   cmd->add_flag("--no-timing", *no_timing, "verdicts only: kernels skip their warm-up and timed repeats");
-  auto* seed_opt = cmd->add_option("--seed", *seed, "override every case's seed");
+  auto dispatch = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--dispatch", *dispatch, "GPU kernels' A/B switch KEY=VALUE (repeatable): " + gpu::dispatch_option_spellings())
+      ->allow_extra_args(false);
+  auto* seed_opt = cmd->add_option("--seed", *seed, "override every case's seed")->transform(seed_u64());
   cmd->add_option("--report-dir", opt->report_dir, "report directory (default reports-out/<UTC time>)");
   cmd->add_option("--junit", opt->junit, "JUnit XML path (default <report-dir>/junit.xml)");
   cmd->add_option("--json", opt->json, "JSON report path (default <report-dir>/report.json)");
@@ -27,7 +30,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--reference-cache", opt->reference_cache,
                   "directory keeping references across runs, keyed by (case, reference version, case hash, fixture "
                   "fingerprint)");
-  cmd->add_option("--host-budget", opt->host_budget, "FLOP budget above which the host kernel declines a case");
+  cmd->add_option("--host-budget", opt->host_budget, "FLOP budget above which the host kernel declines a case")->transform(positive_real(1e30));
   cmd->add_option("--gtest", opt->gtest_args,
                   "arguments for GoogleTest, up to the next option of run (e.g. --gtest --gtest_repeat=2); test "
                   "names: `moe-harness list --gtest`; one GoogleTest does not know is an error")
@@ -35,6 +38,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->callback([=, &exit_code] {
     if (*seed_opt) opt->seed = *seed;
     if (*no_timing) opt->timing = false;
+    opt->dispatch = gpu::parse_dispatch_options(*dispatch);
     if (*req) {
       opt->device.required = true;
       opt->device.arch = *require;

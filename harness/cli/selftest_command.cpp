@@ -11,7 +11,7 @@ void add_selftest_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"host", "gpu"}))
       ->capture_default_str();
   cmd->add_option("--suite", opt->suites, "suite(s) of selftest cases (default: selftest; with --kernel gpu also selftest-gpu)");
-  cmd->add_option("--seeds", opt->seeds, "seeds for the clean kernel")->capture_default_str();
+  cmd->add_option("--seeds", opt->seeds, "seeds for the clean kernel")->capture_default_str()->transform(count_in(1, 100000));
   cmd->add_option("--json", opt->json, "write the table as JSON");
   cmd->callback([=, &exit_code] {
     check_output_path(opt->json, "--json");

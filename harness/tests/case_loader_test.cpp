@@ -92,7 +92,7 @@ TEST(CaseLoader, UnknownKeyNamesLineKeyAndTheKnownKeys) {
   expect_error(std::string(kHead) + "  - {tokens: 1}\n  - {tokens: 2, tokns: 3}\n", 5, "tokns", "unknown key");
 }
 TEST(CaseLoader, UnknownNestedKey) { expect_error(std::string(kHead) + "  - tokens: 1\n    quant: {wieght: bf16}\n", 5, "quant.wieght"); }
-TEST(CaseLoader, WrongType) { expect_error(std::string(kHead) + "  - {tokens: many}\n", 4, "tokens", "integer"); }
+TEST(CaseLoader, WrongType) { expect_error(std::string(kHead) + "  - {tokens: many}\n", 4, "tokens", "whole number"); }
 TEST(CaseLoader, UnknownEnumValue) { expect_error(std::string(kHead) + "  - {tokens: 1, activation: relu}\n", 4, "activation", "silu"); }
 TEST(CaseLoader, TopkAboveExperts) { expect_error(std::string(kHead) + "  - {tokens: 1, topk: 9}\n", 4, "topk"); }
 TEST(CaseLoader, SwigluOaiOnChunkedLayoutIsAContractMismatch) {
@@ -123,4 +123,25 @@ TEST(CaseLoader, YamlSyntaxErrorHasALine) {
 }
 TEST(CaseLoader, UnknownModelPreset) { expect_error(std::string(kHead) + "  - {model: gpt-5, tokens: 1}\n", 4, "model", "deepseek-v3"); }
 
+}  // namespace moe
+
+namespace moe {
+// A node of the wrong kind where the loader converts one (a mapping used as a key) is bad input at its line.
+TEST(CaseLoader, MappingUsedAsAKeyIsBadInputAtItsLine) {
+  try {
+    load_suite_text(std::string(kHead) + "  - {tokens: 1, {a: 1}: 2}\n", "s.yaml");
+    FAIL() << "accepted a mapping as a key";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    EXPECT_NE(std::string(e.what()).find("s.yaml:4"), std::string::npos) << e.what();
+  }
+}
+// 1000 x 1001 = 1,001,000 cases, just past the limit: refused before any is built.
+TEST(CaseLoader, ASweepPastTheSuiteLimitIsRefusedBeforeExpanding) {
+  std::string a1000 = "[1", a1001 = "[1";
+  for (int i = 2; i <= 1000; ++i) a1000 += ", " + std::to_string(i);
+  for (int i = 2; i <= 1001; ++i) a1001 += ", " + std::to_string(i);
+  expect_error(std::string(kHead) + "  - sweep: {tokens: " + a1000 + "], seed: " + a1001 + "]}\n", 4, "sweep",
+               "1000000 cases per suite");
+}
 }  // namespace moe

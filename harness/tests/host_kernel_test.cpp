@@ -7,7 +7,9 @@
 #include "harness/case_loader.hpp"
 #include "harness/case_pipeline.hpp"
 #include "kernels/host/host_contract_kernel.hpp"
+#include "fixtures/checkpoint.hpp"
 #include "reference/formats/tensor_element.hpp"
+#include "reference/moe/reference_moe.hpp"
 
 namespace moe {
 namespace {
@@ -191,6 +193,27 @@ TEST(HostPipeline, LinearityProbeHoldsExactlyOnTheCleanKernel) {
     const CaseRecord r = execute_case(c, k, none, {});
     EXPECT_EQ(r.status, "pass") << c.id << ": " << r.reason;
     EXPECT_EQ(r.metrics.at("linearity_mismatches"), 0.0) << c.id;
+  }
+}
+
+// An error raised inside the kernel's per-token OpenMP region (an MXFP8 spec over an fp8 checkpoint: its f32 scales
+// cannot be read as E8M0 bytes) reaches the caller as a moe::Error, not std::terminate.
+TEST(HostContractKernel, AnErrorInsideTheTokenRegionReachesTheCaller) {
+  ProblemSpec s;
+  s.hidden = 128; s.inter = 128; s.experts = 8; s.topk = 2; s.tokens = 6;
+  s.quant.weight = WeightFormat::fp8_channel; s.quant.act = ActFormat::fp8_token;
+  const Checkpoint c = generate_checkpoint(s);
+  const RoutingResult r = route(s, c);
+  ProblemSpec mx = s;
+  mx.quant.weight = WeightFormat::mxfp8; mx.quant.act = ActFormat::none;
+  Tensor out("out", DType::bf16, {s.tokens, s.hidden});
+  HostContractKernel k;
+  try {
+    (void)k.run(mx, c, r, out);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::harness_error);
+    EXPECT_NE(std::string(e.what()).find("w13_scale"), std::string::npos) << e.what();
   }
 }
 

@@ -1,9 +1,10 @@
 // The fused MoE GPU kernels (kernels/moe/fused_moe.hip; bf16/fp16, fp8 and MX weights, quantized activations) as
-// a KernelUnderTest: uploads the working checkpoint and the reference routing, poisons the device output with the
-// harness's sentinel before every run,
-// dispatches one-stage (decode) or two-stage (prefill), records the variant, and times with device events
-// (warm-up, then the median of repeats). Present in GPU builds only (MOE_HAVE_GPU_RUNTIME).
+// a KernelUnderTest: plans the case's launches (kernels/gpu/dispatch_plan.hpp), uploads the working checkpoint and
+// the reference routing, poisons each device output with the harness's sentinel before every run, executes the plan,
+// reports its variant, and times with device events (warm-up, then the median of repeats). Present in GPU builds
+// only (MOE_HAVE_GPU_RUNTIME).
 #pragma once
+#include "kernels/gpu/dispatch_options.hpp"
 #include "kernels/kernel_under_test.hpp"
 #include "kernels/mutants/mutation.hpp"
 
@@ -14,14 +15,15 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   // fail_launch_for_test: every run issues an invalid launch first (a test hook proving launch errors are reported
   // with the runtime's message for that case, not a crash).
   explicit GpuFusedMoeKernel(bool fail_launch_for_test = false) : fail_launch_(fail_launch_for_test) {}
+  // The run's A/B switches (`run --dispatch`): the plan's rules they turn off or force.
+  explicit GpuFusedMoeKernel(const gpu::DispatchOptions& dispatch) : dispatch_(dispatch) {}
   // A mutant (kernels/mutants): the kernels' mutant build carrying one bug from the catalog, for the selftest.
-  explicit GpuFusedMoeKernel(Mutation mutation)
-      : fail_launch_(false), mutation_(mutation), mutant_build_(mutation != Mutation::none) {}
+  explicit GpuFusedMoeKernel(Mutation mutation) : mutation_(mutation), mutant_build_(mutation != Mutation::none) {}
   // The mutant build carrying no bug: the selftest's baseline for whether a mutant changed the output at all. The
-  // default build runs some cases on other kernels (matrix instructions, mma_path), whose summation order differs;
-  // against those, a mutant that changes nothing would look live.
+  // default build runs some cases on other kernels (matrix instructions, which the mutant build has not), whose
+  // summation order differs; against those, a mutant that changes nothing would look live.
   struct MutantBuild {};
-  explicit GpuFusedMoeKernel(MutantBuild) : fail_launch_(false), mutant_build_(true) {}
+  explicit GpuFusedMoeKernel(MutantBuild) : mutant_build_(true) {}
   std::string id() const override {
     if (mutant_build_) return "gpu-fused-moe~" + std::string(mutation_name(mutation_));
     return fail_launch_ ? "gpu-fused-moe-faulty" : "gpu-fused-moe";
@@ -35,10 +37,11 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   bool deterministic(const ProblemSpec& p) const override { return p.reduce != ReduceMode::fused_atomic; }
   void set_timing(bool on) override { timing_ = on; }
 
-  static constexpr std::int64_t kOneStageMaxInter = 6144;
-
  private:
-  bool fail_launch_;
+  // Every constructor first refuses the retired A/B environment variables (dispatch_options.hpp).
+  bool env_checked_ = (gpu::refuse_retired_dispatch_env(), true);
+  bool fail_launch_ = false;
+  gpu::DispatchOptions dispatch_;
   Mutation mutation_ = Mutation::none;
   bool mutant_build_ = false;  // launch_fused_moe_mutant (with mutation_, possibly none) instead of launch_fused_moe
   bool timing_ = true;

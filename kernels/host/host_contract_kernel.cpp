@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <vector>
 
+#include "fixtures/omp_errors.hpp"
+#include "kernels/common/output_sums.hpp"
 #include "kernels/convert/fn_to_fnuz.hpp"
 #include "reference/formats/bf16.hpp"
 #include "reference/formats/e2m1.hpp"
@@ -192,9 +194,10 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
   // per_k and separate keep every (token, k) result before reducing; fused_atomic accumulates as it goes. On one
   // CPU thread per token the three give the same sums in the same order, which is the contract.
   const bool keep_slots = p.reduce != ReduceMode::fused_atomic;
+  OmpErrors errors;
 #pragma omp parallel for schedule(dynamic, 1)
-  for (std::int64_t tok = 0; tok < t; ++tok) {
-    if (mutation_ == Mutation::last_token_unwritten && tok == t - 1) continue;
+  for (std::int64_t tok = 0; tok < t; ++tok) errors.run([&] {
+    if (mutation_ == Mutation::last_token_unwritten && tok == t - 1) return;
     std::vector<float> x(static_cast<std::size_t>(h));
     for (std::int64_t col = 0; col < h; ++col) x[col] = x_at(tok * h + col);
     std::vector<float> acc(static_cast<std::size_t>(h), 0.0f);
@@ -231,11 +234,9 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
     }
     for (const auto& y : slots)
       for (std::int64_t col = 0; col < h; ++col) acc[col] += y[col];
-    // A separate shared path: the shared experts' own output, rounded to the output dtype, added to the rounded
-    // routed output (store rounds the sum).
+    // A separate shared path: the shared experts' own output and the routed output summed as the model does
+    // (kernels/common/output_sums.hpp).
     const bool separate = p.shared_path == SharedPath::separate;
-    const IntermediateDtype od = out.dtype() == DType::bf16 ? IntermediateDtype::bf16
-                               : out.dtype() == DType::f16 ? IntermediateDtype::f16 : IntermediateDtype::f32;
     std::vector<float> shared(static_cast<std::size_t>(h), 0.0f);
     if (p.ep_rank == 0 && mutation_ != Mutation::shared_expert_dropped)
       for (int s = 0; s < p.n_shared; ++s) {
@@ -243,8 +244,9 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
         for (std::int64_t col = 0; col < h; ++col) (separate ? shared : acc)[col] += y[col];
       }
     for (std::int64_t col = 0; col < h; ++col)
-      store_element(out, tok * h + col, separate ? round_to(acc[col], od) + round_to(shared[col], od) : acc[col]);
-  }
+      store_element(out, tok * h + col, separate ? separate_paths_sum(acc[col], shared[col], out.dtype()) : acc[col]);
+  });
+  errors.rethrow();
   RunInfo info;
   info.variant = std::string("host/") + std::string(name(p.reduce));
   info.median_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();

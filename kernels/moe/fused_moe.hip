@@ -10,13 +10,13 @@
 //             grid (tile of 16 hidden rows, listed set) likewise for w2, then reduces (atomic into acc, or per-slot
 //             rows). Every slot's sums run over the same lanes in the same order whichever pass holds it.
 //             Many-token passes of bf16/fp16 GEMMs run on matrix instructions instead where the build has them
-//             (mma_stages.hip; mma_path in fused_moe.hpp).
+//             (mma_stages.hip; StagePath::grouped_mma, kernels/gpu/dispatch_plan.cpp says when).
 //  row-wise two-stage (other shapes): stage1 grid (slot, inter tile of kRows) computes kRows gate/up pairs per
 //             block; stage2 grid (slot, hidden tile of kRows); each slot reads its expert's weights itself.
 //  one-stage: one block per slot does both stages with the intermediate in shared memory (asked for by the case).
 // Pieces: device_numerics.hpp (formats, weight decode, activation quantization), slot_ops.hpp (one slot's inputs and
 // outputs), rowwise_stages.hpp, grouped_stages.hpp; this file: input preparation, quantization of whole rows, the
-// final reduce, and the launcher that picks the path.
+// final reduce, and the launcher that runs the path a LaunchPlan names (kernels/gpu/dispatch_plan.hpp picks it).
 #include <cstdint>
 #include <type_traits>
 
@@ -127,11 +127,13 @@ void dispatch_format(WFormat f, Fn&& fn) {
 }
 
 // One grouped stage for the routed format, at its chunk width, then (when their format differs) the shared sets;
-// grouped_tokens_per_pass picks kTokFew or kTokMany.
+// kTokFew or kTokMany tokens per pass, as the plan says.
 template <int Stage>
-void launch_grouped(const FusedMoeArgs& a, dim3 grid, std::int64_t mid_stride, int sets) {
-  static_assert(kTokFew == 2 && kTokMany == 8, "grouped_tokens_per_pass (fused_moe.hpp) names these two");
-  const bool few = grouped_tokens_per_pass(a) == kTokFew;
+void launch_grouped(const FusedMoeArgs& a, int tokens_per_pass, dim3 grid, std::int64_t mid_stride, int sets) {
+  static_assert(kTokFew == 2 && kTokMany == 8, "LaunchPlan::tokens_per_pass (fused_moe.hpp) names these two");
+  if (tokens_per_pass != kTokFew && tokens_per_pass != kTokMany)
+    throw_harness_error("launch_fused_moe", "the grouped path runs 2 or 8 tokens per pass");
+  const bool few = tokens_per_pass == kTokFew;
   dispatch_format(a.routed.wfmt, [&](auto f) {
     constexpr int F = decltype(f)::value, V = chunk_width(WFormat(F));
     if (few) grouped_stage_kernel<F, V, kTokFew, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
@@ -148,7 +150,7 @@ void launch_grouped(const FusedMoeArgs& a, dim3 grid, std::int64_t mid_stride, i
 
 }  // namespace
 
-void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
+void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args, const LaunchPlan& plan) {
 #ifdef MOE_GPU_MUTANTS
   FusedMoeArgs a = args;  // the expert sets see the bug too (weight decoding)
   a.routed.mutation = a.shared.mutation = a.mutation;
@@ -166,15 +168,20 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
     MOE_GPU_CHECK_LAUNCH("one_stage_kernel (test hook: invalid launch)");
   }
   const bool quant = quantizes_activations(a);
-  if (quant && a.one_stage)
-    throw_harness_error("launch_fused_moe", "quantized activations need the two-stage path (the adapter picks it)");
+  const bool one_stage = plan.path == StagePath::one_stage;
+  const bool grouped = plan.path == StagePath::grouped || plan.path == StagePath::grouped_mma ||
+                       plan.path == StagePath::grouped_mma_decode;
+  const bool mma = plan.path == StagePath::grouped_mma, dmma = plan.path == StagePath::grouped_mma_decode;
+  if (quant && one_stage)
+    throw_harness_error("launch_fused_moe", "quantized activations need the two-stage path (the plan picks it)");
+  if (a.reduce != plan.reduce)
+    throw_harness_error("launch_fused_moe", "the arguments' reduce mode is not the plan's (kernels/gpu/launch_args.hpp)");
 #ifdef MOE_GPU_MUTANTS
-  constexpr bool kMmaInThisBuild = false;  // the mutants live in the other kernels
-#else
-  constexpr bool kMmaInThisBuild = true;
+  if (mma || dmma)  // the mutants live in the other kernels
+    throw_harness_error("launch_fused_moe_mutant", "the mutant build has no matrix-instruction kernels (plan with BuildCaps{})");
 #endif
-  // Few-token quantized passes on matrix instructions read their stage-1 inputs from the prepared rows.
-  const bool dmma = decode_mma_path(a, kMmaInThisBuild && decode_mma_built());
+  if (plan.prepare_inputs != (quant || dmma))  // the inputs are prepared for those two only
+    throw_harness_error("launch_fused_moe", "prepared inputs are for quantized activations and the decode mma kernels");
   const int per = a.topk + a.n_shared;
   auto quantize = [&](float* rows, std::int64_t n, std::int64_t k, std::int64_t stride, const ActQuant& q, int p,
                       bool shared, const char* what, float forced_scale = 0.0f) {
@@ -185,7 +192,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
       quantize_rows_kernel<<<dim3(1024), dim3(128)>>>(rows, n, k, stride, q, p, a.topk, shared, forced_scale);
     MOE_GPU_CHECK_LAUNCH(what);
   };
-  if (quant || dmma) {
+  if (plan.prepare_inputs) {
     if (!a.xq_routed || (a.n_shared > 0 && !a.xq_shared))
       throw_harness_error("launch_fused_moe", "prepared inputs need xq_routed (and xq_shared with shared experts)");
     prepare_inputs_kernel<<<dim3(1024), dim3(256)>>>(a);
@@ -195,7 +202,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
     else quantize(a.xq_routed, a.tokens, a.hidden, a.hidden, a.routed.aq, 0, false, "quantize_rows_kernel (x, routed)", forced);
     if (a.n_shared > 0) quantize(a.xq_shared, a.tokens, a.hidden, a.hidden, a.shared.aq, 0, false, "quantize_rows_kernel (x, shared)");
   }
-  if (a.one_stage) {
+  if (one_stage) {
     if (max_inter > kOneStageMaxInter)
       throw_harness_error("launch_fused_moe", "one-stage kernel called with inter above its shared-memory limit");
     dispatch_format(a.routed.wfmt, [&](auto f) {
@@ -203,8 +210,6 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
     });
     MOE_GPU_CHECK_LAUNCH("one_stage_kernel");
   } else {
-    const bool grouped = grouped_path(a);
-    const bool mma = grouped && mma_path(a, kMmaInThisBuild && grouped_mma_built());
     const int sets = int(a.local_experts + a.n_shared);
     const unsigned active_grid = unsigned(slots < sets ? slots : sets);  // a set with slots holds at least one
     if (grouped) {
@@ -219,7 +224,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
       MOE_GPU_CHECK_LAUNCH("scatter_slots_kernel");
       if (mma) launch_grouped_mma(a, 1, max_inter, sets, active_grid);
       else if (dmma) launch_decode_mma(a, 1, max_inter, sets, active_grid);
-      else launch_grouped<1>(a, dim3(unsigned((max_inter + kGroups - 1) / kGroups), active_grid), max_inter, sets);
+      else launch_grouped<1>(a, plan.tokens_per_pass, dim3(unsigned((max_inter + kGroups - 1) / kGroups), active_grid), max_inter, sets);
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {
         stage1_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((max_inter + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
@@ -234,7 +239,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args) {
     if (grouped) {
       if (mma) launch_grouped_mma(a, 2, max_inter, sets, active_grid);
       else if (dmma) launch_decode_mma(a, 2, max_inter, sets, active_grid);
-      else launch_grouped<2>(a, dim3(unsigned((a.hidden + kGroups - 1) / kGroups), active_grid), max_inter, sets);
+      else launch_grouped<2>(a, plan.tokens_per_pass, dim3(unsigned((a.hidden + kGroups - 1) / kGroups), active_grid), max_inter, sets);
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {
         stage2_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((a.hidden + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);

@@ -6,8 +6,6 @@
 // MXFP8) before each GEMM; the products decode(code) * scale are formed in fp32 as the contract defines.
 #pragma once
 #include <cstdint>
-#include <cstdlib>
-#include <string_view>
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
 #define MOE_HOST_DEVICE __host__ __device__
@@ -78,14 +76,13 @@ struct FusedMoeArgs {
   float* slots = nullptr;   // [T * (k + n_shared), H] per-slot results (separate / per_k)
   float* acc = nullptr;     // [T, H] fp32 accumulation (fused_atomic)
   void* out = nullptr;      // [T, H] out_type
-  // Grouped path (grouped_path below): slots sorted by expert set (routed local experts, then shared experts).
+  // Grouped paths (StagePath::grouped*): slots sorted by expert set (routed local experts, then shared experts).
   std::int32_t* expert_counts = nullptr;   // [local_experts + n_shared]
   std::int32_t* expert_offsets = nullptr;  // [local_experts + n_shared + 1]
   std::int32_t* expert_cursor = nullptr;   // [local_experts + n_shared]
   std::int32_t* sorted_slots = nullptr;    // [T * (k + n_shared)]
   std::int32_t* active_sets = nullptr;     // [local_experts + n_shared + 1]: the sets holding slots, their count last
   ReduceKind reduce = ReduceKind::fused_atomic;
-  bool one_stage = false;
   bool fail_launch_for_test = false;  // test hook: an invalid launch configuration, to prove errors are reported
   // Mutant build only (launch_fused_moe_mutant): the bug to carry and what it needs to know.
   int mutation = 0;                  // a moe::Mutation
@@ -104,64 +101,41 @@ MOE_HOST_DEVICE constexpr int chunk_width(WFormat f) {
   return f == WFormat::mxfp4 ? 32 : (f == WFormat::bf16 || f == WFormat::f16) ? 8 : 16;
 }
 
-// The two-stage path sorts slots by expert and reads each expert's weights once per pass over up to 2 or 8 of its
-// tokens (the grouped kernels, grouped_tokens_per_pass) when every row length (H, each set's inter) is a multiple of the routed format's
-// chunk width (aligned 16-byte loads); else it runs one block per (slot, row tile) (the row-wise kernels). The
-// sort buffers must then be given.
-inline bool grouped_path(const FusedMoeArgs& a) {
-  const int v = chunk_width(a.routed.wfmt);
-  return !a.one_stage && a.hidden % v == 0 && a.routed.inter % v == 0 && (a.n_shared == 0 || a.shared.inter % v == 0);
-}
+// The one-stage kernel holds a slot's intermediate in shared memory: inter up to this (24 KiB beside the 16 KiB
+// reduction).
+constexpr std::int64_t kOneStageMaxInter = 6144;
 
-// Tokens per pass of the grouped kernels: 2 where the sets the grid lists (min(sets, slots)) hold at most two slots
-// each on average (decode: fewer accumulators, more warps, several 16-byte loads in flight per lane), else 8. The
-// environment variable MOE_GROUPED_TOKENS_PER_PASS=8 forces 8: a benchmark's A/B switch.
-inline int grouped_tokens_per_pass(const FusedMoeArgs& a) {
-  const std::int64_t slots = a.tokens * (a.topk + a.n_shared), sets = a.local_experts + a.n_shared;
-  const char* force = std::getenv("MOE_GROUPED_TOKENS_PER_PASS");
-  if (force && std::string_view(force) == "8") return 8;
-  return slots <= 2 * (slots < sets ? slots : sets) ? 2 : 8;
-}
+// Which kernels one launch runs. kernels/gpu/dispatch_plan.hpp holds every rule that picks them; the launcher
+// executes what it is given.
+enum class StagePath : int {
+  one_stage,           // one block per slot, the intermediate in shared memory (asked for by the case)
+  row_wise,            // two-stage, one block per (slot, row tile), each slot reading its expert's weights itself
+  grouped,             // two-stage, slots sorted by expert set, each weight row read once per pass over 2 or 8 tokens
+  grouped_mma,         // grouped, the 8-token passes of bf16/fp16 GEMMs on matrix instructions (mma_stages.hip)
+  grouped_mma_decode,  // grouped, the 2-token passes of fp8 / MX weights on matrix instructions (mma_decode.hip)
+};
+// The expert sets a launch covers: every set (the routed local experts, then the shared experts), or, with the
+// shared experts on a separate path, the routed ones alone and then the shared ones alone (launch_args in
+// kernels/gpu/launch_args.hpp shapes its arguments).
+enum class LaunchSets : int { routed_and_shared, routed, shared };
 
-// The grouped path's many-token passes on matrix instructions (kernels/moe/mma_stages.hip, where `built`): when the
-// GEMM operands are exactly the 16-bit type the instructions multiply, i.e. bf16 or fp16 weights in every set, the
-// input and the intermediate in that same type, no activation quantization, and H and every inter a multiple of 32
-// (whole k-tiles). The products are then exact and the sums fp32, as in the other kernels; only the order of the
-// fp32 additions differs. `built`: whether this build has them (false in the mutant build: the mutants live in the
-// other kernels). The environment variable MOE_GROUPED_MMA=0 turns it off: a benchmark's A/B switch.
-inline bool mma_path(const FusedMoeArgs& a, bool built) {
-  const WFormat f = a.routed.wfmt;
-  if (!built || (f != WFormat::bf16 && f != WFormat::f16)) return false;
-  const ElemType t = f == WFormat::bf16 ? ElemType::bf16 : ElemType::f16;
-  const char* off = std::getenv("MOE_GROUPED_MMA");
-  if (off && std::string_view(off) == "0") return false;
-  return grouped_path(a) && grouped_tokens_per_pass(a) == 8 && a.in_type == t && a.mid_type == t &&
-         !quantizes_activations(a) && (a.n_shared == 0 || (a.shared.wfmt == f && a.shared.inter % 32 == 0)) &&
-         a.hidden % 32 == 0 && a.routed.inter % 32 == 0;
-}
+struct LaunchPlan {
+  StagePath path = StagePath::row_wise;
+  int tokens_per_pass = 0;  // the grouped paths: 2 or 8 (grouped_stages.hpp: kTokFew, kTokMany); 0 otherwise
+  ReduceKind reduce = ReduceKind::fused_atomic;
+  LaunchSets sets = LaunchSets::routed_and_shared;
+  // Stage-1 inputs prepared in xq_routed / xq_shared first: activations quantized, or the decode mma operands.
+  bool prepare_inputs = false;
+};
 
-// The grouped path's few-token passes for quantized weights on matrix instructions (kernels/moe/mma_decode.hip,
-// where `built`): fp8 (per tensor, channel or 128x128 block), MXFP8 or MXFP4 weights in every set, at most two
-// tokens per set on average (grouped_tokens_per_pass 2: decode), H and every inter a multiple of 32. Any input and
-// intermediate type, activation quantization and router-weight placement: the operands come from the prepared fp32
-// rows, split into bf16 hi + lo (mma_decode.hip). `built`: whether this build has them (false in the mutant build).
-// The environment variable MOE_DECODE_MMA=0 turns it off: a benchmark's A/B switch.
-inline bool decode_mma_path(const FusedMoeArgs& a, bool built) {
-  const WFormat f = a.routed.wfmt;
-  if (!built || f == WFormat::bf16 || f == WFormat::f16) return false;
-  const char* off = std::getenv("MOE_DECODE_MMA");
-  if (off && std::string_view(off) == "0") return false;
-  return grouped_path(a) && grouped_tokens_per_pass(a) == 2 &&
-         (a.n_shared == 0 || (a.shared.wfmt == f && a.shared.inter % 32 == 0)) && a.hidden % 32 == 0 &&
-         a.routed.inter % 32 == 0;
-}
-
-// Enqueues the whole MoE on the default stream; checks the last error after every launch (throws moe::Error).
-// With quantized activations it runs the two-stage path (the intermediate is quantized between the stages).
-// per_k leaves the per-slot results in `slots` for the caller to sum in k order and does not write `out`.
-void launch_fused_moe(const FusedMoeArgs& a);
+// Enqueues one launch of the MoE, as `plan` says, on the default stream; checks the last error after every kernel
+// (throws moe::Error), and refuses a plan its arguments cannot run (quantized activations on the one-stage path, a
+// missing work buffer, matrix instructions in a build without them). per_k leaves the per-slot results in `slots`
+// for the caller to sum in k order (kernels/common/output_sums.hpp) and does not write `out`.
+void launch_fused_moe(const FusedMoeArgs& a, const LaunchPlan& plan);
 // The same kernels compiled a second time with the mutant catalog in them (kernels/mutants/fused_moe_mutants.hip),
-// carrying the bug a.mutation names; for `moe-harness selftest --kernel gpu` only.
-void launch_fused_moe_mutant(const FusedMoeArgs& a);
+// carrying the bug a.mutation names; for `moe-harness selftest --kernel gpu` only. It has no matrix-instruction
+// kernels (plan them with BuildCaps{}).
+void launch_fused_moe_mutant(const FusedMoeArgs& a, const LaunchPlan& plan);
 
 }  // namespace moe::gpu

@@ -19,8 +19,8 @@ namespace {
 // wavefronts).
 constexpr int kLanes = 16;
 constexpr int kGroups = kThreads / kLanes;  // weight rows per block
-// Tokens per pass over a row: KT, a kernel template argument, kTokMany or kTokFew (grouped_tokens_per_pass in
-// fused_moe.hpp: a decode batch has one or two tokens per expert, and eight accumulators per row would cost
+// Tokens per pass over a row: KT, a kernel template argument, kTokMany or kTokFew (LaunchPlan::tokens_per_pass,
+// kernels/gpu/dispatch_plan.cpp: a decode batch has one or two tokens per expert, and eight accumulators per row would cost
 // registers, hence occupancy, for nothing: 1.4x to 1.7x on the bf16 and fp8 decode shapes, measured on the H200:
 // reports/runs/2026-11-30-h200-decode/RUN.md).
 constexpr int kTokMany = 8, kTokFew = 2;
@@ -250,7 +250,7 @@ __device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set,
 
 // Grid: (row tiles of kGroups rows, at most min(sets, slots) entries of the active-set list). Blocks past the list's
 // length or past their set's rows exit, and so do those of a shared set whose format is not F: the launcher runs
-// those through grouped_other_format_kernel. V: the routed format's chunk width (grouped_path checked the shapes);
+// those through grouped_other_format_kernel. V: the routed format's chunk width (the plan checked the shapes);
 // KT: tokens per pass.
 template <int F, int V, int KT, int Stage>
 __global__ void __launch_bounds__(kThreads) grouped_stage_kernel(FusedMoeArgs a, std::int64_t mid_stride, int sets) {

@@ -1,6 +1,6 @@
 // The grouped path's few-token stages for quantized weights on matrix instructions (kernels/moe/mma_decode.hip, a
-// translation unit of its own, not compiled into the mutant build). Called by launch_fused_moe when
-// decode_mma_path (fused_moe.hpp) holds.
+// translation unit of its own, not compiled into the mutant build). Called by launch_fused_moe for
+// StagePath::grouped_mma_decode (kernels/gpu/dispatch_plan.cpp says when).
 #pragma once
 #include <cstdint>
 

@@ -1,4 +1,4 @@
-// The grouped path's many-token stages on matrix instructions (mma_path in fused_moe.hpp says when): per listed
+// The grouped path's many-token stages on matrix instructions (StagePath::grouped_mma; kernels/gpu/dispatch_plan.cpp says when): per listed
 // expert set, a tiled GEMM over its sorted slots. A block computes a tile of 64 slots x 128 weight rows with 8 warps
 // (2 along the slots x 4 along the rows, 32 x 32 each, 16x16x16 fragments: bf16 or fp16 operands, fp32
 // accumulators); k-tiles of 32 columns go through shared memory, double buffered, the next one read into registers

@@ -1,6 +1,6 @@
 // The grouped path's stages on matrix instructions (kernels/moe/mma_stages.hip, a translation unit of its own: it
 // builds in parallel with fused_moe.hip and is not compiled again into the mutant build). Called by
-// launch_fused_moe when mma_path (fused_moe.hpp) holds.
+// launch_fused_moe for StagePath::grouped_mma (kernels/gpu/dispatch_plan.cpp says when).
 #pragma once
 #include <cstdint>
 

@@ -10,7 +10,6 @@ namespace moe::gpu {
 namespace {
 
 constexpr int kRows = 8;
-constexpr std::int64_t kOneStageMaxInter = 6144;  // 24 KiB of shared memory beside the 16 KiB reduction
 
 // Block-wide sums of kRows * 2 partials per thread (shared-memory tree: any block size that is a power of two).
 template <int N>

@@ -6,6 +6,7 @@
 #include "reference/formats/e8m0.hpp"
 #include "reference/formats/fp16.hpp"
 #include "reference/formats/fp8.hpp"
+#include "fixtures/omp_errors.hpp"
 #include "reference/moe/large_buffer.hpp"
 #include "reference/quant/fp8_quant.hpp"
 #include "reference/quant/mx_quant.hpp"
@@ -21,8 +22,10 @@ void fake_quantize_activation_rows(S* rows, std::int64_t n, std::int64_t k, cons
   xs.resize(static_cast<std::size_t>(n * k));
   code_storage.resize(static_cast<std::size_t>(n * k));
   float* x = xs.data();
+  OmpErrors errors;
 #pragma omp parallel for schedule(static) if (n * k > (1 << 16))
-  for (std::int64_t i = 0; i < n * k; ++i) x[i] = float(rows[i]);
+  for (std::int64_t i = 0; i < n * k; ++i) errors.run([&] { x[i] = float(rows[i]); });
+  errors.rethrow();
   std::uint8_t* codes = code_storage.data();
   const float* t8 = decode_table(kE4M3Fn).value;
   if (q.act == ActFormat::mxfp8) {
@@ -44,8 +47,10 @@ void fake_quantize_activation_rows(S* rows, std::int64_t n, std::int64_t k, cons
     const std::int64_t bc = ceil_div(k, b.cols);
 #pragma omp parallel for schedule(static) if (n * k > (1 << 16))
     for (std::int64_t rr = 0; rr < n; ++rr)
-      for (std::int64_t c = 0; c < k; ++c)
-        rows[rr * k + c] = S(t[codes[rr * k + c]]) * S(scales[rr * bc + c / b.cols]);
+      errors.run([&] {
+        for (std::int64_t c = 0; c < k; ++c) rows[rr * k + c] = S(t[codes[rr * k + c]]) * S(scales[rr * bc + c / b.cols]);
+      });
+    errors.rethrow();
   }
 }
 

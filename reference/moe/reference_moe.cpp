@@ -11,6 +11,7 @@
 #include "reference/moe/activation.hpp"
 #include "reference/moe/expert_dequant.hpp"
 #include "reference/moe/large_buffer.hpp"
+#include "fixtures/omp_errors.hpp"
 
 namespace moe {
 namespace {
@@ -153,16 +154,20 @@ Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, Re
   S* x = x_storage.data();
   {
     auto bits = c.x.span<std::uint16_t>();
+    OmpErrors errors;
 #pragma omp parallel for schedule(static) if (t * h > (1 << 16))
     for (std::int64_t i = 0; i < t * h; ++i)
-      x[i] = S(s.input_dtype == DType::bf16 ? bf16_to_f32(bits[i]) : fp16_to_f32(bits[i]));
+      errors.run([&] { x[i] = S(s.input_dtype == DType::bf16 ? bf16_to_f32(bits[i]) : fp16_to_f32(bits[i])); });
+    errors.rethrow();
   }
   // Stage-1 inputs quantized once per token per scheme (the contract quantizes x per token, not per expert).
   const bool contract = kind == ReferenceKind::contract;
   xq_storage.resize(static_cast<std::size_t>(t * h * (ns > 0 ? 2 : 1)));
   auto quantized_input = [&](const QuantScheme& q, S* dst) {
+    OmpErrors errors;
 #pragma omp parallel for schedule(static) if (t * h > (1 << 16))
-    for (std::int64_t i = 0; i < t * h; ++i) dst[i] = x[i];
+    for (std::int64_t i = 0; i < t * h; ++i) errors.run([&] { dst[i] = x[i]; });
+    errors.rethrow();
     if (contract) fake_quantize_activation_rows(dst, t, h, q);
     return MapMat<S>(dst, t, h);
   };
@@ -197,22 +202,23 @@ Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, Re
   std::vector<char> written(static_cast<std::size_t>(t * per_token), 0);
   for (const ExpertJob& job : jobs)
     for (const Assignment& as : job.rows) written[as.slot] = 1;
-#pragma omp parallel
-  {
-#pragma omp for schedule(dynamic, 1)
-    for (std::size_t j = 0; j < jobs.size(); ++j) {
+  OmpErrors job_errors;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    job_errors.run([&] {
       const bool on_input = s.router_weight_on == RouterWeightOn::input && !jobs[j].shared;
       const MapMat<S>* xq = on_input ? nullptr : (jobs[j].shared ? &xq_shared : &xq_routed);
       run_expert<S>(s, jobs[j], x, xq, kind, slots);
-    }
-  }
+    });
+  job_errors.rethrow();
 
   // A separate shared path (SharedPath): the routed and the shared sums are each rounded to the output dtype, then
   // added and rounded again, as the model adds two outputs.
   const bool separate = contract && ns > 0 && s.shared_path == SharedPath::separate;
   Values out(static_cast<std::size_t>(t * h));
+  OmpErrors sum_errors;
 #pragma omp parallel for schedule(static)
-  for (std::int64_t i = 0; i < t; ++i) {
+  for (std::int64_t i = 0; i < t; ++i) sum_errors.run([&] {
     std::vector<S> acc(static_cast<std::size_t>(h), S(0)), shared(separate ? static_cast<std::size_t>(h) : 0, S(0));
     for (std::int64_t j = 0; j < per_token; ++j) {
       if (!written[i * per_token + j]) continue;  // EP: another rank's expert
@@ -227,7 +233,8 @@ Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, Re
       round_to_dtype(acc.data(), h, s.output_dtype);
     }
     for (std::int64_t col = 0; col < h; ++col) out[i * h + col] = float(acc[col]);
-  }
+  });
+  sum_errors.rethrow();
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fixtures/omp_errors.hpp"
 #include "reference/formats/e4m3_encode.hpp"
 
 namespace moe {
@@ -43,9 +44,10 @@ void quantize_fp8_blocked(const float* x, std::int64_t rows, std::int64_t cols, 
                           std::uint8_t* codes, float* scales) {
   const std::int64_t br = ceil_div(rows, b.rows), bc = ceil_div(cols, b.cols);
   const float qmax = r.qmax;
+  OmpErrors errors;
 #pragma omp parallel for collapse(2) schedule(static) if (rows * cols > (1 << 16))
   for (std::int64_t i = 0; i < br; ++i) {
-    for (std::int64_t j = 0; j < bc; ++j) {
+    for (std::int64_t j = 0; j < bc; ++j) errors.run([&] {
       const std::int64_t r0 = i * b.rows, r1 = std::min(rows, r0 + b.rows);
       const std::int64_t c0 = j * b.cols, c1 = std::min(cols, c0 + b.cols);
       float amax = 0.0f;
@@ -56,8 +58,9 @@ void quantize_fp8_blocked(const float* x, std::int64_t rows, std::int64_t cols, 
         if (r.flavor == Fp8Flavor::fn) segment_encode<Fp8Flavor::fn>(x + rr * cols + c0, c1 - c0, s, qmax, codes + rr * cols + c0);
         else segment_encode<Fp8Flavor::fnuz>(x + rr * cols + c0, c1 - c0, s, qmax, codes + rr * cols + c0);
       }
-    }
+    });
   }
+  errors.rethrow();
 }
 
 void dequantize_fp8_blocked(const std::uint8_t* codes, const float* scales, std::int64_t rows, std::int64_t cols,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fixtures/omp_errors.hpp"
 #include "reference/formats/e2m1.hpp"
 
 namespace moe {
@@ -53,8 +54,9 @@ void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, MxElement
                  std::uint8_t* elements, std::uint8_t* scales) {
   const MinifloatSpec& spec = mx_element_spec(e);
   const std::int64_t nb = cols / kMxBlock;
+  OmpErrors errors;
 #pragma omp parallel for schedule(static) if (rows * cols > (1 << 16))
-  for (std::int64_t r = 0; r < rows; ++r) {
+  for (std::int64_t r = 0; r < rows; ++r) errors.run([&] {
     for (std::int64_t b = 0; b < nb; ++b) {
       const float* v = x + r * cols + b * kMxBlock;
       float amax = 0.0f;
@@ -76,7 +78,8 @@ void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, MxElement
         for (int i = 0; i < kMxBlock; ++i) out[i] = q[i];
       }
     }
-  }
+  });
+  errors.rethrow();
 }
 
 void dequantize_mx(const std::uint8_t* elements, const std::uint8_t* scales, std::int64_t rows, std::int64_t cols,

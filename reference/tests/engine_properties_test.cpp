@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "fixtures/checkpoint.hpp"
+#include "fixtures/error.hpp"
 #include "reference/moe/reference_moe.hpp"
 #include "reference/naive/naive_moe.hpp"
 
@@ -106,4 +107,26 @@ TEST(ReferenceEngine, ContractAndIdealDifferByTheRecipesQuantizationError) {
   EXPECT_LT(rel, 0.1);   // ... and only by fp8's error
 }
 
+}  // namespace moe
+
+namespace moe {
+// A harness error raised inside the engine's expert region (here: an MXFP8 spec over an fp8 checkpoint, whose f32
+// scales the MX dequantizer cannot read as E8M0 bytes) reaches the caller as a moe::Error, not std::terminate.
+TEST(ReferenceEngine, AnErrorInsideTheExpertRegionReachesTheCaller) {
+  ProblemSpec s = base();
+  s.quant.weight = WeightFormat::fp8_channel; s.quant.act = ActFormat::fp8_token;
+  const Checkpoint c = generate_checkpoint(s);
+  const RoutingResult r = route(s, c);
+  ProblemSpec mx = s;
+  mx.quant.weight = WeightFormat::mxfp8; mx.quant.act = ActFormat::none;
+  for (const ReferenceKind kind : {ReferenceKind::contract, ReferenceKind::ideal}) {
+    try {
+      (void)reference_moe(mx, c, r, kind);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::harness_error);
+      EXPECT_NE(std::string(e.what()).find("w13_scale"), std::string::npos) << e.what();
+    }
+  }
+}
 }  // namespace moe

@@ -1,0 +1,94 @@
+#include "kernels/gpu/gpu_case_buffers.hpp"
+
+#include <algorithm>
+
+#include "fixtures/error.hpp"
+#include "kernels/gpu/launch_args.hpp"
+
+namespace moe::gpu {
+namespace {
+
+DeviceBuffer upload(const Tensor& t) {
+  DeviceBuffer b(t.nbytes());
+  b.upload(t.bytes(), t.nbytes());
+  return b;
+}
+template <class T>
+DeviceBuffer upload(const std::vector<T>& v) {
+  DeviceBuffer b(v.size() * sizeof(T));
+  b.upload(v.data(), v.size() * sizeof(T));
+  return b;
+}
+
+bool any_launch(const Plan& plan, bool (*what)(const LaunchPlan&)) {
+  return std::any_of(plan.launches.begin(), plan.launches.end(), what);
+}
+
+}  // namespace
+
+CaseBuffers::CaseBuffers(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r,
+                         const std::vector<float>& router_weights, const Plan& plan, std::size_t out_bytes)
+    : whole(case_args(p)) {
+  if (r.k != p.topk) throw_harness_error("CaseBuffers", "the routing's k is not the case's top-k");
+  const std::int64_t t = p.tokens, h = p.hidden, slot_rows = t * (p.topk + p.n_shared);
+  x = upload(c.x);
+  ids = upload(r.ids);
+  weights = upload(router_weights);
+  w13 = upload(c.routed.w13), w2 = upload(c.routed.w2);
+  b13 = upload(c.routed.w13_bias), b2 = upload(c.routed.w2_bias);
+  s13 = upload(c.routed.w13_scale), s2 = upload(c.routed.w2_scale);
+  if (p.n_shared > 0) {
+    sw13 = upload(c.shared.w13), sw2 = upload(c.shared.w2);
+    sb13 = upload(c.shared.w13_bias), sb2 = upload(c.shared.w2_bias);
+    ss13 = upload(c.shared.w13_scale), ss2 = upload(c.shared.w2_scale);
+  }
+  const std::int64_t max_inter = std::max(p.local_inter(), p.n_shared ? p.local_shared_inter() : 0);
+  mid = DeviceBuffer(std::size_t(slot_rows * max_inter) * sizeof(float));
+  slots = DeviceBuffer(p.reduce == ReduceMode::fused_atomic ? 0 : std::size_t(slot_rows * h) * sizeof(float));
+  acc = DeviceBuffer(std::size_t(t * h) * sizeof(float));
+  outs.emplace_back(out_bytes);
+
+  FusedMoeArgs& a = whole;
+  a.x = x.get();
+  a.routed.w13 = w13.get(), a.routed.w2 = w2.get();
+  a.routed.b13 = static_cast<const float*>(b13.get()), a.routed.b2 = static_cast<const float*>(b2.get());
+  a.routed.s13 = s13.get(), a.routed.s2 = s2.get();
+  a.routed.fnuz = c.routed.w13.dtype() == DType::e4m3fnuz;
+  a.shared.w13 = sw13.get(), a.shared.w2 = sw2.get();
+  a.shared.b13 = static_cast<const float*>(sb13.get()), a.shared.b2 = static_cast<const float*>(sb2.get());
+  a.shared.s13 = ss13.get(), a.shared.s2 = ss2.get();
+  a.shared.fnuz = c.shared.w13.dtype() == DType::e4m3fnuz;
+  if (any_launch(plan, [](const LaunchPlan& l) { return l.prepare_inputs; })) {
+    xq_routed = DeviceBuffer(std::size_t((a.weight_on_input ? slot_rows : t) * h) * sizeof(float));
+    a.xq_routed = static_cast<float*>(xq_routed.get());
+    if (a.n_shared > 0) {
+      xq_shared = DeviceBuffer(std::size_t(t * h) * sizeof(float));
+      a.xq_shared = static_cast<float*>(xq_shared.get());
+    }
+  }
+  a.topk_ids = static_cast<const std::int32_t*>(ids.get());
+  a.topk_weights = static_cast<const float*>(weights.get());
+  a.mid = static_cast<float*>(mid.get());
+  a.slots = static_cast<float*>(slots.get());
+  a.acc = static_cast<float*>(acc.get());
+  a.out = outs[0].get();
+  if (any_launch(plan, [](const LaunchPlan& l) { return l.path != StagePath::one_stage && l.path != StagePath::row_wise; })) {
+    const std::int64_t sets = a.local_experts + a.n_shared;  // the sort buffers, for every set
+    sort = DeviceBuffer(std::size_t(4 * sets + 2 + slot_rows) * sizeof(std::int32_t));
+    auto* base = static_cast<std::int32_t*>(sort.get());
+    a.expert_counts = base;
+    a.expert_offsets = base + sets;
+    a.expert_cursor = base + 2 * sets + 1;
+    a.sorted_slots = base + 3 * sets + 1;
+    a.active_sets = base + 3 * sets + 1 + slot_rows;
+  }
+  for (std::size_t i = 1; i < plan.launches.size(); ++i) outs.emplace_back(out_bytes);
+}
+
+FusedMoeArgs CaseBuffers::launch(const Plan& plan, std::size_t i) const {
+  FusedMoeArgs a = launch_args(whole, plan.launches.at(i));
+  a.out = outs.at(i).get();
+  return a;
+}
+
+}  // namespace moe::gpu
