@@ -12,7 +12,7 @@
 
 #include "fixtures/atomic_file.hpp"
 #include "harness/case_loader.hpp"
-#include "harness/case_pipeline.hpp"
+#include "harness/isolation/executor.hpp"
 #include "harness/kernel_registry.hpp"
 #include "harness/runner.hpp"
 #include "harness/thresholds.hpp"
@@ -90,26 +90,33 @@ void print_systematic(const Rows& by, std::map<std::string, int>& sets_per_schem
 
 int run_calibration(const CalibrateOptions& opt) {
   const Suite suite = load_suite_file(resolve_suite(opt.suite));
-  auto kernels = make_kernels(opt.kernels.empty() ? std::vector<std::string>{"host"} : opt.kernels, 0, opt.dispatch);
-  const DeviceDetection device = detect_device();
-  WeightCache cache;
+  ExecConfig config;
+  config.suite_files = {resolve_suite(opt.suite).string()};
+  for (const auto& k : make_kernels(opt.kernels.empty() ? std::vector<std::string>{"host"} : opt.kernels, 0, opt.dispatch))
+    config.kernel_ids.push_back(k->id());
+  config.dispatch = opt.dispatch;
+  config.timing = false;  // verdict metrics only; speed is the bench suite's business
+  CaseExecutor exec(config, {opt.isolation, opt.case_timeout_s});
+  const std::vector<KernelUnderTest*> kernels = exec.kernels();
   std::map<std::pair<std::string, std::string>, Worst> by;  // (kernel | weight/act scheme, thresholds)
   // Seed-major: the cases of one seed share generated weights (the cache), so each weight set is made once per seed.
-  for (auto& k : kernels) {
-    k->set_timing(false);  // verdict metrics only; speed is the bench suite's business
+  for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
+    KernelUnderTest* k = kernels[ki];
     for (int seed = 1; seed <= opt.seeds; ++seed)
-      for (const CaseSpec& c : suite.cases) {
+      for (std::size_t ci = 0; ci < exec.cases().size(); ++ci) {
+        const CaseSpec& c = exec.cases()[ci];
         if (!case_selected(opt.filters, c.id) || c.tier == Tier::exact) continue;
         const std::string scheme = k->id() + " | " + std::string(name(c.problem.quant.weight)) + "/" +
                                    std::string(name(c.problem.quant.act));
         const Thresholds th = case_thresholds(c);
         Worst& w = by[{scheme, threshold_tag(th)}];
         w.th = th;
-        PipelineOptions po;
-        po.seed = std::uint64_t(seed);
-        po.weights = &cache;
-        po.rerun_probe = false;
-        const CaseRecord r = execute_case(c, *k, device, po);
+        CaseRequest req;
+        req.case_index = ci;
+        req.kernel_index = ki;
+        req.seed = std::uint64_t(seed);
+        req.rerun_probe = false;
+        const CaseRecord r = exec.execute(req).record;
         if (r.status == "skip") { ++w.skipped; continue; }
         ++w.runs;
         if (r.status != "pass") {

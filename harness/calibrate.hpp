@@ -4,6 +4,7 @@
 // clean run would have failed, i.e. when a threshold is too tight for a correct kernel.
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@ struct CalibrateOptions {
   int seeds = 20;
   gpu::DispatchOptions dispatch;  // the GPU kernels' A/B switches (--dispatch)
   std::filesystem::path json;
+  bool isolation = true;  // each run in a worker process under the watchdog (harness/isolation/executor.hpp)
+  std::optional<double> case_timeout_s;
 };
 
 int run_calibration(const CalibrateOptions& opt);

@@ -1,8 +1,10 @@
 #include "harness/case_fields.hpp"
 
+#include <fmt/format.h>
 #include <map>
 
 #include "harness/case_field_kinds.hpp"
+#include "harness/isolation/case_limits.hpp"
 #include "harness/model_presets.hpp"
 #include "harness/thresholds.hpp"
 
@@ -66,6 +68,15 @@ void read_distribution(const CaseField&, const Reader& r, const CaseNode& v, Cas
   if (d != "normal" && d != "uniform")
     r.fail(v.mark(), "input.distribution", "unknown distribution '" + printable(d) + "'", "use normal or uniform");
   c.problem.x_dist.kind = d == "normal" ? Distribution::normal : Distribution::uniform;
+}
+// The watchdog's time limit for the case (harness/isolation/case_limits.hpp): not part of the problem, so neither in
+// the id nor in case.json.
+void read_timeout(const CaseField&, const Reader& r, const CaseNode& v, CaseSpec& c) {
+  const double s = r.number(v, "timeout_s");
+  if (!(s > 0 && s <= kMaxCaseTimeoutS))
+    r.fail(v.mark(), "timeout_s", fmt::format("{:g} is not a time limit in (0, {:g}] seconds", s, kMaxCaseTimeoutS),
+           "give the case's time limit in seconds, e.g. 600");
+  c.timeout_s = s;
 }
 // A CU count or a list of them.
 void read_cu(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec& c) {
@@ -206,6 +217,7 @@ std::vector<CaseField> table() {
       with_range(custom("targets.cu", "targets.cu", false, &read_cu, JSON(c.targets.compute_units)), 1, 1 << 20),
       strings<At<&CaseSpec::tags>>("tags", "tags"),
       strings<At<&CaseSpec::kernels>>("kernels", "kernels"),
+      custom("timeout_s", "", false, &read_timeout, nullptr),
       // Tolerance overrides: their ranges are check_tolerance()'s; loosening one needs a reason (case_thresholds()).
       mapping("tolerance", false, {}, [](const Reader& r, const CaseNode& n, CaseSpec& c) {
         if (n["tolerance"])

@@ -1,6 +1,7 @@
 #include "harness/case_pipeline.hpp"
 
 #include <chrono>
+#include <new>
 #include <fmt/format.h>
 
 #include "fixtures/checkpoint.hpp"
@@ -107,13 +108,23 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.token_cos = j.token_cos;
     rec.token_rel = j.token_rel;
   } catch (const Error& e) {
+    // A verdict raised as an error (ExitCode::case_failed, the check in its key): out of device memory.
+    const bool verdict = e.code() == ExitCode::case_failed;
+    rec.status = verdict ? "fail" : "error";
+    rec.failed_check = verdict ? e.key() : "harness_error";
+    rec.reason = verdict ? e.key() + ": " + e.problem() + " (" + e.where() + ")" : e.what();
+  } catch (const std::bad_alloc&) {
     rec.status = "error";
-    rec.failed_check = "harness_error";
-    rec.reason = e.what();
+    rec.failed_check = "out_of_memory";
+    rec.reason = "out_of_memory: a host memory allocation failed (std::bad_alloc) while the case ran";
   } catch (const std::exception& e) {
     rec.status = "error";
     rec.failed_check = "harness_error";
     rec.reason = std::string("unexpected exception: ") + e.what();
+  } catch (...) {
+    rec.status = "error";
+    rec.failed_check = "harness_error";
+    rec.reason = "unexpected exception of a type that is not std::exception (thrown by the kernel under test?)";
   }
   return rec;
 }

@@ -4,7 +4,8 @@
 //   pristine fingerprint unchanged? (else a harness error: "reference inputs were mutated") -> judge -> structural
 //   probes on a pass (harness/probes.hpp): rerun into the inverse sentinel; linearity (router weights doubled).
 //   The record's probes say which of them ran and why the others did not.
-// Never throws for a case: harness errors become status "error" (exit 3 for the run).
+// Never throws for a case: harness errors become status "error" (exit 3 for the run); out of device memory is a
+// failed case (failed_check out_of_memory), a host allocation failure an error with that check.
 #pragma once
 #include <cstdint>
 #include <functional>

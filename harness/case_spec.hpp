@@ -35,6 +35,7 @@ struct CaseSpec {
   ToleranceOverride tolerance;
   std::vector<std::string> tags;
   std::vector<std::string> kernels;  // empty: every kernel
+  std::optional<double> timeout_s;   // the watchdog's limit for this case (harness/isolation/case_limits.hpp)
   std::string source;                // "file:line"
 };
 

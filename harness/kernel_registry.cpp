@@ -39,13 +39,44 @@ std::vector<std::string> resolve_kernel_names(const std::vector<std::string>& na
   return out;
 }
 
-void check_unique_kernel_ids(const std::vector<std::shared_ptr<KernelUnderTest>>& kernels) {
+void check_unique_kernel_ids(const std::vector<KernelUnderTest*>& kernels) {
   for (std::size_t i = 0; i < kernels.size(); ++i)
     for (std::size_t j = 0; j < i; ++j)
       if (kernels[i]->id() == kernels[j]->id())
         throw_bad_input("command line", "--plugin", "two kernels with the id '" + kernels[i]->id() + "' in one run: version " +
                                                         kernels[j]->version() + " and version " + kernels[i]->version(),
                         "give each plugin once, and give a plugin an id of its own (not host-contract or gpu-fused-moe)");
+}
+
+std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, double host_budget,
+                                                  const gpu::DispatchOptions& dispatch) {
+  const double budget = host_budget > 0 ? host_budget : HostContractKernel::kDefaultFlopBudget;
+  const std::string id = canonical_kernel_id(raw);
+  const auto tilde = id.find('~');
+  const std::string base = id.substr(0, tilde);
+  Mutation m = Mutation::none;
+  if (tilde != std::string::npos) {
+    const auto parsed = parse_mutation(id.substr(tilde + 1));
+    if (!parsed)
+      throw_bad_input("command line", "--kernel", "unknown mutant '" + id.substr(tilde + 1) + "' in kernel '" + id + "'",
+                      "use one of: " + mutation_names());
+    m = *parsed;
+  }
+  if (base == "host-contract" && (tilde == std::string::npos || m != Mutation::none) && !gpu_only(m))
+    return std::make_unique<HostContractKernel>(budget, m);
+#ifdef MOE_HAVE_GPU_RUNTIME
+  if (base == "gpu-fused-moe") {
+    if (tilde == std::string::npos) return std::make_unique<GpuFusedMoeKernel>(dispatch);
+    if (m == Mutation::none) return std::make_unique<GpuFusedMoeKernel>(GpuFusedMoeKernel::MutantBuild{});
+    return std::make_unique<GpuFusedMoeKernel>(m);
+  }
+#else
+  if (base == "gpu-fused-moe")
+    throw_bad_input("command line", "--kernel", "this build has no GPU kernels",
+                    "configure with `cmake --preset cuda` or `--preset hip` to build them");
+#endif
+  throw_bad_input("command line", "--kernel", "unknown kernel '" + id + "'",
+                  "use one of: " + available_kernel_ids() + " (or host, gpu, all; a mutant as KERNEL~MUTANT)");
 }
 
 std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget,
@@ -65,6 +96,10 @@ std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std
 #endif
   for (const auto& raw : ids) {
     const std::string id = canonical_kernel_id(raw);
+    if (id.find('~') != std::string::npos) {  // a mutant of the catalog, after the clean kernels
+      out.push_back(make_kernel_by_id(id, host_budget, dispatch));
+      continue;
+    }
     if (id == "gpu-fused-moe" && !gpu_ids)
       throw_bad_input("command line", "--kernel", "this build has no GPU kernels",
                       "configure with `cmake --preset cuda` or `--preset hip` to build them");

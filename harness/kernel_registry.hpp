@@ -13,6 +13,11 @@ namespace moe {
 std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget,
                                                            const gpu::DispatchOptions& dispatch = {});
 std::string available_kernel_ids();
+// One kernel by its report id: host-contract, gpu-fused-moe, or a mutant of the catalog as KERNEL~MUTANT
+// (kernels/mutants/mutation.hpp; gpu-fused-moe~none is the GPU mutant build without a bug). Short names allowed.
+// dispatch: as for make_kernels (the mutant build has no dispatch choice and ignores them).
+std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& id, double host_budget,
+                                                   const gpu::DispatchOptions& dispatch = {});
 // The full id for a short name: `host` -> `host-contract`, `gpu` -> `gpu-fused-moe`; any other name unchanged.
 // Every command that takes a kernel name (run, merge, compare, gate) spells it through this.
 std::string canonical_kernel_id(const std::string& name);
@@ -25,6 +30,6 @@ std::vector<std::string> resolve_kernel_names(const std::vector<std::string>& na
                                               const std::vector<std::string>& known, const std::string& key);
 // Registration: two kernels with the same id in one run (a plugin given twice, a plugin named like a built-in
 // kernel) are bad input, since their tests and report records would be indistinguishable.
-void check_unique_kernel_ids(const std::vector<std::shared_ptr<KernelUnderTest>>& kernels);
+void check_unique_kernel_ids(const std::vector<KernelUnderTest*>& kernels);
 
 }  // namespace moe

@@ -13,11 +13,11 @@
 #include "fixtures/atomic_file.hpp"
 #include "fixtures/error.hpp"
 #include "harness/case_loader.hpp"
-#include "harness/case_pipeline.hpp"
+#include "harness/isolation/run_session.hpp"
 #include "harness/kernel_registry.hpp"
 #include "harness/progress.hpp"
+#include "harness/reference_cache.hpp"
 #include "harness/report_dir.hpp"
-#include "kernels/plugin/plugin_kernel.hpp"
 #include "reports/html_report.hpp"
 #include "reports/run_report.hpp"
 
@@ -52,13 +52,6 @@ bool case_selected(const std::vector<std::string>& filters, const std::string& i
 
 std::string harness_build_stamp() { return MOE_BUILD_COMMIT; }
 
-std::string gtest_test_name(const std::string& id) {
-  std::string s = id;
-  for (char& c : s)
-    if (c == '-' || c == ':') c = '_';
-  return s;
-}
-
 namespace {
 
 struct RunState {
@@ -67,16 +60,18 @@ struct RunState {
   ProgressListener* progress = nullptr;
 };
 
-// One (case, kernel): the verdict of execute_case, as a GoogleTest result and a report record.
+// One (case, kernel): its record from the run session (judged by the executor, a worker process unless
+// --no-isolation, or read back from the journal when resuming), as a GoogleTest result and a report record. The
+// progress reporter lives here, in the supervisor: it hears of each case as it starts and ends.
 class CaseTest : public testing::Test {
  public:
-  CaseTest(const CaseSpec* c, KernelUnderTest* k, const DeviceDetection* d, const PipelineOptions* o, RunState* s,
-           std::size_t slot)
-      : case_(c), kernel_(k), device_(d), opt_(o), state_(s), slot_(slot) {}
+  CaseTest(RunSession* session, CaseRequest r, std::string kernel, std::string id, RunState* s, std::size_t slot)
+      : session_(session), request_(r), kernel_(std::move(kernel)), id_(std::move(id)), state_(s), slot_(slot) {}
   void TestBody() override {
-    state_->progress->case_started(kernel_->id(), case_->id);
+    if (session_->stop_requested()) GTEST_SKIP() << "not judged: the run was interrupted by " << session_->stop_signal_name();
+    state_->progress->case_started(kernel_, id_);
     const auto t0 = std::chrono::steady_clock::now();
-    CaseRecord r = execute_case(*case_, *kernel_, *device_, *opt_);
+    CaseRecord r = session_->judge(slot_, request_);
     state_->progress->case_done(r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     for (const auto& [k, v] : r.metrics) RecordProperty(k, fmt::format("{:.9g}", v));
     RecordProperty("variant", r.variant);
@@ -89,37 +84,26 @@ class CaseTest : public testing::Test {
   }
 
  private:
-  const CaseSpec* case_;
-  KernelUnderTest* kernel_;
-  const DeviceDetection* device_;
-  const PipelineOptions* opt_;
+  RunSession* session_;
+  CaseRequest request_;
+  std::string kernel_, id_;
   RunState* state_;
   std::size_t slot_;
 };
 
-// The kernels of a run, in report order: the build's (--kernel), the caller's, the plugins; `select` holds the
-// arguments that pick each again for a rerun (none for the caller's).
-struct KernelSet {
-  std::vector<std::shared_ptr<KernelUnderTest>> kernels;
+// The arguments that select each kernel of the run again, for a rerun command: the executor's kernels are the
+// build's (--kernel), then the plugins, then the caller's (those get none: `judge` reruns only its case anyway).
+std::map<std::string, std::string> kernel_selection(RunSession& session) {
   std::map<std::string, std::string> select;
-};
-
-KernelSet make_kernel_set(const RunOptions& opt) {
-  KernelSet s;
-  std::vector<std::shared_ptr<KernelUnderTest>> plugins;
-  for (const std::string& path : opt.plugins) {
-    plugins.push_back(std::make_shared<PluginKernel>(path));
-    s.select[plugins.back()->id()] = "--plugin " + shell_quote(std::filesystem::absolute(path).string());
+  const ExecConfig& config = session.config();
+  const std::vector<KernelUnderTest*> kernels = session.executor().kernels();
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    if (i < config.kernel_ids.size())
+      select[kernels[i]->id()] = "--kernel " + shell_quote(kernels[i]->id());
+    else if (i < config.kernel_ids.size() + config.plugins.size())
+      select[kernels[i]->id()] = "--plugin " + shell_quote(config.plugins[i - config.kernel_ids.size()]);
   }
-  if (!opt.kernels.empty() || (opt.extra_kernels.empty() && plugins.empty()))
-    for (auto& k : make_kernels(opt.kernels, opt.host_budget, opt.dispatch)) {
-      s.select[k->id()] = "--kernel " + shell_quote(k->id());
-      s.kernels.push_back(std::move(k));
-    }
-  s.kernels.insert(s.kernels.end(), opt.extra_kernels.begin(), opt.extra_kernels.end());
-  s.kernels.insert(s.kernels.end(), plugins.begin(), plugins.end());
-  for (auto& k : s.kernels) k->set_timing(opt.timing);
-  return s;
+  return select;
 }
 
 // GoogleTest with the user's --gtest arguments and our JUnit path. An argument it does not know is a usage error:
@@ -152,11 +136,13 @@ void init_gtest(const std::vector<std::string>& user_args, const std::filesystem
 
 // Every (case, kernel) as the GoogleTest test gtest_test_name(kernel).gtest_test_name(case), kernel by kernel; two
 // that would share a name are refused before any is registered.
-void register_tests(const Suite& suite, const std::vector<const CaseSpec*>& cases, const KernelSet& ks,
-                    const DeviceDetection& device, const PipelineOptions& popt, RunState& state) {
+void register_tests(const Suite& suite, const std::vector<std::size_t>& cases, RunSession& session, RunState& state) {
+  CaseExecutor& exec = session.executor();
+  const std::vector<KernelUnderTest*> kernels = exec.kernels();
   std::map<std::string, std::string> names;
-  for (auto& k : ks.kernels)
-    for (const CaseSpec* c : cases) {
+  for (KernelUnderTest* k : kernels)
+    for (const std::size_t ci : cases) {
+      const CaseSpec* c = &exec.cases()[ci];
       const std::string name = gtest_test_name(k->id()) + "." + gtest_test_name(c->id), what = k->id() + " " + c->id;
       const auto [it, fresh] = names.emplace(name, what);
       if (!fresh)
@@ -165,28 +151,33 @@ void register_tests(const Suite& suite, const std::vector<const CaseSpec*>& case
                             " ('-' and ':' are spelled '_' there)",
                         "give one of the cases another `variant` (kernels: ids that differ in more than '-', ':', '_')");
     }
-  state.records.resize(cases.size() * ks.kernels.size());
+  state.records.resize(cases.size() * kernels.size());
   state.ran.assign(state.records.size(), false);
   std::size_t slot = 0;
-  for (auto& k : ks.kernels)
-    for (const CaseSpec* c : cases) {
+  for (std::size_t ki = 0; ki < kernels.size(); ++ki)
+    for (const std::size_t ci : cases) {
       const std::size_t s = slot++;
-      KernelUnderTest* kp = k.get();
+      const CaseSpec* c = &exec.cases()[ci];
+      CaseRequest req;
+      req.case_index = ci;
+      req.kernel_index = ki;
+      req.seed = session.options().seed;
       const auto colon = c->source.rfind(':');
       const int line = colon == std::string::npos ? 0 : std::atoi(c->source.c_str() + colon + 1);
-      testing::RegisterTest(gtest_test_name(kp->id()).c_str(), gtest_test_name(c->id).c_str(), nullptr, nullptr,
-                            suite.file.c_str(), line, [c, kp, &device, &popt, &state, s]() -> testing::Test* {
-                              return new CaseTest(c, kp, &device, &popt, &state, s);
+      const std::string kernel = kernels[ki]->id();
+      testing::RegisterTest(gtest_test_name(kernel).c_str(), gtest_test_name(c->id).c_str(), nullptr, nullptr,
+                            suite.file.c_str(), line, [&session, req, kernel, c, &state, s]() -> testing::Test* {
+                              return new CaseTest(&session, req, kernel, c->id, &state, s);
                             });
     }
 }
 
-Provenance make_provenance(const RunOptions& opt, const Suite& suite, const KernelSet& ks,
+Provenance make_provenance(const RunOptions& opt, const Suite& suite, const std::vector<KernelUnderTest*>& kernels,
                            const DeviceDetection& device) {
   Provenance p;
   p.harness_version = kHarnessVersion;
   p.harness_commit = harness_build_stamp();
-  for (auto& k : ks.kernels) p.kernels.push_back({k->id(), k->version()});
+  for (KernelUnderTest* k : kernels) p.kernels.push_back({k->id(), k->version()});
   if (device.device) {
     p.device_name = device.device->name; p.device_vendor = device.device->vendor; p.device_arch = device.device->arch;
     p.compute_units = device.device->compute_units; p.driver_version = device.device->driver_version;
@@ -203,7 +194,7 @@ Provenance make_provenance(const RunOptions& opt, const Suite& suite, const Kern
 
 // The command that reruns one (case, kernel) alone: this binary, the suite, the kernel, and the options that change
 // the verdict (seed, host budget, device requirement).
-RerunRecipe make_rerun_recipe(const RunOptions& opt, const Suite& suite, const KernelSet& ks) {
+RerunRecipe make_rerun_recipe(const RunOptions& opt, const Suite& suite, RunSession& session) {
   RerunRecipe r;
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
@@ -213,7 +204,7 @@ RerunRecipe make_rerun_recipe(const RunOptions& opt, const Suite& suite, const K
   if (opt.seed) r.tail += " --seed " + std::to_string(*opt.seed);
   if (opt.host_budget > 0) r.tail += fmt::format(" --host-budget {}", opt.host_budget);
   if (opt.device.required) r.tail += " --require-device" + (opt.device.arch.empty() ? "" : " " + shell_quote(opt.device.arch));
-  r.kernel_args = ks.select;
+  r.kernel_args = kernel_selection(session);
   for (const CaseSpec& c : suite.cases) r.suite_ids.push_back(c.id);
   return r;
 }
@@ -264,15 +255,18 @@ class ListenerScope {
 
 }  // namespace
 
-int run_suite(const RunOptions& opt) {
-  // What runs. Every input problem (suite, kernels, --gtest arguments, test names) is found before anything is
-  // written: the report directory claimed below is removed again when one stops the run.
+int run_suite(const RunOptions& requested) {
+  // What runs. Every input problem (suite, kernels, --gtest arguments, test names, a journal to resume) is found
+  // before anything is written: the report directory claimed below is removed again when one stops the run.
+  RunSession session(requested);  // the executor; resuming, the run's options and records from its journal
+  const RunOptions& opt = session.options();
   const Suite suite = load_suite_file(resolve_suite(opt.suite));
-  std::vector<const CaseSpec*> cases;
-  for (const CaseSpec& c : suite.cases)
-    if (case_selected(opt.filters, c.id)) cases.push_back(&c);
-  const KernelSet ks = make_kernel_set(opt);
-  check_unique_kernel_ids(ks.kernels);
+  CaseExecutor& exec = session.executor();
+  std::vector<std::size_t> cases;  // indexes into exec.cases(), the suite's cases in order
+  for (std::size_t i = 0; i < exec.cases().size(); ++i)
+    if (case_selected(opt.filters, exec.cases()[i].id)) cases.push_back(i);
+  const std::vector<KernelUnderTest*> kernels = exec.kernels();
+  check_unique_kernel_ids(kernels);  // a plugin given twice, or named like a built-in kernel
 
   // Where the reports go: every output path is checked before any work.
   check_output_dir(opt.report_dir.empty() ? "reports-out" : opt.report_dir, "--report-dir");
@@ -282,30 +276,27 @@ int run_suite(const RunOptions& opt) {
   const std::filesystem::path& dir = report_dir.path();
   const std::filesystem::path junit = opt.junit.empty() ? dir / "junit.xml" : opt.junit;
   const std::filesystem::path json = opt.json.empty() ? dir / "report.json" : opt.json;
+  // GoogleTest writes its XML in place: into a temporary file, renamed once whole (every report file is atomic).
+  const std::filesystem::path junit_tmp = junit.string() + ".tmp." + std::to_string(::getpid());
 
-  // Registration: GoogleTest's flags, then one test per (case, kernel), each running execute_case (CaseTest).
-  init_gtest(opt.gtest_args, junit);
-  const DeviceDetection device = detect_device();
-  WeightCache weight_cache(std::size_t(6) << 30, opt.reference_cache);
-  std::optional<ReferenceCache> reference_cache;
-  if (!opt.reference_cache.empty()) reference_cache.emplace(opt.reference_cache);
-  PipelineOptions popt;
-  popt.device_requirement = opt.device;
-  popt.seed = opt.seed;
-  popt.weights = &weight_cache;
-  popt.references = reference_cache ? &*reference_cache : nullptr;
+  // Registration: GoogleTest's flags, then one test per (case, kernel), each judged through the session (CaseTest).
+  init_gtest(opt.gtest_args, junit_tmp);
   RunState state;
-  register_tests(suite, cases, ks, device, popt, state);
-  if (GTEST_FLAG_GET(list_tests)) {  // prints the names; runs and writes nothing
+  register_tests(suite, cases, session, state);
+  if (GTEST_FLAG_GET(list_tests)) {  // prints the names; runs and writes nothing (and starts no worker)
     GTEST_FLAG_SET(output, "");
     return RUN_ALL_TESTS();
   }
   report_dir.keep();
+  // The live device as the process that judges the cases sees it (isolated: the first worker's detection).
+  const DeviceDetection& device = exec.device();
 
   // The run.
   RunReport report;
-  report.provenance = make_provenance(opt, suite, ks, device);
-  report.provenance.start_time = utc_now_iso8601();
+  Provenance& p = report.provenance;
+  p = make_provenance(opt, suite, kernels, device);
+  p.start_time = utc_now_iso8601();
+  session.begin(dir, p);  // the journal; resuming, the start time becomes the original run's
   ProgressListener progress(stderr, opt.verbose);
   state.progress = &progress;
   int gtest_rc = 0;
@@ -313,32 +304,39 @@ int run_suite(const RunOptions& opt) {
     const ListenerScope listening(&progress, opt.verbose);
     gtest_rc = RUN_ALL_TESTS();
   }
-  report.provenance.end_time = utc_now_iso8601();
+  p.end_time = utc_now_iso8601();
 
   // The summary: reports, the recap on the terminal, the exit code.
   for (std::size_t i = 0; i < state.records.size(); ++i)
     if (state.ran[i]) report.cases.push_back(state.records[i]);
+  session.finish(p, report.cases.size());
+  std::error_code ec;
+  std::filesystem::rename(junit_tmp, junit, ec);
   write_reports(report, json, dir / "summary.md");
   write_file_atomically(dir / "report.html", to_html(read_report(json)));
   const int pass = report.count("pass"), fail = report.count("fail"), skip = report.count("skip"),
             err = report.count("error");
   if (opt.verbose) std::printf("\n%s\n", to_markdown(report).c_str());
-  print_recap(stdout, report.cases, make_rerun_recipe(opt, suite, ks));
+  print_recap(stdout, report.cases, make_rerun_recipe(opt, suite, session));
   // The note matters when GPU kernels were asked for, or the default set was (a CPU-only build has none to run).
   bool device_kernels = opt.kernels.empty() && opt.extra_kernels.empty() && opt.plugins.empty();
-  for (auto& k : ks.kernels) device_kernels |= k->needs_device();
+  for (KernelUnderTest* k : kernels) device_kernels |= k->needs_device();
   if (!device.device && device_kernels)
     std::printf("NOTE: no GPU here (%s): GPU kernels did not run; %d case(s) skipped in all.\n",
                 device.message.c_str(), skip);
-  if (reference_cache)
+  if (!opt.reference_cache.empty()) {
+    const ExecStats st = exec.stats();  // of every process that judged cases
     std::printf("reference cache %s: references %zu hit(s), %zu computed; expert weights %zu loaded, %zu generated "
                 "(reference version %.12s)\n",
-                reference_cache->dir().string().c_str(), reference_cache->hits(), reference_cache->misses(),
-                weight_cache.disk_hits(), weight_cache.misses() - weight_cache.disk_hits(), reference_version().c_str());
+                opt.reference_cache.c_str(), st.reference_hits, st.reference_misses, st.weight_disk_hits,
+                st.weight_misses - st.weight_disk_hits, reference_version().c_str());
+  }
   std::printf("moe-harness: %d passed, %d failed, %d skipped, %d errors in %s; report: %s\n", pass, fail, skip, err,
               format_duration(progress.elapsed_s()).c_str(),
               std::filesystem::absolute(dir / "report.html").string().c_str());
+  if (session.stop_requested()) std::printf("moe-harness: %s\n", p.incomplete_reason.c_str());
   std::fflush(stdout);
+  if (session.stop_requested()) return session.exit_code_for_stop();
   if (err > 0) return int(ExitCode::harness_error);
   if (fail > 0 || gtest_rc != 0) return int(ExitCode::case_failed);
   return nothing_checked_code(report, suite, cases.size(), state.records.size());

@@ -12,6 +12,7 @@
 
 #include "harness/gating.hpp"
 #include "kernels/gpu/dispatch_options.hpp"
+#include "reports/junit_report.hpp"  // gtest_test_name: the GoogleTest name of a kernel or case id
 #include "kernels/kernel_under_test.hpp"
 
 namespace moe {
@@ -33,17 +34,19 @@ struct RunOptions {
   double host_budget = 0;            // 0: the host kernel's default
   std::vector<std::string> gtest_args;  // passed through to GoogleTest; one it does not know is bad input
   bool verbose = false;                 // GoogleTest's own log and a line per case (harness/progress.hpp)
+  // Fault containment (harness/isolation/): cases judged in worker processes under a watchdog unless
+  // --no-isolation; --case-timeout beats every case's limit; --resume DIR continues a run from its journal.
+  bool isolation = true;
+  std::optional<double> case_timeout_s;
+  std::filesystem::path resume;
 };
 
-// Returns the process exit code (README "Exit codes"): 0 all passed (skips allowed unless a device was required),
-// 1 a case failed, 2 bad input, 3 harness or device error, 4 nothing checked (the filters selected no case, or no
-// (case, kernel) was judged; in a GoogleTest shard only the first: the merged report judges the whole).
+// Returns the process exit code (README "Exit codes"): 128 + N when signal N (SIGINT, SIGTERM) stopped the run;
+// else 3 for a harness or device error (a crashed, hung or overgrown case included), 1 a case failed, 2 bad input,
+// 4 nothing checked (the filters selected no case, or no (case, kernel) was judged; in a GoogleTest shard only the
+// first: the merged report judges the whole), 0 all passed (skips allowed unless a device was required).
 int run_suite(const RunOptions& opt);
 
-// A GoogleTest name for an id: '-' and ':' become '_'. GoogleTest's filter reads the first '-' as the start of the
-// negative patterns and ':' as a separator, so a name holding either could not be selected (`--gtest_filter=
-// host-contract.*` selects nothing). Two tests whose names collide are refused at registration.
-std::string gtest_test_name(const std::string& id);
 
 // The harness's version, and the source tree this binary was built from: its commit, "+dirty.<12 hex>" when the
 // tree differed from it at build time (a hash of the differences), "unknown" outside git (cmake/build_stamp.cmake).

@@ -11,13 +11,10 @@
 #include "fixtures/atomic_file.hpp"
 #include "harness/anchor_criteria.hpp"
 #include "harness/case_loader.hpp"
-#include "harness/case_pipeline.hpp"
+#include "harness/isolation/executor.hpp"
 #include "harness/runner.hpp"
 #include "fixtures/error.hpp"
-#include "kernels/host/host_contract_kernel.hpp"
-#ifdef MOE_HAVE_GPU_RUNTIME
-#include "kernels/gpu/gpu_fused_moe_kernel.hpp"
-#endif
+#include "kernels/mutants/mutation.hpp"
 
 namespace moe {
 namespace {
@@ -37,52 +34,31 @@ struct Outcome {
   std::vector<float> ref, out;
 };
 
-std::unique_ptr<KernelUnderTest> make_kernel(const std::string& kind, Mutation m) {
-  std::unique_ptr<KernelUnderTest> k;
-  if (kind == "host") k = std::make_unique<HostContractKernel>(HostContractKernel::kDefaultFlopBudget, m);
-#ifdef MOE_HAVE_GPU_RUNTIME
-  if (kind == "gpu") k = std::make_unique<GpuFusedMoeKernel>(m);
-#else
-  if (kind == "gpu")
-    throw_bad_input("command line", "--kernel", "this build has no GPU kernels",
-                    "configure with `cmake --preset cuda` or `--preset hip` to build them");
-#endif
-  if (!k) throw_bad_input("command line", "--kernel", "unknown selftest kernel '" + kind + "'", "use host or gpu");
-  k->set_timing(false);  // verdicts only
-  return k;
+// The kernels by report id (harness/kernel_registry.hpp): the clean kernel, the baseline a mutant's output is
+// compared with to tell whether the bug changed anything (for the GPU the mutant build without a bug: the default
+// build runs some cases on kernels the mutant build does not have, whose summation order differs), then a mutant.
+std::string kernel_base(const std::string& kind) {
+  if (kind == "host") return "host-contract";
+  if (kind == "gpu") return "gpu-fused-moe";
+  throw_bad_input("command line", "--kernel", "unknown selftest kernel '" + kind + "'", "use host or gpu");
 }
-
-// What a mutant's output is compared with to tell whether the bug changed anything: the same build of the kernels
-// without the bug (for the GPU, the mutant build: the default build runs some cases on kernels the mutant build
-// does not have, whose summation order differs).
-std::unique_ptr<KernelUnderTest> make_liveness_baseline(const std::string& kind) {
-#ifdef MOE_HAVE_GPU_RUNTIME
-  if (kind == "gpu") {
-    auto k = std::make_unique<GpuFusedMoeKernel>(GpuFusedMoeKernel::MutantBuild{});
-    k->set_timing(false);
-    return k;
-  }
-#endif
-  return make_kernel(kind, Mutation::none);
+std::string liveness_baseline_id(const std::string& kind) {
+  return kind == "gpu" ? "gpu-fused-moe~none" : kernel_base(kind);
 }
+std::string mutant_id(const std::string& kind, Mutation m) { return kernel_base(kind) + "~" + std::string(mutation_name(m)); }
 
-struct Env {
-  DeviceDetection device;
-  DeviceRequirement requirement;
-  WeightCache* cache;
-};
+constexpr std::size_t kClean = 0, kBaseline = 1;  // kernel indexes; the mutants follow in catalog order
 
-Outcome run_one(const CaseSpec& c, KernelUnderTest& k, std::optional<std::uint64_t> seed, const Env& env,
-                std::function<void(Checkpoint&)> hook = {}) {
-  Outcome o;
-  PipelineOptions opt;
-  opt.device_requirement = env.requirement;
-  opt.seed = seed;
-  opt.weights = env.cache;
-  opt.after_kernel_hook = std::move(hook);
-  opt.capture = [&o](const std::vector<float>& r, const std::vector<float>& out) { o.ref = r; o.out = out; };
-  o.rec = execute_case(c, k, env.device, opt);
-  return o;
+Outcome run_one(CaseExecutor& exec, std::size_t case_index, std::size_t kernel, std::optional<std::uint64_t> seed,
+                bool corrupt_pristine = false) {
+  CaseRequest r;
+  r.case_index = case_index;
+  r.kernel_index = kernel;
+  r.seed = seed;
+  r.capture = true;
+  r.corrupt_pristine = corrupt_pristine;
+  CaseResult res = exec.execute(r);
+  return {std::move(res.record), std::move(res.ref), std::move(res.out)};
 }
 
 // Tag `large`: buffers past 2^32 elements, seconds of weight generation per run (cases/selftest-gpu.yaml).
@@ -98,26 +74,33 @@ int run_selftest(const SelftestOptions& opt) {
   std::vector<std::string> suite_names = opt.suites;
   if (suite_names.empty()) suite_names = opt.kernel == "gpu" ? std::vector<std::string>{"selftest", "selftest-gpu"}
                                                              : std::vector<std::string>{"selftest"};
-  Suite suite;  // the named suites' cases, in order
-  for (const auto& n : suite_names) {
-    Suite s = load_suite_file(resolve_suite(n));
-    suite.name += (suite.name.empty() ? "" : "+") + s.name;
-    for (auto& c : s.cases) suite.cases.push_back(std::move(c));
-  }
+  ExecConfig config;
+  for (const auto& n : suite_names) config.suite_files.push_back(resolve_suite(n).string());
+#ifndef MOE_HAVE_GPU_RUNTIME
+  if (opt.kernel == "gpu")
+    throw_bad_input("command line", "--kernel", "this build has no GPU kernels",
+                    "configure with `cmake --preset cuda` or `--preset hip` to build them");
+#endif
+  std::vector<Mutation> mutants;  // those this kernel has, in catalog order (kernel index kBaseline + 1 + i)
+  config.kernel_ids = {kernel_base(opt.kernel), liveness_baseline_id(opt.kernel)};
+  for (Mutation m : all_mutations())
+    if (!gpu_only(m) || opt.kernel == "gpu") {
+      mutants.push_back(m);
+      config.kernel_ids.push_back(mutant_id(opt.kernel, m));
+    }
+  config.timing = false;  // verdicts only
+  config.device.required = opt.kernel == "gpu";  // no GPU: every case fails, never a skip
+  CaseExecutor exec(config, {opt.isolation, opt.case_timeout_s});
+  const std::vector<CaseSpec>& cases = exec.cases();
   const auto& anchors = anchor_criteria();
-  WeightCache cache;
-  auto clean_kernel = make_kernel(opt.kernel, Mutation::none);
-  KernelUnderTest& clean = *clean_kernel;
-  auto baseline_kernel = make_liveness_baseline(opt.kernel);
-  KernelUnderTest& baseline = *baseline_kernel;
-  Env env{opt.kernel == "gpu" ? detect_device() : DeviceDetection{}, {}, &cache};
+  KernelUnderTest& clean = *exec.kernels()[kClean];
   if (opt.kernel == "gpu") {
-    env.requirement.required = true;  // no GPU: every case fails, never a skip
-    if (!env.device.device) {
-      std::fprintf(stderr, "selftest --kernel gpu: no usable GPU (%s)\n", env.device.message.c_str());
+    const DeviceDetection& device = exec.device();
+    if (!device.device) {
+      std::fprintf(stderr, "selftest --kernel gpu: no usable GPU (%s)\n", device.message.c_str());
       return 1;
     }
-    std::printf("selftest on %s (%s), kernel %s\n", env.device.device->name.c_str(), env.device.device->arch.c_str(),
+    std::printf("selftest on %s (%s), kernel %s\n", device.device->name.c_str(), device.device->arch.c_str(),
                 clean.id().c_str());
   }
 
@@ -129,13 +112,14 @@ int run_selftest(const SelftestOptions& opt) {
   auto elapsed = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   for (int seed = 0; seed < opt.seeds; ++seed) {
     std::fprintf(stderr, "selftest: clean kernel, seed %d/%d (%.0f s)\n", seed + 1, opt.seeds, elapsed());
-    for (const CaseSpec& c : suite.cases) {
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      const CaseSpec& c = cases[ci];
       // A large case (tag `large`: buffers past 2^32 elements) runs its own seed once: generating its 3.6 GB of
       // weights takes ~45 s a seed on the H200 machine (measured 2026-11-30), and its per-token statistics are
       // those of the nightly MXFP4 cases, calibrated over 20 seeds on the GPU.
       const bool large = is_large(c);
       if (large && seed > 0) continue;
-      const Outcome o = run_one(c, clean, large ? std::nullopt : std::optional<std::uint64_t>(seed + 1), env);
+      const Outcome o = run_one(exec, ci, kClean, large ? std::nullopt : std::optional<std::uint64_t>(seed + 1));
       ++clean_runs;
       if (o.rec.status != "pass") {
         ++clean_failures;
@@ -149,22 +133,20 @@ int run_selftest(const SelftestOptions& opt) {
   // 2. Every mutant on the cases where it applies; live = its output differs from the bug-free same build's.
   std::vector<Row> rows;
   std::vector<std::string> not_applicable;
-  for (Mutation m : all_mutations()) {
-    if (gpu_only(m) && opt.kernel != "gpu") {
-      not_applicable.push_back(std::string(mutation_name(m)));
-      continue;
-    }
+  for (Mutation m : all_mutations())
+    if (gpu_only(m) && opt.kernel != "gpu") not_applicable.push_back(std::string(mutation_name(m)));
+  for (std::size_t mi = 0; mi < mutants.size(); ++mi) {
+    const Mutation m = mutants[mi];
     std::fprintf(stderr, "selftest: mutant %s (%.0f s)\n", std::string(mutation_name(m)).c_str(), elapsed());
     Row row{std::string(mutation_name(m)), exact_tier_only(m, opt.kernel == "gpu")};
-    auto mutant_kernel = make_kernel(opt.kernel, m);
-    KernelUnderTest& mutant = *mutant_kernel;
-    for (const CaseSpec& c : suite.cases) {
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      const CaseSpec& c = cases[ci];
       if (!mutation_applies(m, c.problem)) continue;
       // Cases tagged large (buffers past 2^32 elements, seconds per run) exist for the GPU-only offset bug; every
       // other mutant is judged on the small cases.
       if (!gpu_only(m) && is_large(c)) continue;
-      const Outcome good = run_one(c, baseline, std::nullopt, env);
-      const Outcome bad = run_one(c, mutant, std::nullopt, env);
+      const Outcome good = run_one(exec, ci, kBaseline, std::nullopt);
+      const Outcome bad = run_one(exec, ci, kBaseline + 1 + mi, std::nullopt);
       const bool live = bad.rec.status == "error" || !bitwise_equal(good.out, bad.out);
       if (!live) continue;
       ++row.live;
@@ -184,9 +166,9 @@ int run_selftest(const SelftestOptions& opt) {
   // 3. A kernel writing into the pristine checkpoint (the reference's inputs): must be a harness error.
   {
     Row row{"converter_writes_pristine"};
-    for (const CaseSpec& c : suite.cases) {
-      const Outcome o = run_one(c, clean, std::nullopt, env,
-                                [](Checkpoint& p) { p.routed.w13.bytes()[0] ^= std::byte{0x01}; });
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      const CaseSpec& c = cases[ci];
+      const Outcome o = run_one(exec, ci, kClean, std::nullopt, /*corrupt_pristine=*/true);
       ++row.live;
       if (o.rec.status == "error" && o.rec.reason.find("mutated") != std::string::npos) {
         ++row.caught;
@@ -233,7 +215,7 @@ int run_selftest(const SelftestOptions& opt) {
     j["kernel"] = clean.id();
     j["harness_commit"] = harness_build_stamp();  // the tree this binary was built from
     j["suites"] = suite_names;
-    if (env.device.device) j["device"] = env.device.device->name + " (" + env.device.device->arch + ")";
+    if (opt.kernel == "gpu") j["device"] = exec.device().device->name + " (" + exec.device().device->arch + ")";
     j["seeds"] = opt.seeds;
     j["clean_runs"] = clean_runs;
     j["clean_failures"] = clean_failures;

@@ -8,6 +8,7 @@
 // device required (a missing GPU fails the selftest, it never turns it into skips).
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@ struct SelftestOptions {
   std::vector<std::string> suites;  // empty: selftest (host); selftest and selftest-gpu (gpu)
   int seeds = 20;
   std::filesystem::path json;  // optional machine-readable table
+  bool isolation = true;       // each run in a worker process under the watchdog (harness/isolation/executor.hpp)
+  std::optional<double> case_timeout_s;
 };
 
 // 0: every mutant caught and no clean failure; 1 otherwise (also when --kernel gpu finds no GPU); bad input throws.

@@ -23,6 +23,7 @@ class WeightCache {
   std::size_t hits() const { return hits_; }
   std::size_t misses() const { return misses_; }
   std::size_t disk_hits() const { return disk_hits_; }
+  std::size_t bytes() const { return bytes_; }  // held now
 
  private:
   struct Entry { std::string key; Checkpoint weights; std::size_t bytes; };

@@ -1,6 +1,7 @@
 // The JSON layer of the report reader, for readers that keep the whole document (merge copies every field of a
-// case). Every field a reader uses is checked for presence and type here, once, so a malformed report is bad input
-// naming the file and the key (e.g. "cases[3].metrics.min_cos"), never a crash.
+// case). Every field is checked for presence and type, once (the provenance and the cases through the one reader
+// of records, reports/record_json.hpp), so a malformed report is bad input naming the file and the key (e.g.
+// "cases[3].metrics.min_cos"), never a crash.
 #pragma once
 #include <filesystem>
 #include <nlohmann/json.hpp>

@@ -1,4 +1,5 @@
-// Reads a run report (report.json, schema_version 1) back for compare, gate and merge. Bad files are bad input.
+// Reads a run report (report.json, schema_version 1) back for compare, gate, merge and html. Bad files are bad input
+// (every field checked: reports/record_json.hpp).
 #pragma once
 #include <filesystem>
 #include <map>
@@ -22,6 +23,7 @@ struct ReadReport {
   std::vector<std::string> kernels;     // "id version"
   std::vector<std::string> kernel_ids;  // the ids alone, in the same order
   std::vector<ReportCase> cases;
+  bool incomplete = false;  // provenance.incomplete: the run stopped before judging everything it selected
   const ReportCase* find(const std::string& id, const std::string& kernel) const;
 };
 

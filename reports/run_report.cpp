@@ -9,8 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "fixtures/atomic_file.hpp"
+#include "reports/record_json.hpp"
 
 namespace moe {
+
+using nlohmann::ordered_json;
 
 int RunReport::count(const std::string& status) const {
   int n = 0;
@@ -27,50 +30,14 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
-namespace {
-using nlohmann::ordered_json;
-// NaN and Inf are not JSON: written as null (readers read null back as NaN).
-ordered_json number(double v) { return std::isfinite(v) ? ordered_json(v) : ordered_json(nullptr); }
-ordered_json numbers(const std::vector<double>& v) {
-  ordered_json a = ordered_json::array();
-  for (double x : v) a.push_back(number(x));
-  return a;
-}
-}  // namespace
-
 std::string to_json_text(const RunReport& r) {
-  const Provenance& p = r.provenance;
-  ordered_json kernels = ordered_json::array();
-  for (auto& [id, v] : p.kernels) kernels.push_back({{"id", id}, {"version", v}});
   ordered_json j;
   j["schema_version"] = kRunReportSchemaVersion;
-  j["provenance"] = {
-      {"harness_version", p.harness_version}, {"harness_commit", p.harness_commit}, {"kernels", kernels},
-      {"device", {{"name", p.device_name}, {"vendor", p.device_vendor}, {"arch", p.device_arch},
-                  {"compute_units", p.compute_units}, {"driver_version", p.driver_version},
-                  {"runtime_version", p.runtime_version}, {"message", p.device_message}}},
-      {"suite", p.suite}, {"suite_file", p.suite_file}, {"suite_hash", fmt::format("{:016x}", p.suite_hash)},
-      {"seed", p.seed}, {"start_time", p.start_time}, {"end_time", p.end_time}, {"host", p.host}};
+  j["provenance"] = provenance_to_json(r.provenance);
   j["summary"] = {{"total", r.cases.size()}, {"pass", r.count("pass")}, {"fail", r.count("fail")},
                   {"skip", r.count("skip")}, {"error", r.count("error")}};
   ordered_json cases = ordered_json::array();
-  for (const CaseRecord& c : r.cases) {
-    ordered_json m = ordered_json::object();
-    for (auto& [k, v] : c.metrics) m[k] = number(v);
-    ordered_json probes = ordered_json::object();
-    for (auto& [k, v] : c.probes) probes[k] = v;
-    ordered_json systematic = ordered_json::object();
-    for (const StatisticRecord& st : c.systematic)
-      systematic[st.name] = {{"status", st.status}, {"z", number(st.z)}, {"z_threshold", st.z_threshold},
-                             {"effect", number(st.effect)}, {"effect_floor", st.effect_floor}, {"at", st.at},
-                             {"failed", st.failed}};
-    cases.push_back({{"id", c.id}, {"kernel", c.kernel}, {"status", c.status}, {"reason", c.reason},
-                     {"failed_check", c.failed_check}, {"source", c.source}, {"variant", c.variant},
-                     {"metrics", m}, {"probes", probes}, {"systematic", systematic}, {"token_cos", numbers(c.token_cos)},
-                     {"token_rel", numbers(c.token_rel)},
-                     {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)}}},
-                     {"fixture_fingerprint", fmt::format("{:016x}", c.fixture_fingerprint)}, {"details", c.details}});
-  }
+  for (const CaseRecord& c : r.cases) cases.push_back(case_record_to_json(c));
   j["cases"] = cases;
   return j.dump(1) + "\n";
 }
@@ -81,6 +48,7 @@ std::string to_markdown(const RunReport& r) {
   s += fmt::format("- harness {} ({}), device: {}\n", p.harness_version, p.harness_commit,
                    p.device_arch.empty() ? "none (" + p.device_message + ")" : p.device_name + " " + p.device_arch + " " + std::to_string(p.compute_units) + " CU");
   s += fmt::format("- {} to {}, suite file {} ({:016x})\n", p.start_time, p.end_time, p.suite_file, p.suite_hash);
+  if (p.incomplete) s += fmt::format("- **INCOMPLETE**: {}\n", p.incomplete_reason);
   s += fmt::format("- **{} passed, {} failed, {} skipped, {} errors** of {}\n\n", r.count("pass"), r.count("fail"),
                    r.count("skip"), r.count("error"), r.cases.size());
   s += "| status | kernel | case | min cos | max rel | variant | note |\n|---|---|---|---|---|---|---|\n";

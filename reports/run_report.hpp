@@ -60,6 +60,10 @@ struct Provenance {
   std::string seed;  // "case" when each case keeps its own seed, else the override
   std::string start_time, end_time;  // UTC ISO 8601
   std::string host;
+  // A run stopped before every selected (case, kernel) was judged (SIGINT/SIGTERM, or a report rebuilt from the
+  // journal of a run that was killed): the report holds the records that exist, and says why it is not whole.
+  bool incomplete = false;
+  std::string incomplete_reason;
 };
 
 struct RunReport {

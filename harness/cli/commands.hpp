@@ -17,4 +17,5 @@ void add_calibrate_command(CLI::App& app, int& exit_code);
 void add_merge_command(CLI::App& app, int& exit_code);
 void add_judge_command(CLI::App& app, int& exit_code);
 void add_html_command(CLI::App& app, int& exit_code);
+void add_report_command(CLI::App& app, int& exit_code);
 }  // namespace moe::cli

@@ -6,9 +6,12 @@
 
 #include "fixtures/error.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/isolation/worker.hpp"
 #include "harness/runner.hpp"
 
 int main(int argc, char** argv) {
+  // The supervisor's worker process (harness/isolation/worker.hpp): not a user command.
+  if (argc == 2 && std::string(argv[1]) == moe::kWorkerArg) return moe::run_worker(moe::kWorkerRequestFd, moe::kWorkerRecordFd);
   CLI::App app{"moe-harness: numerical regression harness for fused MoE GPU kernels"};
   app.set_version_flag("--version", [] { return std::string("moe-harness ") + moe::kHarnessVersion + " (" + moe::harness_build_stamp() + ")"; },
                        "Print the version and the source tree this binary was built from, then exit");
@@ -26,6 +29,7 @@ int main(int argc, char** argv) {
   moe::cli::add_merge_command(app, exit_code);
   moe::cli::add_judge_command(app, exit_code);
   moe::cli::add_html_command(app, exit_code);
+  moe::cli::add_report_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Every numeric option of every subcommand is validated: NaN, infinite, negative where a count or margin must be
-positive, out of range, a seed that would wrap (-1) or clamp (2^64), a non-decimal integer: exit 2 naming the option
+positive, out of range, a seed that would wrap (-1) or clamp (2^64), a non-decimal integer, a time limit that is not
+a positive finite number of seconds up to 10^6: exit 2 naming the option
 (harness/cli/number_checks.hpp). Valid values still work, and a seed is read as decimal (010 is ten, not eight).
 
 Usage: check_cli_numbers.py MOE_HARNESS WORK_DIR
@@ -54,6 +55,14 @@ def main():
         (quick + ["--seeds", "-3"], "--seeds"),
         (quick + ["--seeds", "0"], "--seeds"),
         (quick + ["--seeds", "99999999999999999999"], "--seeds"),
+        # The watchdog's time limit: a positive finite number of seconds, at most 10^6 (a NaN deadline never fires).
+        (nothing + ["--case-timeout", "nan"], "--case-timeout"),
+        (nothing + ["--case-timeout", "inf"], "--case-timeout"),
+        (nothing + ["--case-timeout", "0"], "--case-timeout"),
+        (nothing + ["--case-timeout", "-5"], "--case-timeout"),
+        (nothing + ["--case-timeout", "1e7"], "--case-timeout"),
+        (quick + ["--case-timeout", "nan"], "--case-timeout"),
+        ([exe, "selftest", "--case-timeout", "inf"], "--case-timeout"),
     ]
     bad = 0
     for args, needle in refused:
@@ -67,6 +76,10 @@ def main():
     if rc != 0:
         bad += 1
         print(f"FAIL: valid compare margins: exit {rc}: {err.strip()[:300]}")
+    rc, out, err = run(one + ["--case-timeout", "600", "--report-dir", f"{work}/timeout-600"])
+    if rc != 0:
+        bad += 1
+        print(f"FAIL: --case-timeout 600: exit {rc}: {err.strip()[:300]}")
     for text, want in (("010", "10"), ("18446744073709551615", "18446744073709551615"), ("+7", "7")):
         rc, out, err = run(one + ["--seed", text, "--report-dir", f"{work}/seed-{want}"])
         seed = json.load(open(f"{work}/seed-{want}/report.json"))["provenance"]["seed"] if rc == 0 else None

@@ -7,6 +7,7 @@
 #include "kernels/gpu/gpu_fused_moe_kernel.hpp"
 #include "kernels/gpu/gpu_routing.hpp"
 #include "kernels/moe/decode_probe.hpp"
+#include "kernels/runtime/gpu_runtime.hpp"
 #include "reference/formats/e8m0.hpp"
 #include "reference/formats/fp8.hpp"
 #include "reference/formats/minifloat.hpp"
@@ -140,6 +141,44 @@ TEST(GpuFusedMoe, AFailingLaunchIsAReportedCaseErrorWithTheRuntimeMessage) {
   // The process is still healthy: the next case on a sound kernel passes.
   GpuFusedMoeKernel ok;
   EXPECT_EQ(execute_case(suite().cases[0], ok, device(), {}).status, "pass");
+}
+
+// Out of device memory is a failed case naming it (not a harness error), its buffers are freed as it unwinds, and the
+// runtime's last error is cleared: the next case passes.
+class OutOfDeviceMemoryKernel : public GpuFusedMoeKernel {
+ public:
+  RunInfo run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r, Tensor& out) override {
+    gpu::DeviceBuffer inputs(std::size_t(64) << 20);              // freed as the exception unwinds
+    gpu::DeviceBuffer too_big(std::size_t(1) << 50);              // 1 PiB: no GPU has it
+    return GpuFusedMoeKernel::run(p, c, r, out);
+  }
+};
+
+TEST(GpuFusedMoe, OutOfDeviceMemoryIsAFailedCaseAndTheNextCasePasses) {
+  REQUIRE_GPU();
+  OutOfDeviceMemoryKernel k;
+  for (int i = 0; i < 3; ++i) {  // three in a row: nothing leaks from one to the next
+    const CaseRecord r = execute_case(suite().cases[0], k, device(), {});
+    EXPECT_EQ(r.status, "fail");
+    EXPECT_EQ(r.failed_check, "out_of_memory");
+    EXPECT_NE(r.reason.find("out of device memory"), std::string::npos) << r.reason;
+  }
+  GpuFusedMoeKernel ok;
+  EXPECT_EQ(execute_case(suite().cases[0], ok, device(), {}).status, "pass");
+}
+
+// The fault mutants (kernels/mutants/fault_mutants.hpp) are the mutant build without a bug on every case but one of
+// their trigger seed; the fault itself is proven by ci/gpu-fault-containment, in worker processes (here it would
+// poison this test binary's context).
+TEST(GpuFusedMoe, FaultMutantsRunCleanOffTheirTriggerSeed) {
+  REQUIRE_GPU();
+  for (Mutation m : {Mutation::illegal_memory_access, Mutation::spin_forever}) {
+    GpuFusedMoeKernel k(m);
+    const CaseSpec& c = suite().cases[0];
+    ASSERT_NE(c.problem.seed, kFaultMutantSeed);
+    const CaseRecord r = execute_case(c, k, device(), {});
+    EXPECT_EQ(r.status, "pass") << mutation_name(m) << ": " << r.reason;
+  }
 }
 
 // The grouped kernels' chunk decoder (code bits under IEEE half fields, the GPU's half-to-float conversion, the

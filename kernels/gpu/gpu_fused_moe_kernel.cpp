@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "fixtures/error.hpp"
 #include "kernels/common/output_sums.hpp"
 #include "kernels/common/throughput.hpp"
 #include "kernels/gpu/dispatch_plan.hpp"
@@ -10,6 +11,7 @@
 #include "kernels/gpu/gpu_mutant_hooks.hpp"
 #include "kernels/moe/mma_decode.hpp"
 #include "kernels/moe/mma_stages.hpp"
+#include "kernels/runtime/device_fault.hpp"
 
 namespace moe {
 namespace {
@@ -46,6 +48,10 @@ Support GpuFusedMoeKernel::supports(const ProblemSpec& p, const DeviceInfo*) con
 }
 
 RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r, Tensor& out) {
+  if (const auto& lost = sticky_device_error())  // in process only: an isolated worker has exited by now
+    throw_harness_error("gpu-fused-moe", "the GPU context was lost in an earlier case (" + *lost +
+                                             "): every GPU call of this process fails from here on",
+                        "run without --no-isolation: each case after such a fault then gets a fresh process");
   const gpu::BuildCaps build = mutant_build_ ? gpu::BuildCaps{}  // the mutants live in the other kernels
                                              : gpu::BuildCaps{gpu::grouped_mma_built(), gpu::decode_mma_built()};
   const gpu::Plan plan = gpu::plan(p, build, dispatch_);

@@ -27,6 +27,9 @@
 #include "kernels/moe/rowwise_stages.hpp"
 #include "kernels/runtime/gpu_check.hpp"
 #include "kernels/runtime/hip_compat.hpp"
+#ifdef MOE_GPU_MUTANTS
+#include "kernels/mutants/fault_mutants.hpp"  // device faults, in the mutant build only
+#endif
 
 namespace moe::gpu {
 namespace {
@@ -162,6 +165,9 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args, const LaunchPlan& plan) {
   const std::int64_t slots = a.tokens * (a.topk + a.n_shared);
   const std::int64_t max_inter = a.routed.inter > a.shared.inter ? a.routed.inter : a.shared.inter;
   if (slots == 0) return;
+#ifdef MOE_GPU_MUTANTS
+  launch_fault_mutant(a);
+#endif
   if (a.fail_launch_for_test) {
     // 4096 threads per block exceeds every vendor's limit: the launch itself fails.
     one_stage_kernel<0><<<dim3(1), dim3(4096)>>>(a);

@@ -12,7 +12,7 @@
 
 namespace moe {
 namespace {
-constexpr std::array<std::pair<Mutation, std::string_view>, 22> kNames{{
+constexpr std::array<std::pair<Mutation, std::string_view>, 24> kNames{{
     {Mutation::none, "none"},
     {Mutation::gate_up_swapped, "gate_up_swapped"},
     {Mutation::swiglu_chunked_split, "swiglu_chunked_split"},
@@ -35,6 +35,8 @@ constexpr std::array<std::pair<Mutation, std::string_view>, 22> kNames{{
     {Mutation::ep_sums_nonlocal, "ep_sums_nonlocal"},
     {Mutation::biases_dropped, "biases_dropped"},
     {Mutation::offsets_32bit, "offsets_32bit"},
+    {Mutation::illegal_memory_access, "illegal_memory_access"},
+    {Mutation::spin_forever, "spin_forever"},
 }};
 bool mx(const QuantScheme& q) { return q.weight == WeightFormat::mxfp8 || q.weight == WeightFormat::mxfp4; }
 bool fp8_weights(const QuantScheme& q) {
@@ -44,7 +46,7 @@ bool fp8_weights(const QuantScheme& q) {
 
 std::vector<Mutation> all_mutations() {
   std::vector<Mutation> v;
-  for (auto& [m, n] : kNames) if (m != Mutation::none) v.push_back(m);
+  for (auto& [m, n] : kNames) if (m != Mutation::none && !fault_mutant(m)) v.push_back(m);
   return v;
 }
 std::string_view mutation_name(Mutation m) {
@@ -64,7 +66,8 @@ std::string mutation_names() {
 bool exact_tier_only(Mutation m, bool gpu) {
   return m == Mutation::e8m0_scale_off_by_one || (gpu && m == Mutation::bf16_accumulation);
 }
-bool gpu_only(Mutation m) { return m == Mutation::offsets_32bit; }
+bool gpu_only(Mutation m) { return m == Mutation::offsets_32bit || fault_mutant(m); }
+bool fault_mutant(Mutation m) { return m == Mutation::illegal_memory_access || m == Mutation::spin_forever; }
 
 bool mutation_applies(Mutation m, const ProblemSpec& p) {
   const bool renorm_routing = p.routing.kind == RoutingKind::softmax_topk && p.routing.renormalize && p.topk > 1;
@@ -91,6 +94,8 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
       return p.n_shared > 0 && !p.clamp_shared && p.activation == Activation::swiglu_oai;
     case Mutation::ep_sums_nonlocal: return p.ep > 1;
     case Mutation::biases_dropped: return p.biases;
+    case Mutation::illegal_memory_access:
+    case Mutation::spin_forever: return p.seed == kFaultMutantSeed;
     case Mutation::offsets_32bit: {
       // Live when a weight tensor holds more elements than 32 bits index (routed w13 is the largest).
       const double w13 = double(p.local_experts()) * 2.0 * double(p.local_inter()) * double(p.hidden);

@@ -15,6 +15,7 @@
 
 namespace moe {
 
+// The numerical bugs, in catalog order (the fault mutants are not among them).
 std::vector<Mutation> all_mutations();
 std::string_view mutation_name(Mutation m);
 std::optional<Mutation> parse_mutation(std::string_view s);
@@ -31,8 +32,14 @@ bool mutation_applies(Mutation m, const ProblemSpec& p);
 // by the mismatch fraction, below tolerance on 5; the same 9 of 14 on the grouped kernels over 20 seeds
 // (2026-11-30-h200-gpu-grouped-20-seeds.txt).
 bool exact_tier_only(Mutation m, bool gpu);
-// Bugs only a GPU kernel can have (the host contract kernel indexes with 64-bit size_t throughout).
+// Bugs only a GPU kernel can have (the host contract kernel indexes with 64-bit size_t throughout; the faults are
+// device faults).
 bool gpu_only(Mutation m);
+// A fault of a kernel under development (an illegal memory access, a kernel that never returns), for proving that
+// the harness contains it (README "Fault containment"): live only on a case of this seed, the run's other cases run
+// the mutant build without a bug.
+bool fault_mutant(Mutation m);
+inline constexpr std::uint64_t kFaultMutantSeed = 0xfa17;
 
 // What several mutants need to know, computed one way for the host and the GPU kernels:
 // the first local expert the routing hits (e8m0_scale_off_by_one), -1 if none;

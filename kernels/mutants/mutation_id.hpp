@@ -27,6 +27,11 @@ enum class Mutation : int {
   ep_sums_nonlocal,         // EP: experts of other ranks summed (through a wrapped local index)
   biases_dropped,           // expert biases ignored
   offsets_32bit,            // GPU only: weight element offsets computed in 32 bits (wrap past 2^32 elements)
+  // Faults, not numerical bugs (fault_mutant(): outside all_mutations(), so the selftest does not run them): GPU
+  // only, and live only on a case whose seed is kFaultMutantSeed, so a suite places them where it wants them
+  // (ci/gpu-fault-containment puts one in the middle of the nightly).
+  illegal_memory_access,    // a write through a wild device pointer: a sticky error that poisons the context
+  spin_forever,             // a kernel that never returns
 };
 
 }  // namespace moe

@@ -42,6 +42,11 @@ using hipDeviceProp_t = cudaDeviceProp;
 #define hipRuntimeGetVersion cudaRuntimeGetVersion
 #define hipErrorNoDevice cudaErrorNoDevice
 #define hipErrorInsufficientDriver cudaErrorInsufficientDriver
+#define hipErrorOutOfMemory cudaErrorMemoryAllocation
+#define hipErrorIllegalAddress cudaErrorIllegalAddress
+#define hipErrorLaunchFailure cudaErrorLaunchFailure
+#define hipErrorAssert cudaErrorAssert
+#define hipErrorLaunchTimeOut cudaErrorLaunchTimeout
 #endif
 
 // Butterfly exchange within aligned groups of `width` lanes. Callers keep width <= 32 and a power of two, so the

@@ -2,6 +2,7 @@
 // each against a hand-computed value.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -23,6 +24,25 @@ TEST(Mutation, NamesRoundTripAndOnlyTheOffsetBugIsGpuOnly) {
   }
   EXPECT_EQ(names.size(), all.size());
   EXPECT_FALSE(parse_mutation("no_such_bug").has_value());
+}
+
+TEST(Mutation, FaultMutantsAreGpuOnlyOutsideTheCatalogAndLiveOnlyAtTheirTriggerSeed) {
+  const auto all = all_mutations();
+  for (Mutation m : {Mutation::illegal_memory_access, Mutation::spin_forever}) {
+    EXPECT_TRUE(fault_mutant(m));
+    EXPECT_TRUE(gpu_only(m));
+    EXPECT_EQ(std::count(all.begin(), all.end(), m), 0) << mutation_name(m);  // the selftest does not run them
+    ASSERT_TRUE(parse_mutation(mutation_name(m)).has_value());
+    EXPECT_EQ(*parse_mutation(mutation_name(m)), m);
+    ProblemSpec p;
+    p.seed = kFaultMutantSeed;
+    EXPECT_TRUE(mutation_applies(m, p));
+    p.seed = kFaultMutantSeed + 1;
+    EXPECT_FALSE(mutation_applies(m, p));
+  }
+  EXPECT_EQ(parse_mutation("illegal_memory_access"), std::optional<Mutation>(Mutation::illegal_memory_access));
+  EXPECT_EQ(parse_mutation("spin_forever"), std::optional<Mutation>(Mutation::spin_forever));
+  for (Mutation m : all) EXPECT_FALSE(fault_mutant(m)) << mutation_name(m);
 }
 
 TEST(Mutation, ExactTierOnlyBugsDependOnTheKernel) {

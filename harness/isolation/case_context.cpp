@@ -1,0 +1,56 @@
+#include "harness/isolation/case_context.hpp"
+
+#include <fmt/format.h>
+
+#include "fixtures/error.hpp"
+#include "harness/case_loader.hpp"
+#include "harness/case_pipeline.hpp"
+#include "harness/kernel_registry.hpp"
+#include "kernels/plugin/plugin_kernel.hpp"
+
+namespace moe {
+
+CaseContext::CaseContext(const ExecConfig& config, std::vector<std::shared_ptr<KernelUnderTest>> extra)
+    : requirement_(config.device), weights_(std::size_t(6) << 30, config.reference_cache) {
+  for (const std::string& f : config.suite_files)
+    for (CaseSpec& c : load_suite_file(f).cases) cases_.push_back(std::move(c));
+  for (const std::string& id : config.kernel_ids)
+    kernels_.push_back(make_kernel_by_id(id, config.host_budget, config.dispatch));
+  for (const std::string& path : config.plugins) kernels_.push_back(std::make_shared<PluginKernel>(path));
+  kernels_.insert(kernels_.end(), extra.begin(), extra.end());
+  for (auto& k : kernels_) k->set_timing(config.timing);
+  if (!config.reference_cache.empty()) references_.emplace(config.reference_cache);
+}
+
+const DeviceDetection& CaseContext::device() {
+  if (!device_) device_ = detect_device();
+  return *device_;
+}
+
+CaseResult CaseContext::execute(const CaseRequest& r) {
+  if (r.case_index >= cases_.size() || r.kernel_index >= kernels_.size())
+    throw_harness_error("case executor", fmt::format("request for case {} of {}, kernel {} of {}", r.case_index,
+                                                     cases_.size(), r.kernel_index, kernels_.size()));
+  CaseResult out;
+  PipelineOptions opt;
+  opt.device_requirement = requirement_;
+  opt.seed = r.seed;
+  opt.weights = &weights_;
+  opt.references = references_ ? &*references_ : nullptr;
+  opt.rerun_probe = r.rerun_probe;
+  opt.linearity_probe = r.linearity_probe;
+  if (r.corrupt_pristine) opt.after_kernel_hook = [](Checkpoint& p) { p.routed.w13.bytes()[0] ^= std::byte{0x01}; };
+  if (r.capture) opt.capture = [&out](const std::vector<float>& ref, const std::vector<float>& o) { out.ref = ref; out.out = o; };
+  out.record = execute_case(cases_[r.case_index], *kernels_[r.kernel_index], device(), opt);
+  return out;
+}
+
+ExecStats CaseContext::stats() const {
+  ExecStats s;
+  if (references_) { s.reference_hits = references_->hits(); s.reference_misses = references_->misses(); }
+  s.weight_disk_hits = weights_.disk_hits();
+  s.weight_misses = weights_.misses();
+  return s;
+}
+
+}  // namespace moe

@@ -1,0 +1,38 @@
+// What judging a case needs, built once per process from an ExecConfig: the suites' cases, the kernels, the device
+// detection, the weight cache (kept across cases) and the reference cache. The worker process and the in-process
+// executor run every case through here, so both give the same record.
+#pragma once
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "harness/isolation/executor.hpp"
+#include "harness/reference_cache.hpp"
+#include "harness/weight_cache.hpp"
+
+namespace moe {
+
+class CaseContext {
+ public:
+  // Bad input (an unknown kernel, a plugin that does not load, a malformed suite) throws moe::Error. Two kernels
+  // may share an id here (selftest's clean kernel and its liveness baseline); `run` refuses that itself.
+  CaseContext(const ExecConfig& config, std::vector<std::shared_ptr<KernelUnderTest>> extra = {});
+  const std::vector<CaseSpec>& cases() const { return cases_; }
+  const std::vector<std::shared_ptr<KernelUnderTest>>& kernels() const { return kernels_; }
+  const DeviceDetection& device();  // detected on first use
+  // Never throws for a case (case_pipeline.cpp); a request outside the suite is a harness error.
+  CaseResult execute(const CaseRequest& r);
+  ExecStats stats() const;
+  // Bytes of generated weights the weight cache holds now (the supervisor's memory limit counts them).
+  std::size_t cached_weight_bytes() const { return weights_.bytes(); }
+
+ private:
+  std::vector<CaseSpec> cases_;
+  std::vector<std::shared_ptr<KernelUnderTest>> kernels_;
+  std::optional<DeviceDetection> device_;
+  DeviceRequirement requirement_;
+  WeightCache weights_;
+  std::optional<ReferenceCache> references_;
+};
+
+}  // namespace moe

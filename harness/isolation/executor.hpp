@@ -1,0 +1,85 @@
+// The seam between the runner and the judging of one (case, kernel): the test body of every GoogleTest test (and
+// selftest and calibrate) hands a CaseRequest to a CaseExecutor and gets the record back.
+//  - in process (`--no-isolation`, and for kernels no worker can rebuild, e.g. `judge`'s external output): the
+//    pipeline runs here (harness/case_pipeline.cpp), for a debugger;
+//  - isolated (the default): in a worker process, the harness binary itself in worker mode, under a supervisor that
+//    waits with a watchdog (time limit and memory limit per case). A worker that dies (signal, abort, exit, a sticky
+//    GPU error) or runs past a limit costs that one case, recorded as an error (failed_check crash, timeout or
+//    out_of_memory); the next case gets a new worker (harness/isolation/supervisor.hpp).
+// Both build the same suites and kernels from the same ExecConfig (harness/isolation/case_context.hpp), so a case
+// gets the same record either way.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/case_spec.hpp"
+#include "harness/gating.hpp"
+#include "kernels/gpu/dispatch_options.hpp"
+#include "kernels/kernel_under_test.hpp"
+#include "reports/run_report.hpp"
+
+namespace moe {
+
+// What a worker needs to rebuild the run's cases and kernels by itself.
+struct ExecConfig {
+  std::vector<std::string> suite_files;  // loaded in order; their cases concatenated (selftest takes two)
+  std::vector<std::string> kernel_ids;   // built by make_kernel_by_id, in this order (mutants: "host-contract~M")
+  std::vector<std::string> plugins;      // then these plugin libraries, by path
+  double host_budget = 0;                // 0: the host kernel's default
+  gpu::DispatchOptions dispatch;         // the GPU kernels' A/B switches (--dispatch)
+  bool timing = true;
+  std::string reference_cache;           // on-disk references and weights; empty: none
+  DeviceRequirement device;
+};
+
+struct CaseRequest {
+  std::size_t case_index = 0, kernel_index = 0;  // into CaseExecutor::cases() and kernels()
+  std::optional<std::uint64_t> seed;             // overrides the case's seed
+  bool rerun_probe = true, linearity_probe = true;
+  bool capture = false;           // return the contract reference and the kernel's output (selftest)
+  bool corrupt_pristine = false;  // flip one bit of the pristine w13 after the kernel ran (selftest's harness probe)
+};
+
+struct CaseResult {
+  CaseRecord record;
+  std::vector<float> ref, out;  // with capture, for a judged case
+};
+
+struct IsolationOptions {
+  bool isolated = true;
+  std::optional<double> case_timeout_s;  // --case-timeout: beats the case's timeout_s and the default
+};
+
+// Cumulative cache counters of every process that judged cases (printed under the run's table).
+struct ExecStats {
+  std::size_t reference_hits = 0, reference_misses = 0, weight_disk_hits = 0, weight_misses = 0;
+};
+
+class CaseContext;
+class Supervisor;
+
+class CaseExecutor {
+ public:
+  // Loads the suites and builds the kernels here too (for ids, versions and the test registry); `extra` kernels
+  // (built by the caller) cannot be rebuilt by a worker, so with any of them every case runs in process.
+  CaseExecutor(const ExecConfig& config, const IsolationOptions& iso,
+               std::vector<std::shared_ptr<KernelUnderTest>> extra = {});
+  ~CaseExecutor();
+  const std::vector<CaseSpec>& cases() const;
+  std::vector<KernelUnderTest*> kernels() const;
+  // The live device, as the process that judges the cases sees it (isolated: the worker's detection; the
+  // supervisor itself never initializes a GPU runtime).
+  const DeviceDetection& device();
+  CaseResult execute(const CaseRequest& r);
+  ExecStats stats() const;
+  bool isolated() const { return supervisor_ != nullptr; }
+
+ private:
+  std::unique_ptr<CaseContext> context_;
+  std::unique_ptr<Supervisor> supervisor_;
+};
+
+}  // namespace moe

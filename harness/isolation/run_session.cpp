@@ -1,0 +1,214 @@
+#include "harness/isolation/run_session.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "fixtures/error.hpp"
+#include "harness/case_loader.hpp"
+#include "harness/isolation/wire.hpp"
+#include "harness/kernel_registry.hpp"
+#include "reports/record_json.hpp"
+
+namespace moe {
+namespace {
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+void on_stop_signal(int sig) {
+  g_stop_signal = sig;
+  const char* msg = sig == SIGINT ? "\nmoe-harness: SIGINT: stopping after the current case (again to stop at once)\n"
+                                  : "\nmoe-harness: SIGTERM: stopping after the current case (again to stop at once)\n";
+  (void)!::write(2, msg, std::strlen(msg));
+}
+
+std::string absolute_path(const std::filesystem::path& p) {
+  return p.empty() ? std::string() : std::filesystem::absolute(p).lexically_normal().string();
+}
+
+// A plugin path made absolute for the worker and the journal; a bare name stays bare, for the loader to refuse.
+std::string plugin_path(const std::string& p) {
+  return std::filesystem::path(p).has_parent_path() ? absolute_path(p) : p;
+}
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? v : "";
+}
+
+}  // namespace
+
+nlohmann::ordered_json run_options_to_json(const RunOptions& o) {
+  std::vector<std::string> plugins;
+  for (const auto& p : o.plugins) plugins.push_back(plugin_path(p));
+  return {{"suite_file", absolute_path(resolve_suite(o.suite))}, {"filters", o.filters}, {"kernels", o.kernels},
+          {"plugins", plugins}, {"seed", o.seed ? nlohmann::ordered_json(*o.seed) : nlohmann::ordered_json(nullptr)},
+          {"junit", absolute_path(o.junit)}, {"json", absolute_path(o.json)}, {"device_required", o.device.required},
+          {"device_arch", o.device.arch}, {"reference_cache", absolute_path(o.reference_cache)}, {"timing", o.timing},
+          {"host_budget", o.host_budget}, {"dispatch", wire::dispatch_to_json(o.dispatch)}, {"gtest_args", o.gtest_args},
+          {"gtest_total_shards", env("GTEST_TOTAL_SHARDS")}, {"gtest_shard_index", env("GTEST_SHARD_INDEX")}};
+}
+
+RunOptions run_options_from_json(const nlohmann::ordered_json& j) {
+  RunOptions o;
+  o.suite = j.at("suite_file");
+  o.filters = j.at("filters").get<std::vector<std::string>>();
+  o.kernels = j.at("kernels").get<std::vector<std::string>>();
+  o.plugins = j.at("plugins").get<std::vector<std::string>>();
+  if (!j.at("seed").is_null()) o.seed = j.at("seed").get<std::uint64_t>();
+  o.junit = j.at("junit").get<std::string>();
+  o.json = j.at("json").get<std::string>();
+  o.device.required = j.at("device_required");
+  o.device.arch = j.at("device_arch");
+  o.reference_cache = j.at("reference_cache").get<std::string>();
+  o.timing = j.at("timing");
+  o.host_budget = j.at("host_budget");
+  if (j.contains("dispatch")) o.dispatch = wire::dispatch_options(j.at("dispatch"));  // journals before --dispatch: none
+  o.gtest_args = j.at("gtest_args").get<std::vector<std::string>>();
+  return o;
+}
+
+ExecConfig exec_config_for(const RunOptions& o) {
+  ExecConfig c;
+  c.suite_files = {absolute_path(resolve_suite(o.suite))};
+  // The kernel list run has always built: the named ones (every one of this build when none is named and no
+  // plugin is given), then the plugins.
+  if (!o.kernels.empty() || (o.plugins.empty() && o.extra_kernels.empty()))
+    for (const auto& k : make_kernels(o.kernels, o.host_budget, o.dispatch)) c.kernel_ids.push_back(k->id());
+  for (const auto& p : o.plugins) c.plugins.push_back(plugin_path(p));
+  c.host_budget = o.host_budget;
+  c.dispatch = o.dispatch;
+  c.timing = o.timing;
+  c.reference_cache = absolute_path(o.reference_cache);
+  c.device = o.device;
+  return c;
+}
+
+RunSession::RunSession(const RunOptions& requested) : opt_(requested) {
+  if (!requested.resume.empty()) {
+    resumed_ = read_journal(requested.resume);
+    const nlohmann::ordered_json& start = resumed_->start;
+    const std::string where = resumed_->file.string() + ":1";
+    try {
+      opt_ = run_options_from_json(start.at("run"));
+    } catch (const nlohmann::json::exception& e) {
+      throw_bad_input(where, "run", std::string("the journal's run options are unreadable: ") + e.what(), "rerun the suite");
+    }
+    opt_.report_dir = requested.resume;
+    opt_.isolation = requested.isolation;
+    opt_.case_timeout_s = requested.case_timeout_s;
+    opt_.verbose = requested.verbose;
+    const Provenance was = journal_provenance(*resumed_);
+    if (was.harness_commit != harness_build_stamp())
+      throw_bad_input(where, "provenance.harness_commit",
+                      "the run was judged by harness " + was.harness_commit + ", this binary is " + harness_build_stamp(),
+                      "resume with the binary that started the run, or rerun the suite");
+    if (load_suite_file(opt_.suite).file_hash != was.suite_hash)
+      throw_bad_input(opt_.suite, "suite_hash", "the suite file changed since the run started",
+                      "restore it, or rerun the suite");
+    const nlohmann::ordered_json& run = start.at("run");
+    if (run.value("gtest_total_shards", "") != env("GTEST_TOTAL_SHARDS") ||
+        run.value("gtest_shard_index", "") != env("GTEST_SHARD_INDEX"))
+      throw_bad_input(where, "run.gtest_total_shards", "the run was a shard of another GTEST_TOTAL_SHARDS/GTEST_SHARD_INDEX",
+                      "resume with the shard environment the run had");
+  }
+  config_ = exec_config_for(opt_);
+  executor_ = std::make_unique<CaseExecutor>(config_, IsolationOptions{opt_.isolation, opt_.case_timeout_s},
+                                             opt_.extra_kernels);
+  if (resumed_) {
+    const Provenance was = journal_provenance(*resumed_);
+    std::vector<std::pair<std::string, std::string>> now;
+    for (KernelUnderTest* k : executor_->kernels()) now.push_back({k->id(), k->version()});
+    if (now != was.kernels)
+      throw_bad_input(resumed_->file.string() + ":1", "provenance.kernels",
+                      "the kernels (ids or versions) differ from the ones the run started with",
+                      "resume with the same kernels and plugin builds, or rerun the suite");
+  }
+}
+
+RunSession::~RunSession() {
+  if (handlers_) {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+  }
+}
+
+void RunSession::begin(const std::filesystem::path& dir, Provenance& p) {
+  dir_ = dir;
+  for (const std::string& f : remove_stale_temp_files(dir_))
+    std::fprintf(stderr, "moe-harness: removed %s, a temporary file of a run that was killed\n", (dir_ / f).c_str());
+  if (!opt_.reference_cache.empty())
+    for (const std::string& f : remove_stale_temp_files(opt_.reference_cache))
+      std::fprintf(stderr, "moe-harness: removed %s, a temporary file of a run that was killed\n",
+                   (opt_.reference_cache / f).c_str());
+  journal_ = std::make_unique<JournalWriter>(journal_path(dir_), resumed_.has_value());
+  if (resumed_) {
+    p.start_time = journal_provenance(*resumed_).start_time;
+    journal_->write({{"type", "resume"}, {"harness_commit", harness_build_stamp()}});
+    std::fprintf(stderr, "moe-harness: resuming %s: %zu record(s) in its journal are kept, the rest is judged now\n",
+                 dir_.c_str(), resumed_->records.size());
+  } else {
+    journal_->write({{"type", "start"}, {"journal_version", kJournalVersion}, {"provenance", provenance_to_json(p)},
+                     {"run", run_options_to_json(opt_)}});
+  }
+  struct sigaction sa {};
+  sa.sa_handler = on_stop_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;  // a second signal stops at once (the journal keeps what was judged)
+  g_stop_signal = 0;
+  ::sigaction(SIGINT, &sa, &old_int_);
+  ::sigaction(SIGTERM, &sa, &old_term_);
+  handlers_ = true;
+}
+
+CaseRecord RunSession::judge(std::size_t slot, const CaseRequest& r) {
+  if (!planned_) {  // GoogleTest applies filters and sharding inside RUN_ALL_TESTS: the count exists from here on
+    planned_ = true;
+    journal_->write({{"type", "plan"}, {"tests", testing::UnitTest::GetInstance()->test_to_run_count()}});
+  }
+  const CaseSpec& c = executor_->cases().at(r.case_index);
+  const std::string kernel = executor_->kernels().at(r.kernel_index)->id();
+  if (resumed_) {
+    const auto it = resumed_->records.find(slot);
+    if (it != resumed_->records.end()) {
+      if (it->second.id != c.id || it->second.kernel != kernel)
+        throw_bad_input(resumed_->file.string(), "record", fmt::format("slot {} holds {} {}, the run has {} {} there",
+                                                                       slot, it->second.kernel, it->second.id, kernel, c.id),
+                        "resume with the options the run started with, or rerun the suite");
+      return it->second;
+    }
+  }
+  CaseRecord rec = executor_->execute(r).record;
+  journal_->write({{"type", "record"}, {"slot", slot}, {"record", case_record_to_json(rec)}});
+  return rec;
+}
+
+bool RunSession::stop_requested() const { return g_stop_signal != 0; }
+
+std::string RunSession::stop_signal_name() const {
+  return g_stop_signal == SIGINT ? "SIGINT" : g_stop_signal == SIGTERM ? "SIGTERM" : "";
+}
+
+int RunSession::exit_code_for_stop() const { return 128 + int(g_stop_signal); }
+
+void RunSession::finish(Provenance& p, std::size_t judged) {
+  const std::string sig = stop_signal_name();
+  if (!sig.empty()) {
+    p.incomplete = true;
+    p.incomplete_reason = fmt::format("interrupted by {}: {} of the {} selected test(s) judged; `moe-harness run "
+                                      "--resume {}` judges the rest",
+                                      sig, judged, testing::UnitTest::GetInstance()->test_to_run_count(), dir_.string());
+  }
+  if (journal_) journal_->write({{"type", "end"}, {"interrupted", sig}});
+  if (handlers_) {
+    ::sigaction(SIGINT, &old_int_, nullptr);
+    ::sigaction(SIGTERM, &old_term_, nullptr);
+    handlers_ = false;
+  }
+}
+
+}  // namespace moe

@@ -1,0 +1,57 @@
+// What `run` adds around GoogleTest for fault containment (README "Fault containment"): the executor (isolated
+// workers or in process), the run journal (every record appended the moment it exists), `--resume DIR` (the run's
+// options and records read back from its journal; only the missing tests are judged), SIGINT/SIGTERM (stop after
+// the current case, reports written and marked incomplete), and stale temporary files of a killed run removed.
+#pragma once
+#include <csignal>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "harness/isolation/executor.hpp"
+#include "harness/isolation/journal.hpp"
+#include "harness/runner.hpp"
+
+namespace moe {
+
+class RunSession {
+ public:
+  // Resuming: the journal's options replace the requested ones but for isolation, the case timeout and
+  // --verbose; a suite file, harness build or kernel version that changed since is bad input (a mixed report
+  // would be a lie). The report directory is the journal's (opt_.report_dir).
+  explicit RunSession(const RunOptions& requested);
+  ~RunSession();
+  const RunOptions& options() const { return opt_; }
+  const ExecConfig& config() const { return config_; }  // what the executor was built from
+  CaseExecutor& executor() { return *executor_; }
+  // Starts the journal in the report directory `dir` (or appends a resume line), removes stale temporary files and
+  // installs the SIGINT/SIGTERM handlers. Resuming, p's start time becomes the original run's.
+  void begin(const std::filesystem::path& dir, Provenance& p);
+  // One test's record: from the journal when it holds this slot, else judged now and journaled.
+  CaseRecord judge(std::size_t slot, const CaseRequest& r);
+  // A SIGINT or SIGTERM arrived: later tests are not judged.
+  bool stop_requested() const;
+  std::string stop_signal_name() const;
+  int exit_code_for_stop() const;  // 128 + the signal
+  // The end line; an interrupted run's provenance is marked incomplete. Restores the signal handlers.
+  void finish(Provenance& p, std::size_t judged);
+
+ private:
+  RunOptions opt_;
+  ExecConfig config_;
+  std::filesystem::path dir_;
+  std::optional<Journal> resumed_;
+  std::unique_ptr<CaseExecutor> executor_;
+  std::unique_ptr<JournalWriter> journal_;
+  bool planned_ = false;
+  struct sigaction old_int_ {}, old_term_ {};
+  bool handlers_ = false;
+};
+
+// The run's options in the journal's start line, and back (paths absolute, so a resume works from anywhere).
+nlohmann::ordered_json run_options_to_json(const RunOptions& o);
+RunOptions run_options_from_json(const nlohmann::ordered_json& j);
+ExecConfig exec_config_for(const RunOptions& o);
+
+}  // namespace moe
