@@ -172,9 +172,10 @@ TEST(GpuFusedMoe, OutOfDeviceMemoryIsAFailedCaseAndTheNextCasePasses) {
 // poison this test binary's context).
 TEST(GpuFusedMoe, FaultMutantsRunCleanOffTheirTriggerSeed) {
   REQUIRE_GPU();
+  const Suite s = suite();  // suite() returns a value: a reference into the temporary would dangle
   for (Mutation m : {Mutation::illegal_memory_access, Mutation::spin_forever}) {
     GpuFusedMoeKernel k(m);
-    const CaseSpec& c = suite().cases[0];
+    const CaseSpec& c = s.cases[0];
     ASSERT_NE(c.problem.seed, kFaultMutantSeed);
     const CaseRecord r = execute_case(c, k, device(), {});
     EXPECT_EQ(r.status, "pass") << mutation_name(m) << ": " << r.reason;
