@@ -1,6 +1,7 @@
 // Pass/fail criteria published by the anchor projects, re-implemented from their formulas so the selftest can put
-// them beside ours on the same mutants (issue 7). Each returns true when the criterion would FAIL the output, with
-// IEEE comparisons exactly as the original code has them (a NaN that compares false is not a mismatch there).
+// them beside ours on the same mutants (docs/judging.md). Each returns true when the criterion would FAIL the
+// output, with IEEE comparisons exactly as the original code has them (a NaN that compares false is not a mismatch
+// there).
 #pragma once
 #include <cstdint>
 #include <string>

@@ -11,7 +11,7 @@
 #include "harness/probes.hpp"
 #include "harness/systematic.hpp"
 #include "harness/thresholds.hpp"
-#include "reference/formats/tensor_element.hpp"
+#include "fixtures/tensor_element.hpp"
 
 namespace moe {
 

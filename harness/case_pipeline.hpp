@@ -1,4 +1,4 @@
-// One (case, kernel) from fixture to verdict (DESIGN.md "Data flow of one case"):
+// One (case, kernel) from fixture to verdict (docs/architecture.md "The data flow of one case"):
 //   gate -> generate the pristine checkpoint (fingerprinted) -> route -> contract + ideal references from the
 //   pristine tensors -> kernel.prepare() on a CLONE -> kernel.run() into a NaN-sentinel-filled output ->
 //   pristine fingerprint unchanged? (else a harness error: "reference inputs were mutated") -> judge -> structural

@@ -13,20 +13,10 @@ std::string num(float v) { return id_number(v); }
 bool is_decode(const ProblemSpec& p) { return p.tokens <= 64; }
 
 std::string quant_short_name(const QuantScheme& q) {
-  std::string w;
-  switch (q.weight) {
-    case WeightFormat::bf16: w = "bf16"; break;
-    case WeightFormat::fp16: w = "fp16"; break;
-    case WeightFormat::fp8_tensor: w = "fp8pt"; break;
-    case WeightFormat::fp8_channel: w = "fp8ch"; break;
-    case WeightFormat::fp8_block: w = "fp8blk"; break;
-    case WeightFormat::mxfp8: w = "mxfp8"; break;
-    case WeightFormat::mxfp4: w = "mxfp4"; break;
-  }
-  const bool fp8w = q.weight == WeightFormat::fp8_tensor || q.weight == WeightFormat::fp8_channel ||
-                    q.weight == WeightFormat::fp8_block;
+  const WeightFormatInfo& f = weight_format_info(q.weight);
+  std::string w = f.id_fragment;
   const bool fp8a = q.act == ActFormat::fp8_token || q.act == ActFormat::fp8_group128;
-  if ((fp8w || fp8a) && q.flavor == Fp8Flavor::fnuz) w += "-fnuz";
+  if ((f.case_flavor || fp8a) && q.flavor == Fp8Flavor::fnuz) w += "-fnuz";
   switch (q.act) {
     case ActFormat::none: w += ".a16"; break;
     case ActFormat::fp8_token: w += ".tok"; break;
@@ -37,8 +27,7 @@ std::string quant_short_name(const QuantScheme& q) {
   if (q.act_scale_pow2) w += "-ue8m0";
   if ((q.act == ActFormat::fp8_token || q.act == ActFormat::fp8_group128) && q.act_amax_floor != QuantScheme{}.act_amax_floor)
     w += "-fl" + num(q.act_amax_floor);
-  const bool mx = q.weight == WeightFormat::mxfp8 || q.weight == WeightFormat::mxfp4 || q.act == ActFormat::mxfp8;
-  if (mx) {
+  if (is_mx(f) || q.act == ActFormat::mxfp8) {
     w += "-" + std::string(name(q.mx_mode));
     if (q.e8m0_edges == E8m0Edges::triton) w += "-tri";
   }

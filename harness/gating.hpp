@@ -1,4 +1,4 @@
-// Whether a (case, kernel) runs here (DESIGN.md "Gating"). Uses the live device detection, never a build flag.
+// Whether a (case, kernel) runs here (docs/reliability.md). Uses the live device detection, never a build flag.
 //   no GPU runtime or no device    -> SKIP with that reason; FAIL when the run requires a device
 //   runtime answers, arch unknown  -> FAIL (never a skip: "cannot tell what the GPU is" hides broken runners)
 //   arch / CU not in case targets  -> SKIP naming the detected and the wanted values

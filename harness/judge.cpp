@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "fixtures/error.hpp"
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/fp16.hpp"
-#include "reference/formats/tensor_element.hpp"
+#include "formats/bf16.hpp"
+#include "formats/fp16.hpp"
+#include "fixtures/tensor_element.hpp"
 
 namespace moe {
 

@@ -1,4 +1,4 @@
-// Per-token judging (DESIGN.md "Judging a case"). Metrics over the hidden dimension of every token; a case fails on
+// Per-token judging (docs/judging.md). Metrics over the hidden dimension of every token; a case fails on
 // the first check that breaks and reports all of them, with the worst tokens and elements.
 #pragma once
 #include <cstdint>

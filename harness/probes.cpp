@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "harness/judge.hpp"
-#include "reference/formats/tensor_element.hpp"
+#include "fixtures/tensor_element.hpp"
 
 namespace moe {
 

@@ -11,7 +11,7 @@
 #include "harness/case_json.hpp"
 
 #ifndef MOE_REFERENCE_VERSION
-#error "MOE_REFERENCE_VERSION must be set by harness/CMakeLists.txt (a hash of the reference and fixture sources)"
+#error "MOE_REFERENCE_VERSION must be set by harness/CMakeLists.txt (a hash of the formats, reference and fixture sources)"
 #endif
 
 namespace moe {

@@ -1,4 +1,4 @@
-// `moe-harness selftest`: proves the harness catches broken kernels without crying wolf (issue 7).
+// `moe-harness selftest`: proves the harness catches broken kernels without crying wolf (docs/judging.md).
 //  - the clean kernel must pass every selftest case for N seeds (false alarms: none allowed for our criterion);
 //  - each mutant (kernels/mutants) runs on the cases where it applies; where its output really differs from the
 //    clean kernel's (a live case), our verdict must fail it, naming the check that caught it;

@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "harness/systematic_stats.hpp"
-#include "reference/formats/tensor_element.hpp"
+#include "fixtures/tensor_element.hpp"
 
 namespace moe {
 namespace {

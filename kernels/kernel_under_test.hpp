@@ -1,4 +1,4 @@
-// The interface every implementation under test provides (DESIGN.md "The kernel interface"): GPU kernels, the host
+// The interface every implementation under test provides (docs/adding-a-kernel.md): GPU kernels, the host
 // contract kernel, mutants of both, plugins.
 #pragma once
 #include <memory>

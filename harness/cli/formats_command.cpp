@@ -5,7 +5,7 @@
 #include <string>
 
 #include "fixtures/error.hpp"
-#include "reference/formats/format_registry.hpp"
+#include "formats/format_registry.hpp"
 
 namespace moe::cli {
 

@@ -29,7 +29,7 @@ SEEDS = 3
 
 
 def expected_max_rel(case_id):
-    """The thresholds DESIGN.md states for each case: quantized activations anywhere (here the shared expert's) 4e-2,
+    """The thresholds docs/judging.md gives each case: quantized activations anywhere (here the shared expert's) 4e-2,
     else 1.2e-2, unless the case tightens it (the T5 case: 1.1e-2)."""
     if "+sh.fp8ch.tok" in case_id:
         return 0.04

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks `moe-harness formats decode FORMAT` against decoders written here from ../shared/NUMERICS.md alone.
+"""Checks `moe-harness formats decode FORMAT` against decoders written here from docs/numerics.md alone.
 
 Independent of the C++ code: plain Python arithmetic on the spec's formulas, printed with the same %.9g rule.
 Usage: check_formats_decode.py MOE_HARNESS FORMAT

@@ -182,6 +182,18 @@ def main():
     d = export(ids[0], "mx")
     r = run(sys.executable, runner, d, f"{d}/out.safetensors")
     assert r.returncode == 2 and "not handled" in r.stderr and not os.path.exists(f"{d}/out.safetensors"), r
+    # Likewise bf16 routed experts beside an fp8 shared expert: the runner reads the stored dtypes of every weight
+    # the fixture holds (the shared ones too), not the routed scheme's name.
+    suite = f"{work}/shared-fp8.yaml"
+    with open(suite, "w") as f:
+        f.write("suite: shared-fp8\ncases:\n  - {hidden: 256, inter: 256, experts: 16, topk: 4, n_shared: 1, "
+                "shared_inter: 128, tokens: 3, shared_quant: {weight: fp8_channel, act: fp8_token}}\n")
+    (shared_case,) = run(exe, "list", "--suite", suite).stdout.split()
+    d = f"{work}/shared-fp8"
+    assert run(exe, "export", shared_case, "--suite", suite, "--out", d).returncode == 0
+    r = run(sys.executable, runner, d, f"{d}/out.safetensors")
+    assert r.returncode == 2 and "shared weights stored as F8_E4M3/F8_E4M3 with scales" in r.stderr, (r.returncode, r.stderr)
+    assert not os.path.exists(f"{d}/out.safetensors")
     print("judge external ok")
 
 

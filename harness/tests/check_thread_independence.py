@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The exported fixture and references are byte-identical with OMP_NUM_THREADS=1 and =2 (issue 2's "done when").
+"""The exported fixture and references are byte-identical with OMP_NUM_THREADS=1 and =2 (thread count free).
 
 Usage: check_thread_independence.py MOE_HARNESS OUT_DIR
 """

@@ -2,15 +2,15 @@
 // says why; a GPU that answers but cannot be identified fails (gating never turns that into a skip).
 #include <gtest/gtest.h>
 
+#include "formats/e8m0.hpp"
+#include "formats/fp8.hpp"
+#include "formats/minifloat.hpp"
 #include "harness/case_loader.hpp"
 #include "harness/case_pipeline.hpp"
 #include "kernels/gpu/gpu_fused_moe_kernel.hpp"
 #include "kernels/gpu/gpu_routing.hpp"
 #include "kernels/moe/decode_probe.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
-#include "reference/formats/e8m0.hpp"
-#include "reference/formats/fp8.hpp"
-#include "reference/formats/minifloat.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -183,7 +183,7 @@ TEST(GpuFusedMoe, FaultMutantsRunCleanOffTheirTriggerSeed) {
 }
 
 // The grouped kernels' chunk decoder (code bits under IEEE half fields, the GPU's half-to-float conversion, the
-// power of two folded into the scale) against the host reference's decoders (reference/formats) times the scale,
+// power of two folded into the scale) against the host reference's decoders (formats/) times the scale,
 // bit for bit, for every code: e4m3 fn and fnuz (subnormals, -0, the NaN codes that send their 8 elements to the
 // element-wise decode), e2m1 under E8M0 scales from 2^-127 to NaN, and scales on both sides of the fast path's 2^100.
 static bool same_bits(float a, float b) { return (std::isnan(a) && std::isnan(b)) || std::memcmp(&a, &b, sizeof a) == 0; }
@@ -191,9 +191,9 @@ static bool same_bits(float a, float b) { return (std::isnan(a) && std::isnan(b)
 TEST(GpuDecode, ChunkDecoderEqualsTheReferenceDecodersForEveryCode) {
   REQUIRE_GPU();
   const std::vector<float> scales = {1.0f, 0.0123f, -3.5f, 0x1p-130f, 0x1p-10f, 0x1p99f, 0x1p100f, INFINITY};
-  struct Fp8 { gpu::WFormat f; Fp8Flavor flavor; };
-  for (const Fp8 t : {Fp8{gpu::WFormat::fp8_channel, Fp8Flavor::fn}, Fp8{gpu::WFormat::fp8_channel, Fp8Flavor::fnuz},
-                      Fp8{gpu::WFormat::mxfp8, Fp8Flavor::fn}}) {
+  struct Fp8 { WeightFormat f; Fp8Flavor flavor; };
+  for (const Fp8 t : {Fp8{WeightFormat::fp8_channel, Fp8Flavor::fn}, Fp8{WeightFormat::fp8_channel, Fp8Flavor::fnuz},
+                      Fp8{WeightFormat::mxfp8, Fp8Flavor::fn}}) {
     const MinifloatSpec& spec = e4m3_spec(t.flavor);
     for (bool nan_free : {false, true}) {  // every code, NaN codes included; then NaN codes replaced (all chunks fast)
       std::vector<std::uint8_t> codes;
@@ -228,7 +228,7 @@ TEST(GpuDecode, ChunkDecoderEqualsTheReferenceDecodersForEveryCode) {
         for (int k = 0; k < 16; ++k) codes.push_back(std::uint8_t(chunk * 16 + k));
         sc.push_back(e8m0_decode(std::uint8_t(e), edges));
       }
-    const std::vector<float> got = gpu::probe_decode_chunks(gpu::WFormat::mxfp4, false, codes, sc);
+    const std::vector<float> got = gpu::probe_decode_chunks(WeightFormat::mxfp4, false, codes, sc);
     ASSERT_EQ(got.size(), 2 * codes.size());
     int wrong = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {

@@ -8,7 +8,7 @@
 #include "harness/case_pipeline.hpp"
 #include "kernels/host/host_contract_kernel.hpp"
 #include "fixtures/checkpoint.hpp"
-#include "reference/formats/tensor_element.hpp"
+#include "fixtures/tensor_element.hpp"
 #include "reference/moe/reference_moe.hpp"
 
 namespace moe {

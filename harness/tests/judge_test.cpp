@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "fixtures/error.hpp"
-#include "reference/formats/tensor_element.hpp"
+#include "fixtures/tensor_element.hpp"
 
 namespace moe {
 namespace {

@@ -11,7 +11,7 @@
 #include <random>
 
 #include "harness/systematic_stats.hpp"
-#include "reference/formats/bf16.hpp"
+#include "formats/bf16.hpp"
 
 namespace moe {
 namespace {

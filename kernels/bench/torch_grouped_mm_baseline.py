@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Baselines for the GPU speed figures (issue 5), run on the GPU machine beside `moe-harness run --suite bench`:
+"""Baselines for the GPU speed figures, run on the GPU machine beside `moe-harness run --suite bench`:
   1. device-to-device copy bandwidth (the ceiling for bandwidth-bound decode),
   2. a torch._grouped_mm MoE pipeline on the same shapes: sort (token, k) by expert, grouped gate-up GEMM,
      silu(gate) * up, grouped down GEMM, weighted scatter-add. Times with CUDA events: median of 20 after warm-up.

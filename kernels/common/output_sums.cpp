@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "fixtures/error.hpp"
-#include "reference/formats/tensor_element.hpp"
+#include "fixtures/tensor_element.hpp"
 
 namespace moe {
 namespace {

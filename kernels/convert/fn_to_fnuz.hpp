@@ -4,7 +4,7 @@
 // fn NaN codes (0x7F, 0xFF) would silently become +-240: they are counted and reported, not hidden.
 //
 // IN PLACE on what it is handed: only a kernel's prepare() calls it, on the harness's working copy, never on the
-// pristine checkpoint tensors (DESIGN.md data flow; the harness fingerprints the pristine tensors to prove it).
+// pristine checkpoint tensors (docs/architecture.md; the harness fingerprints the pristine tensors to prove it).
 // gfx950 keeps e4m3fn: a kernel for gfx950 must not call this (a known test bug copied the gfx942 path there).
 #pragma once
 #include <cstdint>

@@ -4,12 +4,12 @@ writes its output for `moe-harness judge CASE --output OUT`. It stands for any p
 kernel, a vendor library): it only sees the exported files, never the harness's memory.
 
 Usage: numpy_runner.py EXPORT_DIR OUT.safetensors [--bug NAME]
-  Handles bf16/fp16 weights without activation quantization: silu, gelu_tanh, gelu_erf and swiglu_oai in their
-  exported layouts, expert biases, the router weight on the output or the input, EP and shared experts (fused or
-  on a separate path). Anything else exits 2 saying so. --bug injects one realistic defect (swap_gate_up,
-  drop_last_token, no_router_weight; dead_channel: hidden channel H/2 zero for every token; gain_3pct and
-  gain_0.3pct: the output 3 % or 0.3 % too large; truncate_output: the output truncated toward zero instead of
-  rounded to nearest even) so the tests can show that judge catches it.
+  Handles expert weights the fixture stores unscaled as BF16 or F16 (routed and shared), without activation
+  quantization: silu, gelu_tanh, gelu_erf and swiglu_oai in their exported layouts, expert biases, the router weight
+  on the output or the input, EP and shared experts (fused or on a separate path). Anything else exits 2 saying so.
+  --bug injects one realistic defect (swap_gate_up, drop_last_token, no_router_weight; dead_channel: hidden channel
+  H/2 zero for every token; gain_3pct and gain_0.3pct: the output 3 % or 0.3 % too large; truncate_output: the
+  output truncated toward zero instead of rounded to nearest even) so the tests can show that judge catches it.
 
 Output: tensor "out" [T, H] in the case's output dtype, and the fixture's fingerprint copied into the metadata so that
 judge refuses an output computed from another fixture.
@@ -124,12 +124,19 @@ def main():
         raise SystemExit(__doc__)
     export_dir, out_path = args
     case = json.load(open(f"{export_dir}/case.json"))
-    q = case["quant"]
-    if q["weight"] not in ("bf16", "fp16") or q["act"] != "none":
-        print(f"numpy_runner: quant scheme {q['weight']}/{q['act']} is not handled by this example", file=sys.stderr)
-        sys.exit(2)
     t, meta = read_safetensors(f"{export_dir}/fixture.safetensors")
     shape, routing = case["shape"], case["routing"]
+    # What this example handles is read from what export wrote: every expert weight stored as BF16 or F16 without a
+    # scale tensor, and activations that are not quantized.
+    sets = [("", case["quant"])] + ([("shared_", case["shared_quant"])] if shape["n_shared"] > 0 else [])
+    for prefix, q in sets:
+        dtypes = {t[f"{prefix}{w}"][0] for w in ("w13", "w2")}
+        scaled = any(f"{prefix}{w}_scale" in t for w in ("w13", "w2"))
+        if not dtypes <= {"BF16", "F16"} or scaled or q["act"] != "none":
+            stored = "/".join(sorted(meta.get(f"moe.dtype.{prefix}{w}", t[f"{prefix}{w}"][0]) for w in ("w13", "w2")))
+            print(f"numpy_runner: {'shared ' if prefix else ''}weights stored as {stored}{' with scales' if scaled else ''} and activations "
+                  f"'{q['act']}' are not handled by this example (unscaled BF16/F16 weights, act none)", file=sys.stderr)
+            sys.exit(2)
     x = to_f32(*t["x"])
     ids, wts = t["topk_ids"][1], t["topk_weights"][1]
     T, H = x.shape

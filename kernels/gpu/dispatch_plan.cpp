@@ -8,7 +8,10 @@
 namespace moe::gpu {
 namespace {
 
-bool sixteen_bit(WFormat f) { return f == WFormat::bf16 || f == WFormat::f16; }
+// bf16 / fp16 weights: unscaled 16-bit elements, the operands of the grouped_mma kernels as they are stored.
+bool sixteen_bit(WeightFormat f) {
+  return weight_format_info(f).element_bits == 16 && weight_format_info(f).scale == ScaleKind::none;
+}
 
 // Every row length of the launch (H, each set's inter) holds whole 16-byte chunks of the routed format.
 bool whole_chunks(const FusedMoeArgs& a) {
@@ -31,7 +34,7 @@ bool mma_rows(const FusedMoeArgs& a) {
 
 // The 16-bit operands of the grouped_mma kernels are exact: the input and the intermediate in the weights' type.
 bool exact_sixteen_bit_operands(const FusedMoeArgs& a) {
-  const ElemType t = a.routed.wfmt == WFormat::bf16 ? ElemType::bf16 : ElemType::f16;
+  const DType t = weight_format_info(a.routed.wfmt).element;
   return a.in_type == t && a.mid_type == t && !quantizes_activations(a);
 }
 

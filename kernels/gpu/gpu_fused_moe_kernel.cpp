@@ -44,6 +44,9 @@ Support GpuFusedMoeKernel::supports(const ProblemSpec& p, const DeviceInfo*) con
     return Support::no("one-stage kernel holds the intermediate in shared memory: local inter above " +
                        std::to_string(gpu::kOneStageMaxInter));
   if (p.split_k > 1) return Support::no("split-K is not implemented by this kernel");
+  for (const QuantScheme* q : {&p.quant, p.n_shared ? &p.shared_quant : nullptr})
+    if (q && !gpu::has_device_decoder(q->weight))
+      return Support::no("weight format " + std::string(name(q->weight)) + " has no GPU decoder");
   return Support::yes();
 }
 
@@ -76,7 +79,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
     verdict.fail_launch_for_test = fail_launch_;
     launches.launch(verdict, plan.launches[i]);
     gpu::synchronize();
-    if (plan.launches[i].reduce != gpu::ReduceKind::per_k) {
+    if (plan.launches[i].reduce != ReduceMode::per_k) {
       b.outs[i].download(dst.bytes(), dst.nbytes());
       continue;
     }

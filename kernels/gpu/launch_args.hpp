@@ -7,15 +7,10 @@
 
 namespace moe::gpu {
 
-// Total mappings from the case schema's enums to the launcher's.
-ElemType elem_type(DType d);  // bf16, f16, f32 (any other dtype is a harness error: no kernel input or output)
-ElemType elem_type(IntermediateDtype d);
-ActKind act_kind(Activation a);
-LayoutKind layout_kind(GateUpLayout l);
-ReduceKind reduce_kind(ReduceMode r);
-WFormat wformat(WeightFormat w);
-AQuant aquant(ActFormat a);
-MxMode mx_mode(MxScaleMode m);
+// The case's input, intermediate and output types as the launcher's DType (bf16, f16, f32; any other dtype is a
+// harness error: no kernel input or output).
+DType io_dtype(DType d);
+DType io_dtype(IntermediateDtype d);
 
 // Sizes, types, activation, reduce mode and both expert sets' formats and activation quantization of case p, with
 // the routed top-k of its routing and the shared experts on EP rank 0 only. Left to the adapter: every pointer and

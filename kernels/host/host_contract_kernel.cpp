@@ -6,19 +6,19 @@
 #include <fmt/format.h>
 #include <vector>
 
-#include "fixtures/omp_errors.hpp"
+#include "fixtures/tensor_element.hpp"
+#include "formats/bf16.hpp"
+#include "formats/e2m1.hpp"
+#include "formats/e8m0.hpp"
+#include "formats/fp16.hpp"
+#include "formats/fp8.hpp"
+#include "formats/fp8_quant.hpp"
+#include "formats/minifloat.hpp"
+#include "formats/mx_quant.hpp"
+#include "formats/omp_errors.hpp"
+#include "formats/weight_format.hpp"
 #include "kernels/common/output_sums.hpp"
 #include "kernels/convert/fn_to_fnuz.hpp"
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/e2m1.hpp"
-#include "reference/formats/e8m0.hpp"
-#include "reference/formats/fp16.hpp"
-#include "reference/formats/fp8.hpp"
-#include "reference/formats/minifloat.hpp"
-#include "reference/formats/tensor_element.hpp"
-#include "reference/moe/activation.hpp"
-#include "reference/quant/fp8_quant.hpp"
-#include "reference/quant/mx_quant.hpp"
 
 namespace moe {
 namespace {
@@ -38,58 +38,46 @@ struct Bug {
   float tensor_scale = 0.0f;           // per_tensor_act_scale: one scale for all tokens' stage-1 input
 };
 
-// Decodes row r of the view into out[0..cols): decode(code) * scale, fp32.
+// Decodes row r of the view into out[0..cols): decode(code) * scale, fp32. The format table says where the codes
+// and scales are; the element decoding follows the STORED dtype, since a kernel's prepare() may have converted
+// fn -> fnuz in place. Scale blocks are located here with the kernel's own arithmetic.
 void decode_row(const MatrixView& m, std::int64_t r, float* out, const Bug& bug) {
+  const WeightFormatInfo& f = weight_format_info(m.q->weight);
   const Tensor& el = m.is13 ? m.w->w13 : m.w->w2;
   const Tensor& sc = m.is13 ? m.w->w13_scale : m.w->w2_scale;
   const std::int64_t base = (m.expert * m.rows + r);
-  switch (m.q->weight) {
-    case WeightFormat::bf16:
-      for (std::int64_t c = 0; c < m.cols; ++c) out[c] = bf16_to_f32(el.span<std::uint16_t>()[base * m.cols + c]);
-      return;
-    case WeightFormat::fp16:
-      for (std::int64_t c = 0; c < m.cols; ++c) out[c] = fp16_to_f32(el.span<std::uint16_t>()[base * m.cols + c]);
-      return;
-    case WeightFormat::fp8_tensor: case WeightFormat::fp8_channel: case WeightFormat::fp8_block: {
-      // The stored dtype decides the decoding: a kernel's prepare() may have converted fn -> fnuz in place.
-      const float* table = decode_table(el.dtype() == DType::e4m3fnuz ? kE4M3Fnuz : kE4M3Fn).value;
-      const std::uint8_t* codes = el.span<std::uint8_t>().data() + base * m.cols;
-      const float* s = sc.span<float>().data();
-      for (std::int64_t c = 0; c < m.cols; ++c) {
-        float scale;
-        if (m.q->weight == WeightFormat::fp8_tensor) {
-          scale = s[m.expert];
-        } else if (m.q->weight == WeightFormat::fp8_channel) {
-          scale = s[base];
-        } else {
-          const std::int64_t cb = (m.cols + 127) / 128;
-          if (m.is13) {
-            const std::int64_t half_blocks = (m.inter + 127) / 128;
-            const std::int64_t rb = r < m.inter ? r / 128 : half_blocks + (r - m.inter) / 128;
-            scale = s[(m.expert * 2 * half_blocks + rb) * cb + c / 128];
-          } else {
-            scale = s[(m.expert * ((m.rows + 127) / 128) + r / 128) * cb + c / 128];
-          }
-        }
-        out[c] = table[codes[c]] * scale;
-      }
-      return;
-    }
-    case WeightFormat::mxfp8: case WeightFormat::mxfp4: {
-      const bool fp4 = m.q->weight == WeightFormat::mxfp4;
-      const float* table = decode_table(fp4 ? kE2M1 : kE4M3Fn).value;
-      const std::uint8_t* sbytes = sc.span<std::uint8_t>().data() + base * (m.cols / 32);
-      const std::uint8_t* bytes = el.span<std::uint8_t>().data() + base * (fp4 ? m.cols / 2 : m.cols);
-      const int nib = bug.m == Mutation::fp4_nibbles_swapped ? 1 : 0;
-      const bool bump = bug.m == Mutation::e8m0_scale_off_by_one && m.is13 && m.expert == bug.first_hit_expert && r == 0;
-      for (std::int64_t c = 0; c < m.cols; ++c) {
-        const std::uint8_t code = fp4 ? e2m1_unpack(bytes[c / 2], int(c % 2) ^ nib) : bytes[c];
-        const std::uint8_t sc = std::uint8_t(sbytes[c / 32] + ((bump && c < 32) ? 1 : 0));
-        out[c] = table[code] * e8m0_decode(sc, m.q->e8m0_edges);
-      }
-      return;
-    }
+  const std::int64_t row_bytes = m.cols * f.element_bits / 8;
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(el.bytes()) + base * row_bytes;
+  if (el.dtype() == DType::bf16 || el.dtype() == DType::f16) {
+    const auto* h = reinterpret_cast<const std::uint16_t*>(bytes);
+    for (std::int64_t c = 0; c < m.cols; ++c) out[c] = el.dtype() == DType::bf16 ? bf16_to_f32(h[c]) : fp16_to_f32(h[c]);
+  } else {
+    const float* table = decode_table(*minifloat_spec_of(el.dtype())).value;
+    const int nib = bug.m == Mutation::fp4_nibbles_swapped ? 1 : 0;
+    for (std::int64_t c = 0; c < m.cols; ++c)
+      out[c] = table[f.element_bits == 4 ? e2m1_unpack(bytes[c / 2], int(c % 2) ^ nib) : bytes[c]];
   }
+  if (f.scale == ScaleKind::none) return;
+  // The scale grid: [ceil(rows / block_rows), ceil(cols / block_k)] per expert (0: one block), w13's gate and up
+  // halves blocked separately.
+  const std::int64_t br = f.block_rows == 0 ? m.rows : f.block_rows, bk = f.block_k == 0 ? m.cols : f.block_k;
+  const std::int64_t grid_cols = (m.cols + bk - 1) / bk;
+  std::int64_t grid_row = r / br, grid_rows = (m.rows + br - 1) / br;
+  if (m.is13 && f.block_rows != 0) {
+    const std::int64_t half_rows = (m.inter + br - 1) / br;
+    grid_row = r < m.inter ? r / br : half_rows + (r - m.inter) / br;
+    grid_rows = 2 * half_rows;
+  }
+  const std::int64_t first = (m.expert * grid_rows + grid_row) * grid_cols;
+  if (f.scale == ScaleKind::f32) {
+    const float* s = sc.span<float>().data() + first;
+    for (std::int64_t c = 0; c < m.cols; ++c) out[c] *= s[c / bk];
+    return;
+  }
+  const std::uint8_t* s = sc.span<std::uint8_t>().data() + first;
+  const bool bump = bug.m == Mutation::e8m0_scale_off_by_one && m.is13 && m.expert == bug.first_hit_expert && r == 0;
+  for (std::int64_t c = 0; c < m.cols; ++c)
+    out[c] *= e8m0_decode(std::uint8_t(s[c / bk] + ((bump && c < bk) ? 1 : 0)), m.q->e8m0_edges);
 }
 
 // The activation quantization a kernel applies to one row before a GEMM, returned dequantized (fp32).
@@ -119,6 +107,30 @@ void quantize_activation_row(std::vector<float>& v, const QuantScheme& q, float 
   for (std::int64_t c = 0; c < k; ++c) v[c] = table[codes[c]] * scales[c / group];
 }
 
+// The kernel's gated activation of stage-1 output pair i in fp32 (its own code, not the reference's): gate and up
+// read where the layout puts them, then the case's formula.
+struct Gate {
+  Activation kind;
+  GateUpLayout layout;
+  float alpha, limit;
+  bool clamp;  // SwiGLU-OAI limit applied
+};
+float gated(const float* h, std::int64_t inter, std::int64_t i, const Gate& a) {
+  const bool interleaved = a.layout == GateUpLayout::interleaved, gate_first = a.layout == GateUpLayout::gate_up;
+  float g = h[interleaved ? 2 * i : gate_first ? i : inter + i];
+  float u = h[interleaved ? 2 * i + 1 : gate_first ? inter + i : i];
+  if (a.kind == Activation::swiglu_oai) {
+    if (a.clamp) {
+      g = std::min(g, a.limit);
+      u = std::clamp(u, -a.limit, a.limit);
+    }
+    return (u + 1.0f) * g / (1.0f + std::exp(-a.alpha * g));
+  }
+  if (a.kind == Activation::silu) return g / (1.0f + std::exp(-g)) * u;
+  if (a.kind == Activation::gelu_tanh) return 0.5f * g * (1.0f + std::tanh(0.7978845608028654f * (g + 0.044715f * g * g * g))) * u;
+  return 0.5f * g * (1.0f + std::erf(g * 0.7071067811865476f)) * u;  // gelu_erf
+}
+
 float round_to(float v, IntermediateDtype d) {
   return d == IntermediateDtype::bf16 ? round_to_bf16(v) : d == IntermediateDtype::f16 ? round_to_fp16(v) : v;
 }
@@ -139,15 +151,14 @@ std::vector<float> expert_forward(const ProblemSpec& p, const ExpertWeights& w, 
     if (biases && !w.w13_bias.empty()) acc += w.w13_bias.span<float>()[e * 2 * inter + r];
     hv[r] = acc;
   }
-  ActivationParams ap{p.activation, p.layout, p.swiglu_alpha, p.swiglu_limit, !shared || p.clamp_shared};
+  Gate ap{p.activation, p.layout, p.swiglu_alpha, p.swiglu_limit, !shared || p.clamp_shared};
   if (bug.m == Mutation::gate_up_swapped)
     ap.layout = p.layout == GateUpLayout::gate_up ? GateUpLayout::up_gate : GateUpLayout::gate_up;
   if (bug.m == Mutation::swiglu_chunked_split) ap.layout = GateUpLayout::gate_up;
   if (bug.m == Mutation::swiglu_clamp_dropped) ap.clamp = false;
   if (bug.m == Mutation::shared_clamp_when_disabled && shared) ap.clamp = true;
   std::vector<float> z(static_cast<std::size_t>(inter));
-  apply_activation(hv.data(), z.data(), inter, ap);
-  for (auto& v : z) v = round_to(v, p.intermediate);
+  for (std::int64_t i = 0; i < inter; ++i) z[i] = round_to(gated(hv.data(), inter, i, ap), p.intermediate);
   quantize_activation_row(z, q);
   std::vector<float> y(static_cast<std::size_t>(h));
   for (std::int64_t r = 0; r < h; ++r) {

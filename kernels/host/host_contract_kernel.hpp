@@ -1,6 +1,13 @@
 // The host contract kernel: an independent CPU implementation of the fused-MoE kernel contract, written as a kernel
-// would be (token-major, one weight row at a time, fp32 accumulation), with its own loops and none of the reference
-// engine's code, so the whole pipeline (fixtures, gating, judging, reports) runs in CI without a GPU.
+// would be (token-major, one weight row at a time, fp32 accumulation), so the whole pipeline (fixtures, gating,
+// judging, reports) runs in CI without a GPU. It stands in for a GPU kernel, so it shares no code with the reference
+// engine (reference/): its weight decoding, scale-block indexing, activation quantization order, gated activations,
+// accumulation and reduce are its own, so a bug in the reference engine's versions shows up as a disagreement.
+// What it does share, on purpose, is the specification both implement: the formats/ library (the element codecs,
+// the fp8 and MX quantizers that define the activation quantization, the weight format table that says where codes
+// and scales are stored) and the fixtures' types (Tensor, the problem, the checkpoint, tensor_element's rounding
+// of the output). Those have spec tests of their own (formats/tests, fixtures/tests). Like every kernel under test
+// it is handed the reference's routing (RoutingResult, kernels/kernel_under_test.hpp) and computes none.
 // It declines, with a reason, cases whose work exceeds its budget, so a nightly run on it finishes in minutes.
 #pragma once
 #include "kernels/kernel_under_test.hpp"

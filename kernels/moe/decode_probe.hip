@@ -1,7 +1,7 @@
 // probe_decode_chunks (decode_probe.hpp): one thread per chunk through the kernels' own decode_chunk.
 #include "kernels/moe/decode_probe.hpp"
 
-#include "kernels/moe/device_numerics.hpp"
+#include "kernels/moe/weight_loads.hpp"
 #include "kernels/runtime/gpu_check.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
 #include "kernels/runtime/hip_compat.hpp"
@@ -11,7 +11,7 @@ namespace {
 
 template <int F>
 __global__ void decode_probe_kernel(ExpertSet set, const uint4* codes, const float* scales, int n, float* out) {
-  constexpr int V = chunk_width(WFormat(F));
+  constexpr int V = kChunkWidth<F>;
   const int i = int(blockIdx.x * blockDim.x + threadIdx.x);
   if (i >= n) return;
   RawChunk r;
@@ -24,12 +24,12 @@ __global__ void decode_probe_kernel(ExpertSet set, const uint4* codes, const flo
 
 }  // namespace
 
-std::vector<float> probe_decode_chunks(WFormat f, bool fnuz, const std::vector<std::uint8_t>& codes,
+std::vector<float> probe_decode_chunks(WeightFormat f, bool fnuz, const std::vector<std::uint8_t>& codes,
                                        const std::vector<float>& scales) {
   const int n = int(scales.size());
   if (codes.size() != scales.size() * 16)
     throw_harness_error("probe_decode_chunks", "codes must hold 16 bytes per scale");
-  if (f != WFormat::fp8_channel && f != WFormat::mxfp8 && f != WFormat::mxfp4)
+  if (f != WeightFormat::fp8_channel && f != WeightFormat::mxfp8 && f != WeightFormat::mxfp4)
     throw_harness_error("probe_decode_chunks", "format must be fp8_channel, mxfp8 or mxfp4");
   const int v = chunk_width(f);
   std::vector<float> out(std::size_t(n) * std::size_t(v));
@@ -44,9 +44,9 @@ std::vector<float> probe_decode_chunks(WFormat f, bool fnuz, const std::vector<s
   const auto* c = static_cast<const uint4*>(dc.get());
   const auto* s = static_cast<const float*>(ds.get());
   auto* o = static_cast<float*>(dout.get());
-  if (f == WFormat::fp8_channel) decode_probe_kernel<int(WFormat::fp8_channel)><<<grid, block>>>(set, c, s, n, o);
-  else if (f == WFormat::mxfp8) decode_probe_kernel<int(WFormat::mxfp8)><<<grid, block>>>(set, c, s, n, o);
-  else decode_probe_kernel<int(WFormat::mxfp4)><<<grid, block>>>(set, c, s, n, o);
+  if (f == WeightFormat::fp8_channel) decode_probe_kernel<int(WeightFormat::fp8_channel)><<<grid, block>>>(set, c, s, n, o);
+  else if (f == WeightFormat::mxfp8) decode_probe_kernel<int(WeightFormat::mxfp8)><<<grid, block>>>(set, c, s, n, o);
+  else decode_probe_kernel<int(WeightFormat::mxfp4)><<<grid, block>>>(set, c, s, n, o);
   MOE_GPU_CHECK_LAUNCH("decode_probe_kernel");
   dout.download(out.data(), out.size() * sizeof(float));
   return out;

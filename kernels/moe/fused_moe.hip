@@ -14,9 +14,10 @@
 //  row-wise two-stage (other shapes): stage1 grid (slot, inter tile of kRows) computes kRows gate/up pairs per
 //             block; stage2 grid (slot, hidden tile of kRows); each slot reads its expert's weights itself.
 //  one-stage: one block per slot does both stages with the intermediate in shared memory (asked for by the case).
-// Pieces: device_numerics.hpp (formats, weight decode, activation quantization), slot_ops.hpp (one slot's inputs and
-// outputs), rowwise_stages.hpp, grouped_stages.hpp; this file: input preparation, quantization of whole rows, the
-// final reduce, and the launcher that runs the path a LaunchPlan names (kernels/gpu/dispatch_plan.hpp picks it).
+// Pieces: device_numerics.hpp (formats, activation quantization), weight_loads.hpp (weight decode), slot_ops.hpp
+// (one slot's inputs and outputs), rowwise_stages.hpp, grouped_stages.hpp; this file: input preparation,
+// quantization of whole rows, the final reduce, and the launcher that runs the path a LaunchPlan names
+// (kernels/gpu/dispatch_plan.hpp picks it).
 #include <cstdint>
 #include <type_traits>
 
@@ -59,7 +60,7 @@ __global__ void prepare_inputs_kernel(FusedMoeArgs a) {
 // same number of iterations (the shuffles).
 __global__ void quantize_rows_kernel(float* rows, std::int64_t n, std::int64_t k, std::int64_t stride, ActQuant q,
                                      int per, int topk, bool want_shared, float forced_scale) {
-  const std::int64_t group = q.kind == AQuant::fp8_token ? k : q.kind == AQuant::fp8_group128 ? 128 : 32;
+  const std::int64_t group = q.kind == ActFormat::fp8_token ? k : q.kind == ActFormat::fp8_group128 ? 128 : 32;
   const std::int64_t groups = (k + group - 1) / group;
   const std::int64_t per_block = blockDim.x / kLanesQ;
   const int lane = int(threadIdx.x) % kLanesQ;
@@ -100,7 +101,7 @@ __global__ void finalize_kernel(FusedMoeArgs a) {
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x) {
     if (MOE_MUT(a, last_token_unwritten) && i / a.hidden == a.tokens - 1) continue;
     float v;
-    if (a.reduce == ReduceKind::fused_atomic) {
+    if (a.reduce == ReduceMode::fused_atomic) {
       v = a.acc[i];
     } else {
       const std::int64_t t = i / a.hidden, c = i % a.hidden;
@@ -116,15 +117,15 @@ __global__ void finalize_kernel(FusedMoeArgs a) {
 
 // Calls fn(std::integral_constant<int, F>) for the routed experts' weight format: one instantiation per format.
 template <class Fn>
-void dispatch_format(WFormat f, Fn&& fn) {
+void dispatch_format(WeightFormat f, Fn&& fn) {
   switch (f) {
-    case WFormat::bf16: fn(std::integral_constant<int, int(WFormat::bf16)>{}); return;
-    case WFormat::f16: fn(std::integral_constant<int, int(WFormat::f16)>{}); return;
-    case WFormat::fp8_tensor: fn(std::integral_constant<int, int(WFormat::fp8_tensor)>{}); return;
-    case WFormat::fp8_channel: fn(std::integral_constant<int, int(WFormat::fp8_channel)>{}); return;
-    case WFormat::fp8_block: fn(std::integral_constant<int, int(WFormat::fp8_block)>{}); return;
-    case WFormat::mxfp8: fn(std::integral_constant<int, int(WFormat::mxfp8)>{}); return;
-    case WFormat::mxfp4: fn(std::integral_constant<int, int(WFormat::mxfp4)>{}); return;
+    case WeightFormat::bf16: fn(std::integral_constant<int, int(WeightFormat::bf16)>{}); return;
+    case WeightFormat::fp16: fn(std::integral_constant<int, int(WeightFormat::fp16)>{}); return;
+    case WeightFormat::fp8_tensor: fn(std::integral_constant<int, int(WeightFormat::fp8_tensor)>{}); return;
+    case WeightFormat::fp8_channel: fn(std::integral_constant<int, int(WeightFormat::fp8_channel)>{}); return;
+    case WeightFormat::fp8_block: fn(std::integral_constant<int, int(WeightFormat::fp8_block)>{}); return;
+    case WeightFormat::mxfp8: fn(std::integral_constant<int, int(WeightFormat::mxfp8)>{}); return;
+    case WeightFormat::mxfp4: fn(std::integral_constant<int, int(WeightFormat::mxfp4)>{}); return;
   }
   throw_harness_error("launch_fused_moe", "unknown weight format");
 }
@@ -138,7 +139,7 @@ void launch_grouped(const FusedMoeArgs& a, int tokens_per_pass, dim3 grid, std::
     throw_harness_error("launch_fused_moe", "the grouped path runs 2 or 8 tokens per pass");
   const bool few = tokens_per_pass == kTokFew;
   dispatch_format(a.routed.wfmt, [&](auto f) {
-    constexpr int F = decltype(f)::value, V = chunk_width(WFormat(F));
+    constexpr int F = decltype(f)::value, V = kChunkWidth<F>;
     if (few) grouped_stage_kernel<F, V, kTokFew, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
     else grouped_stage_kernel<F, V, kTokMany, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
   });
@@ -191,8 +192,8 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args, const LaunchPlan& plan) {
   const int per = a.topk + a.n_shared;
   auto quantize = [&](float* rows, std::int64_t n, std::int64_t k, std::int64_t stride, const ActQuant& q, int p,
                       bool shared, const char* what, float forced_scale = 0.0f) {
-    if (q.kind == AQuant::none || n == 0 || k == 0) return;
-    if (q.kind == AQuant::fp8_token)
+    if (q.kind == ActFormat::none || n == 0 || k == 0) return;
+    if (q.kind == ActFormat::fp8_token)
       quantize_token_rows_kernel<<<dim3(unsigned(n < 1024 ? n : 1024)), dim3(256)>>>(rows, n, k, stride, q, p, a.topk, shared, forced_scale);
     else
       quantize_rows_kernel<<<dim3(1024), dim3(128)>>>(rows, n, k, stride, q, p, a.topk, shared, forced_scale);
@@ -203,7 +204,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args, const LaunchPlan& plan) {
       throw_harness_error("launch_fused_moe", "prepared inputs need xq_routed (and xq_shared with shared experts)");
     prepare_inputs_kernel<<<dim3(1024), dim3(256)>>>(a);
     MOE_GPU_CHECK_LAUNCH("prepare_inputs_kernel");
-    const float forced = MOE_MUT(a, per_tensor_act_scale) && a.routed.aq.kind == AQuant::fp8_token ? a.mut_tensor_scale : 0.0f;
+    const float forced = MOE_MUT(a, per_tensor_act_scale) && a.routed.aq.kind == ActFormat::fp8_token ? a.mut_tensor_scale : 0.0f;
     if (a.weight_on_input) quantize(a.xq_routed, slots, a.hidden, a.hidden, a.routed.aq, per, false, "quantize_rows_kernel (x, routed slots)", forced);
     else quantize(a.xq_routed, a.tokens, a.hidden, a.hidden, a.routed.aq, 0, false, "quantize_rows_kernel (x, routed)", forced);
     if (a.n_shared > 0) quantize(a.xq_shared, a.tokens, a.hidden, a.hidden, a.shared.aq, 0, false, "quantize_rows_kernel (x, shared)");
@@ -253,7 +254,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args, const LaunchPlan& plan) {
       MOE_GPU_CHECK_LAUNCH("stage2_kernel");
     }
   }
-  if (a.reduce != ReduceKind::per_k) {
+  if (a.reduce != ReduceMode::per_k) {
     finalize_kernel<<<dim3(1024), dim3(256)>>>(a);
     MOE_GPU_CHECK_LAUNCH("finalize_kernel");
   }

@@ -7,32 +7,25 @@
 #pragma once
 #include <cstdint>
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
-#define MOE_HOST_DEVICE __host__ __device__
-#else
-#define MOE_HOST_DEVICE
-#endif
+#include "fixtures/problem_enums.hpp"
+#include "formats/dtype.hpp"
+#include "formats/format_tags.hpp"
+#include "formats/weight_format.hpp"
 
+// The case's own enums (Activation, GateUpLayout, ReduceMode, WeightFormat, ActFormat, MxScaleMode) and DType for
+// the input, intermediate and output types (bf16, f16, f32): no mirror of them here.
 namespace moe::gpu {
-
-enum class ElemType : int { bf16 = 0, f16 = 1, f32 = 2 };
-enum class ActKind : int { silu = 0, gelu_tanh = 1, gelu_erf = 2, swiglu_oai = 3 };
-enum class LayoutKind : int { gate_up = 0, up_gate = 1, interleaved = 2 };
-enum class ReduceKind : int { fused_atomic = 0, separate = 1, per_k = 2 };
-enum class WFormat : int { bf16 = 0, f16 = 1, fp8_tensor = 2, fp8_channel = 3, fp8_block = 4, mxfp8 = 5, mxfp4 = 6 };
-enum class AQuant : int { none = 0, fp8_token = 1, fp8_group128 = 2, mxfp8 = 3 };
-enum class MxMode : int { floor = 0, rceil = 1, even = 2 };
 
 // How activations entering a GEMM are quantized (then dequantized): s = max(amax, amax_floor) / qmax per token or
 // per 1x128 group (rounded up to a power of two when scale_pow2), q = rne(clamp(x / s, +-qmax)) in e4m3; or MXFP8
 // with the case's shared-exponent mode.
 struct ActQuant {
-  AQuant kind = AQuant::none;
+  ActFormat kind = ActFormat::none;
   bool fnuz = false;
   float qmax = 448.0f;
   float amax_floor = 1e-10f;
   bool scale_pow2 = false;
-  MxMode mx_mode = MxMode::rceil;
+  MxScaleMode mx_mode = MxScaleMode::rceil;
   bool e8m0_triton = false;  // E8M0 0x00 = 0 and 0xFF = +Inf (else OCP: 2^-127 and NaN)
 };
 
@@ -45,7 +38,7 @@ struct ExpertSet {
   const float* b2 = nullptr;   // [count, hidden] or null
   std::int64_t inter = 0;
   bool clamp = true;           // SwiGLU-OAI limit applied
-  WFormat wfmt = WFormat::bf16;
+  WeightFormat wfmt = WeightFormat::bf16;
   bool fnuz = false;           // fp8 weight codes are e4m3fnuz
   bool e8m0_triton = false;    // MX weight scales decoded with the Triton edges
   const void* s13 = nullptr;   // fp32 scales (fp8) or E8M0 codes (MX)
@@ -60,9 +53,9 @@ struct FusedMoeArgs {
   std::int64_t tokens = 0, hidden = 0;
   int topk = 0, n_shared = 0;
   std::int64_t first_local_expert = 0, local_experts = 0;
-  ElemType in_type = ElemType::bf16, mid_type = ElemType::bf16, out_type = ElemType::bf16;
-  ActKind act = ActKind::silu;
-  LayoutKind layout = LayoutKind::gate_up;
+  DType in_type = DType::bf16, mid_type = DType::bf16, out_type = DType::bf16;
+  Activation act = Activation::silu;
+  GateUpLayout layout = GateUpLayout::gate_up;
   float alpha = 1.702f, limit = 7.0f;
   bool weight_on_input = false;
   ExpertSet routed, shared;
@@ -82,7 +75,7 @@ struct FusedMoeArgs {
   std::int32_t* expert_cursor = nullptr;   // [local_experts + n_shared]
   std::int32_t* sorted_slots = nullptr;    // [T * (k + n_shared)]
   std::int32_t* active_sets = nullptr;     // [local_experts + n_shared + 1]: the sets holding slots, their count last
-  ReduceKind reduce = ReduceKind::fused_atomic;
+  ReduceMode reduce = ReduceMode::fused_atomic;
   bool fail_launch_for_test = false;  // test hook: an invalid launch configuration, to prove errors are reported
   // Mutant build only (launch_fused_moe_mutant): the bug to carry and what it needs to know.
   int mutation = 0;                  // a moe::Mutation
@@ -92,14 +85,19 @@ struct FusedMoeArgs {
 };
 
 inline bool quantizes_activations(const FusedMoeArgs& a) {
-  return a.routed.aq.kind != AQuant::none || (a.n_shared > 0 && a.shared.aq.kind != AQuant::none);
+  return a.routed.aq.kind != ActFormat::none || (a.n_shared > 0 && a.shared.aq.kind != ActFormat::none);
 }
 
-// The elements of one weight row a lane of the grouped kernels reads in one 16-byte load: 8 of 16 bits, 16 of fp8
-// or MXFP8, 32 of MXFP4.
-MOE_HOST_DEVICE constexpr int chunk_width(WFormat f) {
-  return f == WFormat::mxfp4 ? 32 : (f == WFormat::bf16 || f == WFormat::f16) ? 8 : 16;
-}
+// The elements of one weight row a lane of the grouped kernels reads in one 16-byte load (the format table's bits
+// per element): 8 of 16 bits, 16 of fp8 or MXFP8, 32 of MXFP4. kChunkWidth<F> is the same for device code, which
+// may read the table's scalars only through constants (F: a WeightFormat as int, the kernels' template parameter).
+constexpr int chunk_width(WeightFormat f) { return 128 / weight_format_info(f).element_bits; }
+template <int F> inline constexpr int kChunkWidth = chunk_width(WeightFormat(F));
+
+// The weight formats the device decoders (weight_loads.hpp, mma_decode_ring.hpp) and the launchers' format
+// dispatch implement: the format table's rows up to mxfp4. The adapter declines a case in any later row, a format
+// the table has before its GPU decoder exists (docs/adding-a-weight-format.md).
+constexpr bool has_device_decoder(WeightFormat f) { return int(f) <= int(WeightFormat::mxfp4); }
 
 // The one-stage kernel holds a slot's intermediate in shared memory: inter up to this (24 KiB beside the 16 KiB
 // reduction).
@@ -122,7 +120,7 @@ enum class LaunchSets : int { routed_and_shared, routed, shared };
 struct LaunchPlan {
   StagePath path = StagePath::row_wise;
   int tokens_per_pass = 0;  // the grouped paths: 2 or 8 (grouped_stages.hpp: kTokFew, kTokMany); 0 otherwise
-  ReduceKind reduce = ReduceKind::fused_atomic;
+  ReduceMode reduce = ReduceMode::fused_atomic;
   LaunchSets sets = LaunchSets::routed_and_shared;
   // Stage-1 inputs prepared in xq_routed / xq_shared first: activations quantized, or the decode mma operands.
   bool prepare_inputs = false;

@@ -95,8 +95,8 @@ __device__ inline void input8(const FusedMoeArgs& a, const SlotInfo& s, std::int
     load8f(p, x);
     return;
   }
-  if (a.in_type == ElemType::f32) {
-    for (int q = 0; q < 8; ++q) x[q] = load(a.x, s.token * a.hidden + c + q, ElemType::f32);
+  if (a.in_type == DType::f32) {
+    for (int q = 0; q < 8; ++q) x[q] = load(a.x, s.token * a.hidden + c + q, DType::f32);
   } else {
     load8(a.x, s.token * a.hidden + c, a.in_type, x);
   }
@@ -258,7 +258,7 @@ __global__ void __launch_bounds__(kThreads) grouped_stage_kernel(FusedMoeArgs a,
   if (int(blockIdx.y) >= a.active_sets[sets]) return;
   const std::int64_t set_idx = a.active_sets[blockIdx.y];
   const bool shared = set_idx >= a.local_experts;
-  if (shared && a.shared.wfmt != WFormat(F)) return;
+  if (shared && a.shared.wfmt != WeightFormat(F)) return;
   const ExpertSet& set = shared ? a.shared : a.routed;
   const std::int64_t e = shared ? set_idx - a.local_experts : set_idx;
   const std::int64_t rows = Stage == 1 ? set.inter : a.hidden;

@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
   const std::uint8_t* w = static_cast<const std::uint8_t*>(Stage == 1 ? set.w13 : set.w2);
   auto scale_row = [&](std::int64_t rw) -> const void* {
     if constexpr (mx) return mx_scale_row(set, Stage == 1, e, rw, rows, K);
-    else return fp8_scale_row(set, WFormat(F), Stage == 1, e, rw, rows, K);
+    else return fp8_scale_row(set, WeightFormat(F), Stage == 1, e, rw, rows, K);
   };
   const void* sbase = scale_row(0);
 #pragma unroll
@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
       const std::int64_t first = (e * rows + rw[hh]) * K;
-      wrow[r][hh] = w + (WFormat(F) == WFormat::mxfp4 ? first / 2 : first);
+      wrow[r][hh] = w + (WeightFormat(F) == WeightFormat::mxfp4 ? first / 2 : first);
       const void* sr = scale_row(rw[hh]);
       soff[r][hh] = std::uint32_t(mx ? static_cast<const std::uint8_t*>(sr) - static_cast<const std::uint8_t*>(sbase)
                                      : static_cast<const float*>(sr) - static_cast<const float*>(sbase));
@@ -179,7 +179,7 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
           }
         };
         // The choice of decoder is made once per row tile and step, outside the pieces.
-        if (WFormat(F) == WFormat::mxfp4 && e2m1_direct(sc[r][0][0]) && e2m1_direct(sc[r][1][0])) {
+        if (WeightFormat(F) == WeightFormat::mxfp4 && e2m1_direct(sc[r][0][0]) && e2m1_direct(sc[r][1][0])) {
           std::uint32_t f[2];  // 2^126 * scale as a bf16 pair
 #pragma unroll
           for (int hh = 0; hh < 2; ++hh) f[hh] = std::uint32_t(__float_as_uint(sc[r][hh][0] * 0x1p126f) >> 16) * 0x10001u;
@@ -199,7 +199,7 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
         } else {
           static_for<4>([&](auto pc) {
             constexpr int P = decltype(pc)::value;
-            constexpr int kPieces = chunk_width(WFormat(F)) / 8;  // 8-column pieces per 16-byte chunk
+            constexpr int kPieces = kChunkWidth<F> / 8;  // 8-column pieces per 16-byte chunk
             std::uint32_t pr[2][4];
 #pragma unroll
             for (int hh = 0; hh < 2; ++hh) {
@@ -247,13 +247,13 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
 }
 
 template <class Fn>
-void dispatch_quantized(WFormat f, Fn&& fn) {
+void dispatch_quantized(WeightFormat f, Fn&& fn) {
   switch (f) {
-    case WFormat::fp8_tensor: fn(std::integral_constant<int, int(WFormat::fp8_tensor)>{}); return;
-    case WFormat::fp8_channel: fn(std::integral_constant<int, int(WFormat::fp8_channel)>{}); return;
-    case WFormat::fp8_block: fn(std::integral_constant<int, int(WFormat::fp8_block)>{}); return;
-    case WFormat::mxfp8: fn(std::integral_constant<int, int(WFormat::mxfp8)>{}); return;
-    case WFormat::mxfp4: fn(std::integral_constant<int, int(WFormat::mxfp4)>{}); return;
+    case WeightFormat::fp8_tensor: fn(std::integral_constant<int, int(WeightFormat::fp8_tensor)>{}); return;
+    case WeightFormat::fp8_channel: fn(std::integral_constant<int, int(WeightFormat::fp8_channel)>{}); return;
+    case WeightFormat::fp8_block: fn(std::integral_constant<int, int(WeightFormat::fp8_block)>{}); return;
+    case WeightFormat::mxfp8: fn(std::integral_constant<int, int(WeightFormat::mxfp8)>{}); return;
+    case WeightFormat::mxfp4: fn(std::integral_constant<int, int(WeightFormat::mxfp4)>{}); return;
     default: break;
   }
   throw_harness_error("launch_decode_mma", "not a quantized weight format (the plan picks this path for fp8 and MX weights only)");

@@ -70,9 +70,9 @@ __device__ inline void mma_bf16(float (&c)[4], const std::uint32_t (&a)[4], std:
 }
 
 // Row tiles per warp: MXFP4 rows are short in bytes, two tiles share each B chunk.
-template <int F> constexpr int dec_tiles() { return WFormat(F) == WFormat::mxfp4 ? 2 : 1; }
-template <int F> constexpr int dec_chunks() { return 32 / chunk_width(WFormat(F)); }  // 16-byte loads per row
-template <int F> constexpr bool dec_mx() { return WFormat(F) == WFormat::mxfp8 || WFormat(F) == WFormat::mxfp4; }
+template <int F> constexpr int dec_tiles() { return WeightFormat(F) == WeightFormat::mxfp4 ? 2 : 1; }
+template <int F> constexpr int dec_chunks() { return 32 / kChunkWidth<F>; }  // 16-byte loads per row
+template <int F> constexpr bool dec_mx() { return WeightFormat(F) == WeightFormat::mxfp8 || WeightFormat(F) == WeightFormat::mxfp4; }
 
 // The weights and B of a step travel through a ring of kStages stages in shared memory, one ring per warp, by
 // cp.async, 16 bytes at a time (the weights past L1, which they would only flush; B through L1, where the other warps
@@ -95,7 +95,7 @@ template <int F> constexpr int dec_scales() { return dec_mx<F>() ? dec_chunks<F>
 // the row (whole 32-byte sectors). A piece P (8 columns) starts at chunk_col(P / pieces) + 8 (P % pieces).
 template <int F>
 __device__ inline int chunk_col(int c0, int tig, int j) {
-  constexpr int V = chunk_width(WFormat(F));
+  constexpr int V = kChunkWidth<F>;
   return c0 + V * tig + 4 * V * j;
 }
 
@@ -128,7 +128,7 @@ __device__ inline void cp_async_wait() {
 // right after each load, they made a warp wait out four serial round trips a step; measured on the H200:
 // reports/runs/2026-12-01-h200-decode-scales/RUN.md). fp8 per tensor and per channel scales do not change along a row:
 // loaded once (row_scale).
-template <int F> constexpr bool dec_step_scales() { return dec_mx<F>() || WFormat(F) == WFormat::fp8_block; }
+template <int F> constexpr bool dec_step_scales() { return dec_mx<F>() || WeightFormat(F) == WeightFormat::fp8_block; }
 template <int F>
 struct StepScales {
   std::uint32_t raw[dec_tiles<F>()][2][dec_scales<F>()];
@@ -148,7 +148,7 @@ __device__ inline StepScales<F> fetch_scales(const void* sbase, const std::uint3
         if constexpr (dec_mx<F>()) {
           const int c = chunk_col<F>(c0, tig, j);
           st.raw[r][h][j] = static_cast<const std::uint8_t*>(sbase)[soff[r][h] + (c < K ? c : 0) / 32];
-        } else if constexpr (WFormat(F) == WFormat::fp8_block) {
+        } else if constexpr (WeightFormat(F) == WeightFormat::fp8_block) {
           st.raw[r][h][j] = __float_as_uint(static_cast<const float*>(sbase)[soff[r][h] + c0 / 128]);  // the sums span all 4 lanes
         } else {
           st.raw[r][h][j] = 0u;  // per tensor / per channel: row_scale
@@ -162,8 +162,8 @@ __device__ inline StepScales<F> fetch_scales(const void* sbase, const std::uint3
 template <int F>
 __device__ inline void issue_step(uint4* stage, int lane, const std::uint8_t* const (&wrow)[dec_tiles<F>()][2], int c0,
                                   int K, const float* brow, int part, bool b_on) {
-  constexpr WFormat f = WFormat(F);
-  constexpr int kPieces = chunk_width(f) / 8;
+  constexpr WeightFormat f = WeightFormat(F);
+  constexpr int kPieces = kChunkWidth<F> / 8;
   const int tig = lane % 4;
 #pragma unroll
   for (int r = 0; r < dec_tiles<F>(); ++r)
@@ -173,7 +173,7 @@ __device__ inline void issue_step(uint4* stage, int lane, const std::uint8_t* co
       for (int j = 0; j < dec_chunks<F>(); ++j) {
         const int c = chunk_col<F>(c0, tig, j);
         const int i = c < K ? c : 0;
-        cp_async16<false>(stage + ((r * 2 + h) * dec_chunks<F>() + j) * 32 + lane, wrow[r][h] + (f == WFormat::mxfp4 ? i / 2 : i), c < K);
+        cp_async16<false>(stage + ((r * 2 + h) * dec_chunks<F>() + j) * 32 + lane, wrow[r][h] + (f == WeightFormat::mxfp4 ? i / 2 : i), c < K);
       }
     }
 #pragma unroll

@@ -227,7 +227,7 @@ void launch_grouped_mma(const FusedMoeArgs& a, int stage, std::int64_t mid_strid
   // Slot-tile slices per set: enough for the mean set (plus one for the busier ones); a slice with no tile exits.
   const std::int64_t mean_tiles = (slots / std::int64_t(grid_sets) + kBM - 1) / kBM;
   const unsigned z = unsigned(mean_tiles + 1 < 32 ? mean_tiles + 1 : 32);
-  const bool bf16 = a.routed.wfmt == WFormat::bf16;
+  const bool bf16 = a.routed.wfmt == WeightFormat::bf16;
   if (stage == 1) {
     const dim3 grid(unsigned((max_inter + kBN / 2 - 1) / (kBN / 2)), grid_sets, z);
     if (bf16) grouped_mma_kernel<true, 1><<<grid, dim3(kMmaThreads)>>>(a, mid_stride, sets);

@@ -29,7 +29,7 @@ __device__ inline void block_sum(float (&v)[N], float* red) {
 template <int F>
 __device__ void stage1_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t i0, float* red, float* dst) {
   const ExpertSet& set = s.shared ? a.shared : a.routed;
-  if (F >= 0 && s.shared && a.shared.wfmt != WFormat(F)) {
+  if (F >= 0 && s.shared && a.shared.wfmt != WeightFormat(F)) {
     stage1_rows<-1>(a, s, i0, red, dst);
     return;
   }
@@ -77,7 +77,7 @@ template <int F>
 __device__ void stage2_rows(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t h0,
                             const float* z, float* red) {
   const ExpertSet& set = s.shared ? a.shared : a.routed;
-  if (F >= 0 && s.shared && a.shared.wfmt != WFormat(F)) {
+  if (F >= 0 && s.shared && a.shared.wfmt != WeightFormat(F)) {
     stage2_rows<-1>(a, s, h0, z, red);
     return;
   }

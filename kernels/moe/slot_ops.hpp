@@ -5,7 +5,7 @@
 // compiles its own).
 #pragma once
 #include <cstdint>
-#include "kernels/moe/device_numerics.hpp"
+#include "kernels/moe/weight_loads.hpp"
 
 namespace moe::gpu {
 namespace {
@@ -14,10 +14,10 @@ constexpr int kThreads = 256;  // every stage kernel's block size
 
 __device__ inline float activate(float g, float u, const FusedMoeArgs& a, bool clamp) {
   switch (a.act) {
-    case ActKind::silu: return g / (1.0f + expf(-g)) * u;
-    case ActKind::gelu_tanh: return 0.5f * g * (1.0f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g))) * u;
-    case ActKind::gelu_erf: return 0.5f * g * (1.0f + erff(g * 0.7071067811865476f)) * u;
-    case ActKind::swiglu_oai:
+    case Activation::silu: return g / (1.0f + expf(-g)) * u;
+    case Activation::gelu_tanh: return 0.5f * g * (1.0f + tanhf(0.7978845608028654f * (g + 0.044715f * g * g * g))) * u;
+    case Activation::gelu_erf: return 0.5f * g * (1.0f + erff(g * 0.7071067811865476f)) * u;
+    case Activation::swiglu_oai:
       if (clamp) {
         g = fminf(g, a.limit);
         u = fmaxf(fminf(u, a.limit), -a.limit);
@@ -57,11 +57,11 @@ __device__ inline SlotInfo slot_info(const FusedMoeArgs& a, std::int64_t slot) {
 // Stage-1 row pair for intermediate index i in the stored layout.
 __device__ inline void gate_up_rows(const FusedMoeArgs& a, std::int64_t inter, std::int64_t i, std::int64_t& g,
                                     std::int64_t& u) {
-  if (a.layout == LayoutKind::gate_up) { g = i; u = inter + i; }
-  else if (a.layout == LayoutKind::up_gate) { u = i; g = inter + i; }
+  if (a.layout == GateUpLayout::gate_up) { g = i; u = inter + i; }
+  else if (a.layout == GateUpLayout::up_gate) { u = i; g = inter + i; }
   else { g = 2 * i; u = 2 * i + 1; }
-  if (MOE_MUT(a, swiglu_chunked_split) && a.layout == LayoutKind::interleaved) { g = i; u = inter + i; }
-  if (MOE_MUT(a, gate_up_swapped) && a.layout != LayoutKind::interleaved) { const std::int64_t x = g; g = u; u = x; }
+  if (MOE_MUT(a, swiglu_chunked_split) && a.layout == GateUpLayout::interleaved) { g = i; u = inter + i; }
+  if (MOE_MUT(a, gate_up_swapped) && a.layout != GateUpLayout::interleaved) { const std::int64_t x = g; g = u; u = x; }
 }
 
 // part + x * w; the bf16_accumulation mutant rounds the running sum to bf16 at every step.
@@ -121,10 +121,10 @@ __device__ inline void stage2_output(const FusedMoeArgs& a, const SlotInfo& s, s
   y *= (a.weight_on_input && !s.shared) ? 1.0f : s.weight;
   // lost_atomic_update: a non-atomic read-modify-write whose update from token 0's second slot another lane
   // overwrote (the host kernel's version of the same bug drops the same update).
-  if (MOE_MUT(a, lost_atomic_update) && a.reduce == ReduceKind::fused_atomic && s.token == 0 &&
+  if (MOE_MUT(a, lost_atomic_update) && a.reduce == ReduceMode::fused_atomic && s.token == 0 &&
       s.slot % (a.topk + a.n_shared) == 1)
     return;
-  if (a.reduce == ReduceKind::fused_atomic) atomicAdd(&a.acc[s.token * h + row], y);
+  if (a.reduce == ReduceMode::fused_atomic) atomicAdd(&a.acc[s.token * h + row], y);
   else a.slots[s.slot * h + row] = y;
 }
 

@@ -5,10 +5,11 @@
 #include <cmath>
 #include <utility>
 
+#include "formats/bf16.hpp"
+#include "formats/fp16.hpp"
+#include "formats/fp8.hpp"
+#include "formats/weight_format.hpp"
 #include "kernels/convert/fn_to_fnuz.hpp"
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/fp16.hpp"
-#include "reference/formats/fp8.hpp"
 
 namespace moe {
 namespace {
@@ -38,9 +39,13 @@ constexpr std::array<std::pair<Mutation, std::string_view>, 24> kNames{{
     {Mutation::illegal_memory_access, "illegal_memory_access"},
     {Mutation::spin_forever, "spin_forever"},
 }};
-bool mx(const QuantScheme& q) { return q.weight == WeightFormat::mxfp8 || q.weight == WeightFormat::mxfp4; }
-bool fp8_weights(const QuantScheme& q) {
-  return q.weight == WeightFormat::fp8_tensor || q.weight == WeightFormat::fp8_channel || q.weight == WeightFormat::fp8_block;
+// Which formats a format mutant applies to, read from the format table: E8M0 block scales, packed e2m1 elements,
+// and e4m3fn codes with fp32 scales (the fn -> fnuz conversion doubles fp32 scales; MX scales are powers of two).
+bool e8m0_scales(const QuantScheme& q) { return is_mx(weight_format_info(q.weight)); }
+bool e2m1_elements(const QuantScheme& q) { return weight_format_info(q.weight).element == DType::e2m1x2; }
+bool fn_codes_with_f32_scales(const QuantScheme& q) {
+  const WeightFormatInfo& w = weight_format_info(q.weight);
+  return stored_element(w, q.flavor) == DType::e4m3fn && w.scale == ScaleKind::f32;
 }
 }  // namespace
 
@@ -77,7 +82,7 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
     case Mutation::swiglu_chunked_split: return p.activation == Activation::swiglu_oai;
     case Mutation::swiglu_clamp_dropped: return p.activation == Activation::swiglu_oai;
     case Mutation::fnuz_scale_not_doubled:
-    case Mutation::fnuz_neg_zero_kept: return fp8_weights(p.quant) && p.quant.flavor == Fp8Flavor::fn;
+    case Mutation::fnuz_neg_zero_kept: return fn_codes_with_f32_scales(p.quant);
     case Mutation::last_token_unwritten: return p.tokens > 1 && (p.tokens & (p.tokens - 1)) != 0;
     case Mutation::one_token_wrong_expert: return p.local_experts() > 1;
     case Mutation::router_weight_dropped:
@@ -85,8 +90,8 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
     case Mutation::routing_not_renormalized: return renorm_routing;
     case Mutation::routed_scaling_twice: return p.routing.kind == RoutingKind::grouped_sigmoid && p.routing.routed_scaling != 1.0f;
     case Mutation::per_tensor_act_scale: return p.quant.act == ActFormat::fp8_token && p.tokens > 1;
-    case Mutation::e8m0_scale_off_by_one: return mx(p.quant);
-    case Mutation::fp4_nibbles_swapped: return p.quant.weight == WeightFormat::mxfp4;
+    case Mutation::e8m0_scale_off_by_one: return e8m0_scales(p.quant);
+    case Mutation::fp4_nibbles_swapped: return e2m1_elements(p.quant);
     case Mutation::bf16_accumulation: return true;
     case Mutation::lost_atomic_update: return p.reduce == ReduceMode::fused_atomic && p.topk > 1;
     case Mutation::shared_expert_dropped: return p.n_shared > 0 && p.ep_rank == 0;

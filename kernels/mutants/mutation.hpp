@@ -1,4 +1,4 @@
-// The mutant catalog (issue 7): each mutation is one realistic bug from the field, selectable by name. The host
+// The mutant catalog: each mutation is one realistic bug from the field, selectable by name. The host
 // contract kernel implements every one of them but the GPU-only ones (kernels/host); the GPU kernels implement all
 // of them in a separate compilation of the same source (kernels/mutants/fused_moe_mutants.hip), so the default
 // build's kernels carry none; the harness's selftest proves each is caught.
@@ -22,7 +22,7 @@ std::optional<Mutation> parse_mutation(std::string_view s);
 std::string mutation_names();
 // Whether the bug can change the output of problem p at all (the selftest then checks it really did).
 bool mutation_applies(Mutation m, const ProblemSpec& p);
-// Bugs too small for any statistical tolerance (DESIGN.md: "one wrong block scale"): the exact tier must catch them
+// Bugs too small for any statistical tolerance (one wrong block scale): the exact tier must catch them
 // on every live case; on statistical cases a miss is reported, not failed. gpu: whether the GPU kernels carry it.
 // bf16_accumulation is one of them on the GPU: its K reduction is a lane tree (row-wise kernels: 256 lanes, 8
 // levels; grouped kernels: 16 lanes, 4 levels), so the bf16 rounding enters only over each lane's serial terms

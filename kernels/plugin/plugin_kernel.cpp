@@ -12,28 +12,30 @@
 
 namespace moe {
 
-std::int32_t to_plugin_dtype(DType t) {
-  switch (t) {
-    case DType::f32: return MOE_DTYPE_F32;
-    case DType::f16: return MOE_DTYPE_F16;
-    case DType::bf16: return MOE_DTYPE_BF16;
-    case DType::i32: return MOE_DTYPE_I32;
-    case DType::u8: return MOE_DTYPE_U8;
-    case DType::e4m3fn: return MOE_DTYPE_E4M3FN;
-    case DType::e4m3fnuz: return MOE_DTYPE_E4M3FNUZ;
-    case DType::e5m2: return MOE_DTYPE_E5M2;
-    case DType::e5m2fnuz: return MOE_DTYPE_E5M2FNUZ;
-    case DType::e8m0: return MOE_DTYPE_E8M0;
-    case DType::e2m1x2: return MOE_DTYPE_E2M1X2;
-  }
-  return 0;
-}
+std::int32_t to_plugin_dtype(DType t) { return dtype_info(t).plugin_abi; }
+
+// The ABI's C enums keep their values (plugins built against ABI 1 must still load); the format tables carry them.
+static_assert(dtype_info(DType::f32).plugin_abi == MOE_DTYPE_F32 && dtype_info(DType::f16).plugin_abi == MOE_DTYPE_F16 &&
+              dtype_info(DType::bf16).plugin_abi == MOE_DTYPE_BF16 && dtype_info(DType::i32).plugin_abi == MOE_DTYPE_I32 &&
+              dtype_info(DType::u8).plugin_abi == MOE_DTYPE_U8 && dtype_info(DType::e4m3fn).plugin_abi == MOE_DTYPE_E4M3FN &&
+              dtype_info(DType::e4m3fnuz).plugin_abi == MOE_DTYPE_E4M3FNUZ &&
+              dtype_info(DType::e5m2).plugin_abi == MOE_DTYPE_E5M2 &&
+              dtype_info(DType::e5m2fnuz).plugin_abi == MOE_DTYPE_E5M2FNUZ &&
+              dtype_info(DType::e8m0).plugin_abi == MOE_DTYPE_E8M0 &&
+              dtype_info(DType::e2m1x2).plugin_abi == MOE_DTYPE_E2M1X2);
+static_assert(weight_format_info(WeightFormat::bf16).plugin_abi == MOE_WEIGHT_BF16 &&
+              weight_format_info(WeightFormat::fp16).plugin_abi == MOE_WEIGHT_FP16 &&
+              weight_format_info(WeightFormat::fp8_tensor).plugin_abi == MOE_WEIGHT_FP8_TENSOR &&
+              weight_format_info(WeightFormat::fp8_channel).plugin_abi == MOE_WEIGHT_FP8_CHANNEL &&
+              weight_format_info(WeightFormat::fp8_block).plugin_abi == MOE_WEIGHT_FP8_BLOCK &&
+              weight_format_info(WeightFormat::mxfp8).plugin_abi == MOE_WEIGHT_MXFP8 &&
+              weight_format_info(WeightFormat::mxfp4).plugin_abi == MOE_WEIGHT_MXFP4);
 
 namespace {
 
 moe_quant to_plugin_quant(const QuantScheme& q) {
   moe_quant m{};
-  m.weight_format = std::int32_t(q.weight) + MOE_WEIGHT_BF16;  // same order as WeightFormat
+  m.weight_format = weight_format_info(q.weight).plugin_abi;
   m.act_format = std::int32_t(q.act) + MOE_ACTQ_NONE;          // same order as ActFormat
   m.fnuz = q.flavor == Fp8Flavor::fnuz;
   m.qmax = q.act_qmax;
@@ -43,7 +45,7 @@ moe_quant to_plugin_quant(const QuantScheme& q) {
   m.e8m0_edges = std::int32_t(q.e8m0_edges) + MOE_E8M0_OCP;
   return m;
 }
-static_assert(int(WeightFormat::mxfp4) + MOE_WEIGHT_BF16 == MOE_WEIGHT_MXFP4 && int(ActFormat::mxfp8) + 1 == MOE_ACTQ_MXFP8);
+static_assert(int(ActFormat::mxfp8) + 1 == MOE_ACTQ_MXFP8);
 static_assert(int(Activation::gelu_erf) + 1 == MOE_ACT_GELU_ERF && int(GateUpLayout::interleaved) + 1 == MOE_LAYOUT_INTERLEAVED);
 static_assert(int(ReduceMode::per_k) + 1 == MOE_REDUCE_PER_K && int(MxScaleMode::even) + 1 == MOE_MX_EVEN);
 

@@ -1,4 +1,4 @@
-// What the live GPU is, for gating (DESIGN.md "Gating"). Detection always asks the live device, never a build flag.
+// What the live GPU is, for gating (docs/reliability.md). Detection always asks the live device, never a build flag.
 #pragma once
 #include <cstdint>
 #include <optional>

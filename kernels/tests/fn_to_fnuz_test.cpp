@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "fixtures/error.hpp"
-#include "reference/formats/minifloat.hpp"
+#include "formats/minifloat.hpp"
 
 namespace moe {
 

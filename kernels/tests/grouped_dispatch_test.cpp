@@ -40,13 +40,13 @@ bool on_decode_mma(const ProblemSpec& p, bool built, const DispatchOptions& o = 
 }
 
 TEST(GroupedDispatch, ChunkWidthIsSixteenBytesOfTheFormat) {
-  EXPECT_EQ(chunk_width(WFormat::bf16), 8);   // 16 B / 2 B
-  EXPECT_EQ(chunk_width(WFormat::f16), 8);
-  EXPECT_EQ(chunk_width(WFormat::fp8_tensor), 16);  // 16 B / 1 B
-  EXPECT_EQ(chunk_width(WFormat::fp8_channel), 16);
-  EXPECT_EQ(chunk_width(WFormat::fp8_block), 16);
-  EXPECT_EQ(chunk_width(WFormat::mxfp8), 16);
-  EXPECT_EQ(chunk_width(WFormat::mxfp4), 32);  // 16 B / 0.5 B: one MX block
+  EXPECT_EQ(chunk_width(WeightFormat::bf16), 8);   // 16 B / 2 B
+  EXPECT_EQ(chunk_width(WeightFormat::fp16), 8);
+  EXPECT_EQ(chunk_width(WeightFormat::fp8_tensor), 16);  // 16 B / 1 B
+  EXPECT_EQ(chunk_width(WeightFormat::fp8_channel), 16);
+  EXPECT_EQ(chunk_width(WeightFormat::fp8_block), 16);
+  EXPECT_EQ(chunk_width(WeightFormat::mxfp8), 16);
+  EXPECT_EQ(chunk_width(WeightFormat::mxfp4), 32);  // 16 B / 0.5 B: one MX block
 }
 
 TEST(GroupedDispatch, GroupedWhereEveryRowHoldsWholeChunks) {
@@ -179,9 +179,9 @@ TEST(GroupedDispatch, PreparedInputsForQuantizedActivationsAndTheDecodeMmaKernel
   q.quant.act = ActFormat::fp8_group128;
   EXPECT_TRUE(first(q, {true, true}).prepare_inputs);
   EXPECT_EQ(first(q, {true, true}).path, StagePath::grouped);
-  EXPECT_EQ(first(q).reduce, ReduceKind::fused_atomic);
+  EXPECT_EQ(first(q).reduce, ReduceMode::fused_atomic);
   q.reduce = ReduceMode::per_k;
-  EXPECT_EQ(first(q).reduce, ReduceKind::per_k);
+  EXPECT_EQ(first(q).reduce, ReduceMode::per_k);
 }
 
 // One-stage only where asked, and never with quantized activations (the intermediate is quantized between stages)
@@ -205,7 +205,7 @@ TEST(GroupedDispatch, OneStageWhereAskedAndPossible) {
 TEST(GroupedDispatch, TheVariantIsSpelledFromThePlanAlone) {
   auto one = [](StagePath path, int tpp, ReduceMode reduce, WeightFormat w, std::optional<ActFormat> act = {}) {
     Plan p;
-    p.launches = {LaunchPlan{path, tpp, ReduceKind::fused_atomic, LaunchSets::routed_and_shared, false}};
+    p.launches = {LaunchPlan{path, tpp, ReduceMode::fused_atomic, LaunchSets::routed_and_shared, false}};
     p.reduce = reduce;
     p.weight = w;
     p.quantized_act = act;
@@ -222,7 +222,7 @@ TEST(GroupedDispatch, TheVariantIsSpelledFromThePlanAlone) {
                         ActFormat::fp8_group128)),
             "grouped-mma-decode/atomic/fp8_block+fp8_group128");
   Plan two = one(StagePath::grouped_mma_decode, 2, ReduceMode::per_k, WeightFormat::mxfp4);
-  two.launches.push_back(LaunchPlan{StagePath::grouped, 8, ReduceKind::per_k, LaunchSets::shared, false});
+  two.launches.push_back(LaunchPlan{StagePath::grouped, 8, ReduceMode::per_k, LaunchSets::shared, false});
   two.launches[0].sets = LaunchSets::routed;
   EXPECT_EQ(variant(two), "grouped-mma-decode/per_k/mxfp4/shared-separate:grouped-t8");
   two.launches[1].path = StagePath::row_wise;

@@ -5,16 +5,17 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string>
 
 #include "kernels/mutants/mutation.hpp"
-#include "reference/formats/bf16.hpp"
+#include "formats/bf16.hpp"
 
 namespace moe {
 namespace {
 
 TEST(Mutation, NamesRoundTripAndOnlyTheOffsetBugIsGpuOnly) {
   const auto all = all_mutations();
-  EXPECT_EQ(all.size(), 21u);  // 20 bugs of issue 7's list that live in a kernel, plus 32-bit offsets
+  EXPECT_EQ(all.size(), 21u);  // 20 bugs of the catalog that live in a kernel, plus 32-bit offsets
   std::set<std::string_view> names;
   for (Mutation m : all) {
     names.insert(mutation_name(m));
@@ -62,6 +63,33 @@ TEST(Mutation, ThirtyTwoBitOffsetsAreLiveOnlyPastTwoToThe32Elements) {
   EXPECT_TRUE(mutation_applies(Mutation::offsets_32bit, p));
   p.ep = 2;  // 72 local experts: 2.4e9 elements, under 2^32 again
   EXPECT_FALSE(mutation_applies(Mutation::offsets_32bit, p));
+}
+
+// Where each format bug can live, by the formats' definitions (docs/numerics.md): E8M0 block scales in mxfp8 and
+// mxfp4, packed e2m1 nibbles in mxfp4, and the fn -> fnuz conversion (codes reinterpreted, fp32 scales doubled) in
+// the fp8 formats stored as e4m3fn, that is under `flavor: fn`.
+TEST(Mutation, FormatBugsApplyToTheFormatsThatStoreWhatTheyBreak) {
+  struct Row { WeightFormat w; Fp8Flavor flavor; bool e8m0, nibbles, fnuz; };
+  const Row rows[] = {
+      {WeightFormat::bf16, Fp8Flavor::fn, false, false, false},
+      {WeightFormat::fp16, Fp8Flavor::fn, false, false, false},
+      {WeightFormat::fp8_tensor, Fp8Flavor::fn, false, false, true},
+      {WeightFormat::fp8_channel, Fp8Flavor::fn, false, false, true},
+      {WeightFormat::fp8_block, Fp8Flavor::fn, false, false, true},
+      {WeightFormat::fp8_block, Fp8Flavor::fnuz, false, false, false},  // already fnuz: nothing to convert
+      {WeightFormat::mxfp8, Fp8Flavor::fn, true, false, false},         // E8M0 scales: not the fp32 doubling
+      {WeightFormat::mxfp4, Fp8Flavor::fn, true, true, false},
+  };
+  for (const Row& r : rows) {
+    ProblemSpec p;
+    p.quant.weight = r.w;
+    p.quant.flavor = r.flavor;
+    const std::string what = std::string(name(r.w)) + " " + std::string(name(r.flavor));
+    EXPECT_EQ(mutation_applies(Mutation::e8m0_scale_off_by_one, p), r.e8m0) << what;
+    EXPECT_EQ(mutation_applies(Mutation::fp4_nibbles_swapped, p), r.nibbles) << what;
+    EXPECT_EQ(mutation_applies(Mutation::fnuz_scale_not_doubled, p), r.fnuz) << what;
+    EXPECT_EQ(mutation_applies(Mutation::fnuz_neg_zero_kept, p), r.fnuz) << what;
+  }
 }
 
 TEST(Mutation, FirstHitLocalExpertCountsOnlyThisRanksExperts) {

@@ -4,8 +4,8 @@
 #include <cstring>
 
 #include "kernels/common/output_sums.hpp"
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/tensor_element.hpp"
+#include "formats/bf16.hpp"
+#include "fixtures/tensor_element.hpp"
 
 namespace moe {
 namespace {

@@ -1,4 +1,4 @@
-// Reference engine speed, every figure from one process on the same OpenMP threads (issue 3, item 7):
+// Reference engine speed, every figure from one process on the same OpenMP threads:
 //   prefill  DeepSeek-V3 local shape (T=4096, H=7168, local I=256, E=256, k=8, fp8 128x128 blocks, 1x128 groups):
 //            routed GFLOP/s (2*T*k*3*H*I) vs Eigen's dense sgemm of the same FLOPs (T x H times H x k*3*I),
 //            and vs the naive fp64 implementation on one thread (a 4-token slice of the same layer: same per-FLOP

@@ -2,14 +2,14 @@
 
 #include <vector>
 
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/e8m0.hpp"
-#include "reference/formats/fp16.hpp"
-#include "reference/formats/fp8.hpp"
-#include "fixtures/omp_errors.hpp"
+#include "formats/bf16.hpp"
+#include "formats/e8m0.hpp"
+#include "formats/fp16.hpp"
+#include "formats/fp8.hpp"
+#include "formats/fp8_quant.hpp"
+#include "formats/mx_quant.hpp"
+#include "formats/omp_errors.hpp"
 #include "reference/moe/large_buffer.hpp"
-#include "reference/quant/fp8_quant.hpp"
-#include "reference/quant/mx_quant.hpp"
 
 namespace moe {
 

@@ -1,4 +1,4 @@
-// Gated activations with their weight layouts (NUMERICS.md "Activations"). h holds the 2I stage-1 outputs of one
+// Gated activations with their weight layouts (docs/numerics.md). h holds the 2I stage-1 outputs of one
 // token in the stored row order; y receives I values.
 #pragma once
 #include <cmath>

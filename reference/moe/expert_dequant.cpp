@@ -1,5 +1,6 @@
 #include "reference/moe/expert_dequant.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <type_traits>
 #if defined(__AVX512F__)
@@ -9,12 +10,10 @@
 #include <limits>
 #include <vector>
 
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/e8m0.hpp"
-#include "reference/formats/fp8.hpp"
-#include "reference/formats/minifloat.hpp"
-#include "reference/quant/fp8_quant.hpp"
-#include "reference/quant/mx_quant.hpp"
+#include "formats/bf16.hpp"
+#include "formats/e8m0.hpp"
+#include "formats/minifloat.hpp"
+#include "formats/weight_format.hpp"
 
 namespace moe {
 namespace {
@@ -90,75 +89,99 @@ void fp8_row(const std::uint8_t* codes, std::int64_t k, Fp8Flavor f, const float
       if (f == Fp8Flavor::fn ? (codes[c] & 0x7F) == 0x7F : codes[c] == 0x80) out[c] = std::numeric_limits<S>::quiet_NaN();
 }
 
+// out[c] *= scales[c / block], one block at a time (the products of the decoders below).
+template <class S>
+void scale_blocks(S* out, std::int64_t k, const float* scales, std::int64_t block) {
+  for (std::int64_t c0 = 0, b = 0; c0 < k; c0 += block, ++b) {
+    const S s = S(scales[b]);
+    const std::int64_t c1 = std::min(k, c0 + block);
+    for (std::int64_t c = c0; c < c1; ++c) out[c] *= s;
+  }
+}
+
+// Elements without a fast decoder above: through the spec codec's 256-entry table (e5m2, e5m2fnuz, ...).
+template <class S>
+void table_row(const MinifloatSpec& spec, const std::uint8_t* codes, std::int64_t k, const float* scales,
+               std::int64_t block, S* out) {
+  const float* t = decode_table(spec).value;
+  for (std::int64_t c = 0; c < k; ++c) out[c] = S(t[codes[c]]);
+  scale_blocks(out, k, scales, block);
+}
+
+// e2m1x2: two codes a byte, the even element in the low nibble; decode(code) * scale of its block.
+template <class S>
+void e2m1_row(const std::uint8_t* bytes, std::int64_t k, const float* scales, std::int64_t block, S* out) {
+  for (std::int64_t j = 0; j < k / 2; ++j) {
+    out[2 * j] = S(e2m1_bits(bytes[j] & 0xF) * kE2M1Unbias);
+    out[2 * j + 1] = S(e2m1_bits(bytes[j] >> 4) * kE2M1Unbias);
+  }
+  scale_blocks(out, k, scales, block);
+}
+
+// One row of k 16-bit elements (bf16, f16), times their scales where the format has any.
+template <class S>
+void half_row(DType t, const std::uint16_t* p, std::int64_t k, const float* scales, std::int64_t block, S* out) {
+  if (t == DType::f16) {
+    const float* table = fp16_table().data();
+    for (std::int64_t c = 0; c < k; ++c) out[c] = S(table[p[c]]);
+  } else {
+    for (std::int64_t c = 0; c < k; ++c) out[c] = S(std::bit_cast<float>(std::uint32_t(p[c]) << 16));
+  }
+  if (scales) scale_blocks(out, k, scales, block);
+}
+
+// The one dispatch on the stored element dtype: k elements from `row`, times scales[c / block] (nullptr: the
+// format has no scales).
+template <class S>
+void decode_row(DType t, const std::byte* row, std::int64_t k, const float* scales, std::int64_t block, S* out) {
+  const auto* codes = reinterpret_cast<const std::uint8_t*>(row);
+  const float one = 1.0f;
+  if (!scales && t != DType::bf16 && t != DType::f16) {  // a scaled decoder on an unscaled format: times 1, exact
+    scales = &one;
+    block = k;
+  }
+  switch (t) {
+    case DType::bf16: case DType::f16:
+      return half_row(t, reinterpret_cast<const std::uint16_t*>(row), k, scales, block, out);
+    case DType::e4m3fn: return fp8_row(codes, k, Fp8Flavor::fn, scales, block, out);
+    case DType::e4m3fnuz: return fp8_row(codes, k, Fp8Flavor::fnuz, scales, block, out);
+    case DType::e2m1x2: return e2m1_row(codes, k, scales, block, out);
+    default: return table_row(*minifloat_spec_of(t), codes, k, scales, block, out);
+  }
+}
+
 }  // namespace
 
 template <class S>
 void dequantize_rows(const ExpertWeights& w, const QuantScheme& q, WeightMatrix which, std::int64_t e,
                      std::int64_t hidden, std::int64_t inter, std::int64_t r0, std::int64_t r1, S* out,
                      std::int64_t c0, std::int64_t c1) {
+  const WeightFormatInfo& f = weight_format_info(q.weight);
   const bool is13 = which == WeightMatrix::w13;
   const Tensor& el = is13 ? w.w13 : w.w2;
   const Tensor& sc = is13 ? w.w13_scale : w.w2_scale;
   const std::int64_t rows = is13 ? 2 * inter : hidden, k = is13 ? hidden : inter;
   if (c1 < 0) c1 = k;
-  const std::int64_t n = r1 - r0, width = c1 - c0;
-  switch (q.weight) {
-    case WeightFormat::bf16: case WeightFormat::fp16: {
-      const auto* p = el.span<std::uint16_t>().data() + (e * rows + r0) * k + c0;
-      if (q.weight == WeightFormat::fp16) {
-        const float* t = fp16_table().data();
-        for (std::int64_t i = 0; i < n; ++i)
-          for (std::int64_t c = 0; c < width; ++c) out[i * width + c] = S(t[p[i * k + c]]);
-      } else {
-        for (std::int64_t i = 0; i < n; ++i)
-          for (std::int64_t c = 0; c < width; ++c) out[i * width + c] = S(std::bit_cast<float>(std::uint32_t(p[i * k + c]) << 16));
+  const std::int64_t width = c1 - c0, rb = row_bytes(f, k);
+  const std::byte* first = el.bytes() + (e * rows + r0) * rb + row_bytes(f, c0);
+  // The scale grid of expert e, and the scales of one row from column c0 on (c0 sits on a block boundary).
+  const std::int64_t cols = scale_grid_cols(f, k), block = scale_block_k(f, k);
+  const std::int64_t grid = scale_grid_rows(f, rows, is13) * cols;
+  constexpr std::int64_t kChunk = 128;  // E8M0 scales decoded per step (4096 MX elements)
+  float decoded[kChunk];
+  for (std::int64_t i = 0; i < r1 - r0; ++i) {
+    const std::byte* row = first + i * rb;
+    S* o = out + i * width;
+    const std::int64_t s0 = e * grid + scale_row_of(f, rows, is13, r0 + i) * cols + scale_col_of(f, c0);
+    if (f.scale == ScaleKind::e8m0) {
+      const std::uint8_t* codes = sc.span<std::uint8_t>().data() + s0;
+      for (std::int64_t b0 = 0; b0 * block < width; b0 += kChunk) {
+        const std::int64_t n = std::min(kChunk * block, width - b0 * block);
+        for (std::int64_t b = 0; b < (n + block - 1) / block; ++b) decoded[b] = e8m0_decode(codes[b0 + b], q.e8m0_edges);
+        decode_row(el.dtype(), row + row_bytes(f, b0 * block), n, decoded, block, o + b0 * block);
       }
-      return;
-    }
-    case WeightFormat::fp8_tensor: case WeightFormat::fp8_channel: case WeightFormat::fp8_block: {
-      const auto* p = el.span<std::uint8_t>().data() + (e * rows + r0) * k + c0;
-      const float* s = sc.span<float>().data() + e * (sc.numel() / sc.dim(0));
-      for (std::int64_t i = 0; i < n; ++i) {
-        const std::int64_t r = r0 + i;
-        S* o = out + i * width;
-        if (q.weight == WeightFormat::fp8_block) {
-          // w13 blocks its gate and up halves separately: [2 * ceil(I/128), ceil(H/128)].
-          const std::int64_t br = is13 ? (r < inter ? r / 128 : ceil_div(inter, 128) + (r - inter) / 128) : r / 128;
-          fp8_row(p + i * k, width, q.flavor, s + br * ceil_div(k, 128) + c0 / 128, 128, o);
-        } else {
-          fp8_row(p + i * k, width, q.flavor, q.weight == WeightFormat::fp8_tensor ? s : s + r, width, o);
-        }
-      }
-      return;
-    }
-    case WeightFormat::mxfp8: case WeightFormat::mxfp4: {
-      const bool fp4 = q.weight == WeightFormat::mxfp4;
-      const std::int64_t row_bytes = fp4 ? k / 2 : k, nb = k / kMxBlock;
-      const auto* p = el.span<std::uint8_t>().data() + (e * rows + r0) * row_bytes + (fp4 ? c0 / 2 : c0);
-      const auto* s = sc.span<std::uint8_t>().data() + (e * rows + r0) * nb + c0 / kMxBlock;
-      const std::int64_t wb = width / kMxBlock;
-      for (std::int64_t i = 0; i < n; ++i) {
-        S* o = out + i * width;
-        if (fp4) {
-          const std::uint8_t* src = p + i * row_bytes;
-          for (std::int64_t j = 0; j < width / 2; ++j) {
-            o[2 * j] = S(e2m1_bits(src[j] & 0xF) * kE2M1Unbias);
-            o[2 * j + 1] = S(e2m1_bits(src[j] >> 4) * kE2M1Unbias);
-          }
-          for (std::int64_t b = 0; b < wb; ++b) {
-            const S bs = S(e8m0_decode(s[i * nb + b], q.e8m0_edges));
-            for (int j = 0; j < kMxBlock; ++j) o[b * kMxBlock + j] *= bs;
-          }
-        } else {
-          float bs[4096 / kMxBlock];
-          for (std::int64_t b0 = 0; b0 < wb; b0 += std::int64_t(std::size(bs))) {
-            const std::int64_t bn = std::min<std::int64_t>(std::int64_t(std::size(bs)), wb - b0);
-            for (std::int64_t b = 0; b < bn; ++b) bs[b] = e8m0_decode(s[i * nb + b0 + b], q.e8m0_edges);
-            fp8_row(p + i * row_bytes + b0 * kMxBlock, bn * kMxBlock, Fp8Flavor::fn, bs, kMxBlock, o + b0 * kMxBlock);
-          }
-        }
-      }
-      return;
+    } else {
+      decode_row(el.dtype(), row, width, f.scale == ScaleKind::f32 ? sc.span<float>().data() + s0 : nullptr, block, o);
     }
   }
 }

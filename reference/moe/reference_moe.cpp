@@ -5,13 +5,13 @@
 #include <cstring>
 #include <memory>
 
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/fp16.hpp"
+#include "formats/bf16.hpp"
+#include "formats/fp16.hpp"
+#include "formats/omp_errors.hpp"
 #include "reference/moe/act_quant.hpp"
 #include "reference/moe/activation.hpp"
 #include "reference/moe/expert_dequant.hpp"
 #include "reference/moe/large_buffer.hpp"
-#include "fixtures/omp_errors.hpp"
 
 namespace moe {
 namespace {

@@ -1,4 +1,4 @@
-// The reference MoE engine (DESIGN.md "Two references"): tokens grouped per expert, one Eigen GEMM per expert and
+// The reference MoE engine (docs/numerics.md): tokens grouped per expert, one Eigen GEMM per expert and
 // stage, OpenMP across experts; only experts that some token hits are dequantized, one at a time per thread, so
 // working memory is bounded by a few experts, never an fp32 copy of the whole layer.
 //

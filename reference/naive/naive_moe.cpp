@@ -4,11 +4,12 @@
 #include <cmath>
 #include <cstring>
 
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/e8m0.hpp"
-#include "reference/formats/fp16.hpp"
-#include "reference/formats/fp8.hpp"
-#include "reference/formats/minifloat.hpp"
+#include "formats/bf16.hpp"
+#include "formats/e8m0.hpp"
+#include "formats/fp16.hpp"
+#include "formats/fp8.hpp"
+#include "formats/minifloat.hpp"
+#include "formats/weight_format.hpp"
 
 namespace moe::naive {
 namespace {
@@ -96,49 +97,45 @@ NaiveRouting route(const ProblemSpec& s, const Checkpoint& c) {
 
 namespace {
 
-// Element (row, col) of expert `ex`'s weight matrix with `rows` x `cols` logical shape.
+// Element (row, col) of expert `ex`'s weight matrix with `rows` x `cols` logical shape: the stored element's value
+// times the scale of its block, the block located from the format table's block sizes by this file's own arithmetic.
 double weight(const ExpertWeights& w, const QuantScheme& q, bool is13, std::int64_t ex, std::int64_t rows,
               std::int64_t cols, std::int64_t row, std::int64_t col, std::int64_t inter) {
+  const WeightFormatInfo& f = weight_format_info(q.weight);
   const Tensor& el = is13 ? w.w13 : w.w2;
   const Tensor& sc = is13 ? w.w13_scale : w.w2_scale;
   const std::int64_t flat = (ex * rows + row) * cols + col;
-  switch (q.weight) {
-    case WeightFormat::bf16: return bf16_to_f32(el.span<std::uint16_t>()[flat]);
-    case WeightFormat::fp16: return fp16_to_f32(el.span<std::uint16_t>()[flat]);
-    case WeightFormat::fp8_tensor:
-    case WeightFormat::fp8_channel:
-    case WeightFormat::fp8_block: {
-      const double v = minifloat_decode(e4m3_spec(q.flavor), el.span<std::uint8_t>()[flat]);
-      const float* s = sc.span<float>().data();
-      double scale;
-      if (q.weight == WeightFormat::fp8_tensor) {
-        scale = s[ex];
-      } else if (q.weight == WeightFormat::fp8_channel) {
-        scale = s[ex * rows + row];
-      } else {
-        const std::int64_t col_blocks = (cols + 127) / 128;
-        std::int64_t block_row;
-        if (is13) {
-          const std::int64_t per_half = (inter + 127) / 128;
-          block_row = row < inter ? row / 128 : per_half + (row - inter) / 128;
-          scale = s[(ex * 2 * per_half + block_row) * col_blocks + col / 128];
-        } else {
-          const std::int64_t row_blocks = (rows + 127) / 128;
-          scale = s[(ex * row_blocks + row / 128) * col_blocks + col / 128];
-        }
-      }
-      return v * scale;
-    }
-    case WeightFormat::mxfp8:
-    case WeightFormat::mxfp4: {
-      const double scale = e8m0_decode(sc.span<std::uint8_t>()[(ex * rows + row) * (cols / 32) + col / 32], q.e8m0_edges);
-      if (q.weight == WeightFormat::mxfp8) return minifloat_decode(kE4M3Fn, el.span<std::uint8_t>()[flat]) * scale;
-      const std::uint8_t byte = el.span<std::uint8_t>()[(ex * rows + row) * (cols / 2) + col / 2];
-      const std::uint8_t code = (col % 2 == 0) ? (byte & 0x0F) : (byte >> 4);
-      return minifloat_decode(kE2M1, code) * scale;
+  const auto* bytes = reinterpret_cast<const std::uint8_t*>(el.bytes());
+  double v;
+  if (el.dtype() == DType::bf16) {
+    v = bf16_to_f32(el.span<std::uint16_t>()[flat]);
+  } else if (el.dtype() == DType::f16) {
+    v = fp16_to_f32(el.span<std::uint16_t>()[flat]);
+  } else if (f.element_bits == 4) {  // two codes a byte, the even element in the low nibble
+    const std::uint8_t byte = bytes[flat / 2];
+    v = minifloat_decode(*minifloat_spec_of(el.dtype()), col % 2 == 0 ? (byte & 0x0F) : (byte >> 4));
+  } else {
+    v = minifloat_decode(*minifloat_spec_of(el.dtype()), bytes[flat]);
+  }
+  if (f.scale == ScaleKind::none) return v;
+  // Scale blocks: block_rows x block_k (0: the whole dimension); w13's gate and up halves are blocked apart.
+  std::int64_t block_row = 0, block_rows = 1;
+  if (f.block_rows > 0) {
+    const std::int64_t br = f.block_rows;
+    if (is13) {
+      const std::int64_t per_half = (inter + br - 1) / br;
+      block_row = row < inter ? row / br : per_half + (row - inter) / br;
+      block_rows = 2 * per_half;
+    } else {
+      block_row = row / br;
+      block_rows = (rows + br - 1) / br;
     }
   }
-  return 0.0;
+  const std::int64_t bk = f.block_k > 0 ? f.block_k : cols, block_cols = (cols + bk - 1) / bk;
+  const std::int64_t at = (ex * block_rows + block_row) * block_cols + col / bk;
+  const double scale = f.scale == ScaleKind::f32 ? double(sc.span<float>()[at])
+                                                 : double(e8m0_decode(sc.span<std::uint8_t>()[at], q.e8m0_edges));
+  return v * scale;
 }
 
 double round_dtype(double v, IntermediateDtype d) {
@@ -152,7 +149,7 @@ IntermediateDtype as_intermediate(DType d) {
   return d == DType::bf16 ? IntermediateDtype::bf16 : d == DType::f16 ? IntermediateDtype::f16 : IntermediateDtype::f32;
 }
 
-// Shared exponent of an MX block, computed with log2 in double (a different route from reference/quant).
+// Shared exponent of an MX block, computed with log2 in double (a different route from formats/fp8_quant and mx_quant).
 int mx_exponent(float amax, MxScaleMode mode) {
   if (!(amax > 0.0f)) return -127;
   int x = 0;

@@ -1,7 +1,7 @@
 // An independent, deliberately plain fp64 implementation of the MoE contract: its own routing, its own weight
 // decoding and scale indexing, its own activation quantization, its own loops, no Eigen, no grouping. Written
 // separately from reference/moe and linked only by tests and the benchmark's baseline; it shares nothing with the
-// engine but the element codecs (reference/formats), which have their own spec tests.
+// engine but the element codecs (formats/), which have their own spec tests.
 #pragma once
 #include <vector>
 

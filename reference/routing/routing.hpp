@@ -1,4 +1,4 @@
-// Routers (NUMERICS.md "Routing"). All in fp32. Ties: the lower expert index wins (*policy*; no library documents
+// Routers (docs/numerics.md "Routing"). All in fp32. Ties: the lower expert index wins (*policy*; no library documents
 // its tie-break, so kernels are judged on the ids the reference produced).
 #pragma once
 #include <cstdint>

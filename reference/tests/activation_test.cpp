@@ -5,7 +5,7 @@
 namespace moe {
 
 TEST(Activation, HandComputedValues) {
-  // Values from the formulas in NUMERICS.md, evaluated by hand (calculator, 17 digits).
+  // Values from the formulas of docs/numerics.md, evaluated by hand (calculator, 17 digits).
   EXPECT_NEAR(gate_value(1.0, 2.0, {Activation::silu}), 1.4621171572600098, 1e-15);
   EXPECT_NEAR(gate_value(1.0, 1.0, {Activation::gelu_tanh}), 0.84119199060827676, 1e-15);
   EXPECT_NEAR(gate_value(1.0, 1.0, {Activation::gelu_erf}), 0.84134474606854293, 1e-15);

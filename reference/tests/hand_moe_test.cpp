@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "fixtures/checkpoint.hpp"
-#include "reference/formats/bf16.hpp"
+#include "formats/bf16.hpp"
 #include "reference/moe/reference_moe.hpp"
 #include "reference/naive/naive_moe.hpp"
 

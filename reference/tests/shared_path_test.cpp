@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "fixtures/checkpoint.hpp"
-#include "reference/formats/bf16.hpp"
+#include "formats/bf16.hpp"
 #include "reference/moe/reference_moe.hpp"
 #include "reference/naive/naive_moe.hpp"
 

@@ -3,8 +3,8 @@
 #include <bit>
 #include <cmath>
 
-#include "reference/formats/bf16.hpp"
-#include "reference/formats/fp16.hpp"
+#include "formats/bf16.hpp"
+#include "formats/fp16.hpp"
 
 namespace moe {
 

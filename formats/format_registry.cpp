@@ -1,7 +1,7 @@
-#include "reference/formats/format_registry.hpp"
+#include "formats/format_registry.hpp"
 
-#include "reference/formats/e8m0.hpp"
-#include "reference/formats/minifloat.hpp"
+#include "formats/e8m0.hpp"
+#include "formats/minifloat.hpp"
 
 namespace moe {
 namespace {

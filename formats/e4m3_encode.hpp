@@ -1,12 +1,12 @@
 // Branch-light fp32 -> e4m3 (fn or fnuz) encoder for the hot quantization paths. Same rounding and saturation policy
 // as the generic codec (minifloat.hpp): round to nearest even, saturate to +-max finite, NaN -> NaN, fnuz has no -0.
-// Pinned to minifloat_encode by an exhaustive sweep in reference/tests/e4m3_encode_test.cpp.
+// Pinned to minifloat_encode by an exhaustive sweep in formats/tests/e4m3_encode_test.cpp.
 #pragma once
 #include <algorithm>
 #include <bit>
 #include <cstdint>
 
-#include "fixtures/format_tags.hpp"
+#include "formats/format_tags.hpp"
 
 namespace moe {
 

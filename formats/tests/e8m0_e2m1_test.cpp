@@ -2,8 +2,8 @@
 
 #include <cmath>
 
-#include "reference/formats/e2m1.hpp"
-#include "reference/formats/e8m0.hpp"
+#include "formats/e2m1.hpp"
+#include "formats/e8m0.hpp"
 
 namespace moe {
 

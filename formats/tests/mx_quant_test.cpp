@@ -1,4 +1,4 @@
-#include "reference/quant/mx_quant.hpp"
+#include "formats/mx_quant.hpp"
 
 #include <gtest/gtest.h>
 
@@ -22,7 +22,7 @@ std::uint8_t scale_code(float amax, MxElement e, MxScaleMode m) {
 }
 }  // namespace
 
-// Shared exponents worked by hand from the three formulas in NUMERICS.md.
+// Shared exponents worked by hand from the three formulas in docs/numerics.md "MX quantizer".
 TEST(MxScale, Fp4_FloorRceilEven_HandComputed) {
   // amax 6: floor(log2 6) - 2 = 0; ceil(log2(6/6)) = 0; even: 6 + half-ulp(1 bit) = 0x40C00000+0x200000 -> 0x40E00000 -> mask 4 -> 0.
   EXPECT_EQ(scale_code(6.0f, MxElement::e2m1, MxScaleMode::floor), 127);

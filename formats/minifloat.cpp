@@ -1,4 +1,4 @@
-#include "reference/formats/minifloat.hpp"
+#include "formats/minifloat.hpp"
 
 #include <cmath>
 #include <limits>
@@ -16,6 +16,18 @@ double MinifloatSpec::max_finite() const {
 }
 double MinifloatSpec::min_normal() const { return std::ldexp(1.0, 1 - bias); }
 double MinifloatSpec::min_subnormal() const { return std::ldexp(1.0, 1 - bias - mantissa_bits); }
+
+const MinifloatSpec* minifloat_spec_of(DType t) {
+  switch (t) {
+    case DType::f16: return &kFp16;
+    case DType::e4m3fn: return &kE4M3Fn;
+    case DType::e4m3fnuz: return &kE4M3Fnuz;
+    case DType::e5m2: return &kE5M2;
+    case DType::e5m2fnuz: return &kE5M2Fnuz;
+    case DType::e2m1x2: return &kE2M1;
+    default: return nullptr;
+  }
+}
 
 float minifloat_decode(const MinifloatSpec& s, std::uint32_t code) {
   const int mb = s.mantissa_bits, eb = s.exponent_bits;

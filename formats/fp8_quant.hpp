@@ -4,12 +4,12 @@
 //   128x128 weight block block = 128 x 128 (DeepSeek) scale [ceil(rows/128), ceil(cols/128)]
 //   1x128 activation     block = 1 x 128              scale [rows, ceil(cols/128)]
 // Scale s = max(amax, amax_floor) / qmax in fp32 (optionally rounded up to a power of two: DeepSeek-V3.1 "ue8m0"),
-// codes q = rne(clamp(x / s, +-qmax)) with the format's saturation (NUMERICS.md "Per-token / per-channel FP8").
-// qmax is a parameter: vLLM quantizes fnuz activations with 224, AITER with 240 (NUMERICS.md).
+// codes q = rne(clamp(x / s, +-qmax)) with the format's saturation (docs/numerics.md "FP8 quantizer").
+// qmax is a parameter: vLLM quantizes fnuz activations with 224, AITER with 240.
 #pragma once
 #include <cstdint>
 
-#include "reference/formats/fp8.hpp"
+#include "formats/fp8.hpp"
 
 namespace moe {
 

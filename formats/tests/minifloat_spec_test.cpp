@@ -1,5 +1,5 @@
 // Every code of every 8-bit format (and the 16 of e2m1) against values written from the spec text in
-// ../shared/NUMERICS.md, by formulas written here independently of reference/formats, plus literal spec values.
+// docs/numerics.md, by formulas written here independently of formats/, plus literal spec values.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,12 +7,12 @@
 #include <limits>
 #include <vector>
 
-#include "reference/formats/minifloat.hpp"
+#include "formats/minifloat.hpp"
 
 namespace moe {
 namespace {
 
-// --- independent decoders, one per format, transcribed from NUMERICS.md ---
+// --- independent decoders, one per format, transcribed from the specifications ---
 double spec_e4m3fn(int c) {  // bias 7; NaN 0x7F/0xFF; no Inf; -0 = 0x80
   int s = c >> 7, e = (c >> 3) & 15, m = c & 7;
   if (e == 15 && m == 7) return NAN;
@@ -69,7 +69,7 @@ TEST(Minifloat, E2M1_All16CodesMatchSpecTable) {
 }
 
 TEST(Minifloat, SpecEdgesLiteral) {
-  // NUMERICS.md: largest finite, smallest subnormal, smallest normal.
+  // The specifications: largest finite, smallest subnormal, smallest normal.
   EXPECT_EQ(minifloat_decode(kE4M3Fn, 0x7E), 448.0f);
   EXPECT_EQ(minifloat_decode(kE4M3Fn, 0x01), 0.001953125f);  // 2^-9
   EXPECT_EQ(minifloat_decode(kE4M3Fn, 0x08), 0.015625f);     // 2^-6
@@ -130,7 +130,7 @@ TEST(Minifloat, E5M2_SaturatesKeepsNan) {
 }
 
 TEST(Minifloat, E2M1_TiesFromSpec) {
-  // NUMERICS.md: 0.25->0, 0.75->1, 1.25->1, 1.75->2, 2.5->2, 3.5->4, 5->4, >5->6.
+  // Round to nearest even: 0.25->0, 0.75->1, 1.25->1, 1.75->2, 2.5->2, 3.5->4, 5->4, >5->6.
   const std::pair<float, float> ties[] = {{0.25f, 0}, {0.75f, 1}, {1.25f, 1}, {1.75f, 2}, {2.5f, 2},
                                           {3.5f, 4},  {5.0f, 4},  {5.01f, 6}, {7.0f, 6},  {1e9f, 6}};
   for (auto [x, want] : ties) {

@@ -1,12 +1,12 @@
-// The e4m3 flavour is a named type, never a bool (STYLE.md): fn (OCP; NVIDIA; gfx950) or fnuz (gfx942 / MI300).
+// The e4m3 flavour is a named type, never a bool: fn (OCP; NVIDIA; gfx950) or fnuz (gfx942 / MI300).
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
-#include "fixtures/dtype.hpp"
-#include "fixtures/format_tags.hpp"
-#include "reference/formats/minifloat.hpp"
+#include "formats/dtype.hpp"
+#include "formats/format_tags.hpp"
+#include "formats/minifloat.hpp"
 
 namespace moe {
 

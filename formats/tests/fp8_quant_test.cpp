@@ -1,4 +1,4 @@
-#include "reference/quant/fp8_quant.hpp"
+#include "formats/fp8_quant.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // MXFP4 element packing: two E2M1 codes per byte, byte = x[2i] | (x[2i+1] << 4): the EVEN element sits in the LOW
-// nibble (ONNX, gpt-oss, torchao, triton and AITER agree; NUMERICS.md).
+// nibble (ONNX, gpt-oss, torchao, triton and AITER agree; docs/numerics.md).
 #pragma once
 #include <cstdint>
 

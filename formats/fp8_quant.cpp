@@ -1,10 +1,10 @@
-#include "reference/quant/fp8_quant.hpp"
+#include "formats/fp8_quant.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-#include "fixtures/omp_errors.hpp"
-#include "reference/formats/e4m3_encode.hpp"
+#include "formats/e4m3_encode.hpp"
+#include "formats/omp_errors.hpp"
 
 namespace moe {
 

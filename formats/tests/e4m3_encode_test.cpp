@@ -1,12 +1,12 @@
-#include "reference/formats/e4m3_encode.hpp"
+#include "formats/e4m3_encode.hpp"
 
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
 
-#include "reference/formats/fp8.hpp"
-#include "reference/formats/minifloat.hpp"
+#include "formats/fp8.hpp"
+#include "formats/minifloat.hpp"
 
 namespace moe {
 

@@ -1,8 +1,8 @@
 // Small IEEE-like binary floating formats, described by a spec and decoded / encoded by one generic codec:
-// fp16, fp8 e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, and the MX element e2m1. Facts: ../shared/NUMERICS.md.
+// fp16, fp8 e4m3fn, e4m3fnuz, e5m2, e5m2fnuz, and the MX element e2m1. The facts: docs/numerics.md.
 //
 // Encoding from fp32 is round-to-nearest-even at the format's precision, subnormals included.
-// Overflow policy (NUMERICS.md, *policy*): the fp8 and fp4 formats SATURATE: any |x| above max finite, infinities
+// Overflow policy: the fp8 and fp4 formats SATURATE: any |x| above max finite, infinities
 // included, becomes +-max, because production quantizers clamp to +-qmax first. fp16 is IEEE: overflow rounds to Inf.
 // NaN stays NaN where the format has one (e4m3fn: s.1111.111; e5m2 and fp16: the quiet NaN s.11111.10(0..);
 // fnuz formats: 0x80). e2m1 has no NaN: encoding NaN gives +0, and the MX quantizer carries the NaN in the block's
@@ -10,6 +10,8 @@
 #pragma once
 #include <cstdint>
 #include <string_view>
+
+#include "formats/dtype.hpp"
 
 namespace moe {
 
@@ -42,6 +44,10 @@ inline constexpr MinifloatSpec kE4M3Fnuz{"e4m3fnuz", 4, 3, 8, NanEncoding::negat
 inline constexpr MinifloatSpec kE5M2{"e5m2", 5, 2, 15, NanEncoding::ieee, true};
 inline constexpr MinifloatSpec kE5M2Fnuz{"e5m2fnuz", 5, 2, 16, NanEncoding::negative_zero_code, true};
 inline constexpr MinifloatSpec kE2M1{"e2m1", 2, 1, 1, NanEncoding::none, true};
+
+// The codec of a stored dtype's elements: f16, the fp8 formats, e2m1 (e2m1x2 holds two a byte); nullptr for the
+// others (f32, bf16, the integers, e8m0).
+const MinifloatSpec* minifloat_spec_of(DType t);
 
 float minifloat_decode(const MinifloatSpec& spec, std::uint32_t code);
 std::uint32_t minifloat_encode(const MinifloatSpec& spec, float x);

@@ -1,11 +1,11 @@
-#include "reference/quant/mx_quant.hpp"
+#include "formats/mx_quant.hpp"
 
 #include <bit>
 #include <algorithm>
 #include <cmath>
 
-#include "fixtures/omp_errors.hpp"
-#include "reference/formats/e2m1.hpp"
+#include "formats/e2m1.hpp"
+#include "formats/omp_errors.hpp"
 
 namespace moe {
 
@@ -14,6 +14,14 @@ const MinifloatSpec& mx_element_spec(MxElement e) {
     case MxElement::e4m3: return kE4M3Fn;
     case MxElement::e5m2: return kE5M2;
     default: return kE2M1;
+  }
+}
+std::optional<MxElement> mx_element_of(DType element) {
+  switch (element) {
+    case DType::e4m3fn: return MxElement::e4m3;
+    case DType::e5m2: return MxElement::e5m2;
+    case DType::e2m1x2: return MxElement::e2m1;
+    default: return std::nullopt;
   }
 }
 int mx_element_emax(MxElement e) { return e == MxElement::e4m3 ? 8 : e == MxElement::e5m2 ? 15 : 2; }

@@ -1,11 +1,11 @@
 // OCP MX v1.0 E8M0 shared scale: value 2^(code - 127) for codes 0..254, 0xFF = NaN; no zero, no sign, no Inf.
-// Decoders in the field disagree at the edges (NUMERICS.md), so the edge rule is a named policy:
+// Decoders in the field disagree at the edges (docs/numerics.md "Element formats"), so the edge rule is a named policy:
 //   ocp:    0x00 -> 2^-127 (AITER, the spec), 0xFF -> NaN
 //   triton: 0x00 -> 0,                        0xFF -> +Inf  (triton_kernels)
 #pragma once
 #include <cstdint>
 
-#include "fixtures/format_tags.hpp"
+#include "formats/format_tags.hpp"
 
 namespace moe {
 

@@ -2,7 +2,7 @@
 #pragma once
 #include <cstdint>
 
-#include "reference/formats/minifloat.hpp"
+#include "formats/minifloat.hpp"
 
 namespace moe {
 

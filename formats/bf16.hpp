@@ -1,5 +1,5 @@
-// bfloat16 <-> fp32 (NUMERICS.md): NaN -> 0x7FC0; otherwise u += 0x7FFF + ((u >> 16) & 1), keep the top half
-// (round to nearest even; overflow reaches Inf).
+// bfloat16 <-> fp32 (docs/numerics.md "Element formats"): NaN -> 0x7FC0; otherwise u += 0x7FFF + ((u >> 16) & 1),
+// keep the top half (round to nearest even; overflow reaches Inf).
 #pragma once
 #include <bit>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "reference/formats/e8m0.hpp"
+#include "formats/e8m0.hpp"
 
 #include <algorithm>
 #include <cmath>
