@@ -4,6 +4,9 @@
 
 #include "fixtures/error.hpp"
 #include "kernels/host/host_contract_kernel.hpp"
+#include "kernels/mutants/host_mutant_hooks.hpp"
+#include "kernels/mutants/mutant_kernel.hpp"
+#include "kernels/plugin/plugin_kernel.hpp"
 #ifdef MOE_HAVE_GPU_RUNTIME
 #include "kernels/gpu/gpu_fused_moe_kernel.hpp"
 #endif
@@ -48,26 +51,39 @@ void check_unique_kernel_ids(const std::vector<KernelUnderTest*>& kernels) {
                         "give each plugin once, and give a plugin an id of its own (not host-contract or gpu-fused-moe)");
 }
 
+namespace {
+Mutation parse_mutant_of(const std::string& name, const std::string& spec, const std::string& key) {
+  const auto parsed = parse_mutation(name);
+  if (!parsed)
+    throw_bad_input("command line", key, "unknown mutant '" + name + "' in '" + spec + "'",
+                    "use one of: " + mutation_names());
+  return *parsed;
+}
+}  // namespace
+
 std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, double host_budget,
                                                   const gpu::DispatchOptions& dispatch) {
   const double budget = host_budget > 0 ? host_budget : HostContractKernel::kDefaultFlopBudget;
   const std::string id = canonical_kernel_id(raw);
   const auto tilde = id.find('~');
   const std::string base = id.substr(0, tilde);
-  Mutation m = Mutation::none;
-  if (tilde != std::string::npos) {
-    const auto parsed = parse_mutation(id.substr(tilde + 1));
-    if (!parsed)
-      throw_bad_input("command line", "--kernel", "unknown mutant '" + id.substr(tilde + 1) + "' in kernel '" + id + "'",
-                      "use one of: " + mutation_names());
-    m = *parsed;
+  const Mutation m =
+      tilde == std::string::npos ? Mutation::none : parse_mutant_of(id.substr(tilde + 1), id, "--kernel");
+  const bool io = m != Mutation::none && mutant_level(m) == MutantLevel::io;
+  if (base == "host-contract" && (tilde == std::string::npos || m != Mutation::none) && !gpu_only(m)) {
+    if (tilde == std::string::npos) return std::make_unique<HostContractKernel>(budget);
+    // an input/output mutant around the clean kernel; an in-kernel one through the kernel's hook points
+    return std::make_unique<MutantKernel>(
+        std::make_unique<HostContractKernel>(budget, io ? nullptr : host_mutant_hooks(m)), m);
   }
-  if (base == "host-contract" && (tilde == std::string::npos || m != Mutation::none) && !gpu_only(m))
-    return std::make_unique<HostContractKernel>(budget, m);
 #ifdef MOE_HAVE_GPU_RUNTIME
   if (base == "gpu-fused-moe") {
     if (tilde == std::string::npos) return std::make_unique<GpuFusedMoeKernel>(dispatch);
     if (m == Mutation::none) return std::make_unique<GpuFusedMoeKernel>(GpuFusedMoeKernel::MutantBuild{});
+    // around the mutant build without a bug: the selftest's liveness baseline (gpu-fused-moe~none)
+    if (io)
+      return std::make_unique<MutantKernel>(std::make_unique<GpuFusedMoeKernel>(GpuFusedMoeKernel::MutantBuild{}), m,
+                                            id);
     return std::make_unique<GpuFusedMoeKernel>(m);
   }
 #else
@@ -77,6 +93,19 @@ std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, doubl
 #endif
   throw_bad_input("command line", "--kernel", "unknown kernel '" + id + "'",
                   "use one of: " + available_kernel_ids() + " (or host, gpu, all; a mutant as KERNEL~MUTANT)");
+}
+
+std::unique_ptr<KernelUnderTest> make_plugin_kernel(const std::string& spec) {
+  const auto tilde = spec.rfind('~');
+  if (tilde == std::string::npos || spec.find('/', tilde) != std::string::npos)
+    return std::make_unique<PluginKernel>(spec);
+  const Mutation m = parse_mutant_of(spec.substr(tilde + 1), spec, "--plugin");
+  if (m != Mutation::none && mutant_level(m) != MutantLevel::io)
+    throw_bad_input("command line", "--plugin",
+                    "mutant '" + std::string(mutation_name(m)) + "' of '" + spec + "' needs the kernel's inside (" +
+                        std::string(mutant_level_reason(m)) + ")",
+                    "give a plugin an input/output mutant of the catalog (kernels/mutants/mutation.cpp, level io)");
+  return std::make_unique<MutantKernel>(std::make_unique<PluginKernel>(spec.substr(0, tilde)), m);
 }
 
 std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget,

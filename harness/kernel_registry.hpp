@@ -14,10 +14,14 @@ std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std
                                                            const gpu::DispatchOptions& dispatch = {});
 std::string available_kernel_ids();
 // One kernel by its report id: host-contract, gpu-fused-moe, or a mutant of the catalog as KERNEL~MUTANT
-// (kernels/mutants/mutation.hpp; gpu-fused-moe~none is the GPU mutant build without a bug). Short names allowed.
+// (kernels/mutants/mutation.hpp: an input/output mutant is a MutantKernel around the clean kernel, an in-kernel
+// one the kernel built with it; gpu-fused-moe~none is the GPU mutant build without a bug). Short names allowed.
 // dispatch: as for make_kernels (the mutant build has no dispatch choice and ignores them).
 std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& id, double host_budget,
                                                    const gpu::DispatchOptions& dispatch = {});
+// A plugin library by path, or PATH~MUTANT: one of the catalog's input/output mutants around it (MutantKernel;
+// an in-kernel mutant needs the kernel's inside and is bad input here).
+std::unique_ptr<KernelUnderTest> make_plugin_kernel(const std::string& spec);
 // The full id for a short name: `host` -> `host-contract`, `gpu` -> `gpu-fused-moe`; any other name unchanged.
 // Every command that takes a kernel name (run, merge, compare, gate) spells it through this.
 std::string canonical_kernel_id(const std::string& name);

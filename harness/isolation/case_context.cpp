@@ -6,7 +6,6 @@
 #include "harness/case_loader.hpp"
 #include "harness/case_pipeline.hpp"
 #include "harness/kernel_registry.hpp"
-#include "kernels/plugin/plugin_kernel.hpp"
 
 namespace moe {
 
@@ -16,7 +15,7 @@ CaseContext::CaseContext(const ExecConfig& config, std::vector<std::shared_ptr<K
     for (CaseSpec& c : load_suite_file(f).cases) cases_.push_back(std::move(c));
   for (const std::string& id : config.kernel_ids)
     kernels_.push_back(make_kernel_by_id(id, config.host_budget, config.dispatch));
-  for (const std::string& path : config.plugins) kernels_.push_back(std::make_shared<PluginKernel>(path));
+  for (const std::string& spec : config.plugins) kernels_.push_back(make_plugin_kernel(spec));  // PATH or PATH~MUTANT
   kernels_.insert(kernels_.end(), extra.begin(), extra.end());
   for (auto& k : kernels_) k->set_timing(config.timing);
   if (!config.reference_cache.empty()) references_.emplace(config.reference_cache);

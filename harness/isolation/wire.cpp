@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 #include <fmt/format.h>
 
 namespace moe::wire {
@@ -89,17 +90,20 @@ DeviceDetection device_detection(const json& j) {
   return d;
 }
 
+// The cache counters' JSON names, one table for both directions.
+constexpr std::pair<const char*, std::size_t ExecStats::*> kStatFields[] = {
+    {"reference_hits", &ExecStats::reference_hits}, {"reference_misses", &ExecStats::reference_misses},
+    {"weight_disk_hits", &ExecStats::weight_disk_hits}, {"weight_misses", &ExecStats::weight_misses}};
+
 json to_json(const ExecStats& s) {
-  return {{"reference_hits", s.reference_hits}, {"reference_misses", s.reference_misses},
-          {"weight_disk_hits", s.weight_disk_hits}, {"weight_misses", s.weight_misses}};
+  json j = json::object();
+  for (const auto& [key, field] : kStatFields) j[key] = s.*field;
+  return j;
 }
 
 ExecStats exec_stats(const json& j) {
   ExecStats s;
-  s.reference_hits = j.at("reference_hits");
-  s.reference_misses = j.at("reference_misses");
-  s.weight_disk_hits = j.at("weight_disk_hits");
-  s.weight_misses = j.at("weight_misses");
+  for (const auto& [key, field] : kStatFields) s.*field = j.at(key).get<std::size_t>();
   return s;
 }
 

@@ -380,6 +380,10 @@ TEST(Wire, RequestsAndDeviceDetectionRoundTrip) {
   EXPECT_EQ(e.device->memory_bytes, 150000000000ull);
   EXPECT_EQ(e.device_count, 8);
   EXPECT_FALSE(wire::device_detection(wire::to_json(DeviceDetection{})).device);
+  const nlohmann::json stats = wire::to_json(ExecStats{1, 2, 3, 4});
+  EXPECT_EQ(stats, nlohmann::json::parse(R"({"reference_hits":1,"reference_misses":2,"weight_disk_hits":3,"weight_misses":4})"));
+  const ExecStats back = wire::exec_stats(stats);
+  EXPECT_EQ(back.reference_hits + 10 * back.reference_misses + 100 * back.weight_disk_hits + 1000 * back.weight_misses, 4321u);
 }
 
 }  // namespace

@@ -58,9 +58,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   const gpu::BuildCaps build = mutant_build_ ? gpu::BuildCaps{}  // the mutants live in the other kernels
                                              : gpu::BuildCaps{gpu::grouped_mma_built(), gpu::decode_mma_built()};
   const gpu::Plan plan = gpu::plan(p, build, dispatch_);
-  std::vector<float> router_weights = r.weights;
-  if (mutant_build_) gpu::mutate_router_weights(mutation_, p, c, r, router_weights);
-  gpu::CaseBuffers b(p, c, r, router_weights, plan, out.nbytes());
+  gpu::CaseBuffers b(p, c, r, r.weights, plan, out.nbytes());
   if (mutant_build_) gpu::mark_mutation(b.whole, mutation_, p, c, r);
   Launches launches{&plan, {}, &b.acc, mutant_build_ ? &gpu::launch_fused_moe_mutant : &gpu::launch_fused_moe};
   for (std::size_t i = 0; i < plan.launches.size(); ++i) launches.args.push_back(b.launch(plan, i));
@@ -87,9 +85,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
     std::vector<float> slots(std::size_t(p.tokens * per * p.hidden));
     b.slots.download(slots.data(), slots.size() * sizeof(float));
     std::vector<char> counted = local_slots(p, r, a.topk, a.n_shared);
-    if (mutant_build_) gpu::mutate_counted_slots(mutation_, counted, a.topk, per);
     sum_slots_in_order(slots, per, counted, dst);
-    if (mutant_build_) gpu::mutate_summed_output(mutation_, dst, sentinel);
   }
   if (shared_out) add_separate_shared(out, *shared_out, sentinel);
 

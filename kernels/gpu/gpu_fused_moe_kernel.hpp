@@ -17,7 +17,8 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   explicit GpuFusedMoeKernel(bool fail_launch_for_test = false) : fail_launch_(fail_launch_for_test) {}
   // The run's A/B switches (`run --dispatch`): the plan's rules they turn off or force.
   explicit GpuFusedMoeKernel(const gpu::DispatchOptions& dispatch) : dispatch_(dispatch) {}
-  // A mutant (kernels/mutants): the kernels' mutant build carrying one bug from the catalog, for the selftest.
+  // An in-kernel mutant (kernels/mutants/mutation.hpp): the kernels' mutant build carrying one bug from the catalog,
+  // for the selftest. The input/output mutants are a MutantKernel around the mutant build without a bug.
   explicit GpuFusedMoeKernel(Mutation mutation) : mutation_(mutation), mutant_build_(mutation != Mutation::none) {}
   // The mutant build carrying no bug: the selftest's baseline for whether a mutant changed the output at all. The
   // default build runs some cases on other kernels (matrix instructions, which the mutant build has not), whose
@@ -31,8 +32,8 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   std::string version() const override { return "1"; }
   bool needs_device() const override { return true; }
   Support supports(const ProblemSpec& p, const DeviceInfo* device) const override;
-  // The kernel decodes both e4m3 flavours itself, so it converts nothing; the fnuz mutants convert badly here.
-  void prepare(const ProblemSpec& p, Checkpoint& working) override { apply_fnuz_conversion_mutant(mutation_, working); }
+  // The kernel decodes both e4m3 flavours itself, so it converts nothing.
+  void prepare(const ProblemSpec& p, Checkpoint& working) override {}
   RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
   bool deterministic(const ProblemSpec& p) const override { return p.reduce != ReduceMode::fused_atomic; }
   void set_timing(bool on) override { timing_ = on; }

@@ -18,7 +18,6 @@
 #include "formats/omp_errors.hpp"
 #include "formats/weight_format.hpp"
 #include "kernels/common/output_sums.hpp"
-#include "kernels/convert/fn_to_fnuz.hpp"
 
 namespace moe {
 namespace {
@@ -31,17 +30,10 @@ struct MatrixView {
   std::int64_t expert, rows, cols, inter;
 };
 
-// The bug this kernel instance carries (Mutation::none for the correct kernel) and what it needs to know.
-struct Bug {
-  Mutation m = Mutation::none;
-  std::int64_t first_hit_expert = -1;  // e8m0_scale_off_by_one
-  float tensor_scale = 0.0f;           // per_tensor_act_scale: one scale for all tokens' stage-1 input
-};
-
 // Decodes row r of the view into out[0..cols): decode(code) * scale, fp32. The format table says where the codes
 // and scales are; the element decoding follows the STORED dtype, since a kernel's prepare() may have converted
 // fn -> fnuz in place. Scale blocks are located here with the kernel's own arithmetic.
-void decode_row(const MatrixView& m, std::int64_t r, float* out, const Bug& bug) {
+void decode_row(const MatrixView& m, std::int64_t r, float* out, const HostKernelHooks& hooks) {
   const WeightFormatInfo& f = weight_format_info(m.q->weight);
   const Tensor& el = m.is13 ? m.w->w13 : m.w->w2;
   const Tensor& sc = m.is13 ? m.w->w13_scale : m.w->w2_scale;
@@ -53,7 +45,7 @@ void decode_row(const MatrixView& m, std::int64_t r, float* out, const Bug& bug)
     for (std::int64_t c = 0; c < m.cols; ++c) out[c] = el.dtype() == DType::bf16 ? bf16_to_f32(h[c]) : fp16_to_f32(h[c]);
   } else {
     const float* table = decode_table(*minifloat_spec_of(el.dtype())).value;
-    const int nib = bug.m == Mutation::fp4_nibbles_swapped ? 1 : 0;
+    const int nib = f.element_bits == 4 ? hooks.e2m1_even_nibble() : 0;
     for (std::int64_t c = 0; c < m.cols; ++c)
       out[c] = table[f.element_bits == 4 ? e2m1_unpack(bytes[c / 2], int(c % 2) ^ nib) : bytes[c]];
   }
@@ -74,17 +66,18 @@ void decode_row(const MatrixView& m, std::int64_t r, float* out, const Bug& bug)
     for (std::int64_t c = 0; c < m.cols; ++c) out[c] *= s[c / bk];
     return;
   }
-  const std::uint8_t* s = sc.span<std::uint8_t>().data() + first;
-  const bool bump = bug.m == Mutation::e8m0_scale_off_by_one && m.is13 && m.expert == bug.first_hit_expert && r == 0;
-  for (std::int64_t c = 0; c < m.cols; ++c)
-    out[c] *= e8m0_decode(std::uint8_t(s[c / bk] + ((bump && c < bk) ? 1 : 0)), m.q->e8m0_edges);
+  thread_local std::vector<std::uint8_t> scratch;  // room for the row's scales where a hook changes them
+  scratch.resize(static_cast<std::size_t>(grid_cols));
+  const std::uint8_t* s =
+      hooks.e8m0_row_scales(sc.span<std::uint8_t>().data() + first, grid_cols, m.is13, m.expert, r, scratch.data());
+  for (std::int64_t c = 0; c < m.cols; ++c) out[c] *= e8m0_decode(s[c / bk], m.q->e8m0_edges);
 }
 
 // The activation quantization a kernel applies to one row before a GEMM, returned dequantized (fp32).
 void quantize_activation_row(std::vector<float>& v, const QuantScheme& q, float forced_scale = 0.0f) {
   const std::int64_t k = std::int64_t(v.size());
   if (q.act == ActFormat::none) return;
-  if (forced_scale > 0.0f && q.act == ActFormat::fp8_token) {  // per_tensor_act_scale mutation
+  if (forced_scale > 0.0f && q.act == ActFormat::fp8_token) {  // a forced per-tensor scale (hook point)
     const float qmax = q.act_qmax > 0 ? q.act_qmax : e4m3_max(q.flavor);
     const float* table = decode_table(e4m3_spec(q.flavor)).value;
     for (auto& x : v) x = table[minifloat_encode(e4m3_spec(q.flavor), std::clamp(x / forced_scale, -qmax, qmax))] * forced_scale;
@@ -109,13 +102,7 @@ void quantize_activation_row(std::vector<float>& v, const QuantScheme& q, float 
 
 // The kernel's gated activation of stage-1 output pair i in fp32 (its own code, not the reference's): gate and up
 // read where the layout puts them, then the case's formula.
-struct Gate {
-  Activation kind;
-  GateUpLayout layout;
-  float alpha, limit;
-  bool clamp;  // SwiGLU-OAI limit applied
-};
-float gated(const float* h, std::int64_t inter, std::int64_t i, const Gate& a) {
+float gated(const float* h, std::int64_t inter, std::int64_t i, const GateParams& a) {
   const bool interleaved = a.layout == GateUpLayout::interleaved, gate_first = a.layout == GateUpLayout::gate_up;
   float g = h[interleaved ? 2 * i : gate_first ? i : inter + i];
   float u = h[interleaved ? 2 * i + 1 : gate_first ? inter + i : i];
@@ -137,35 +124,31 @@ float round_to(float v, IntermediateDtype d) {
 
 // One expert applied to one input row: y = W2 * act(W13 * a + b13) + b2.
 std::vector<float> expert_forward(const ProblemSpec& p, const ExpertWeights& w, const QuantScheme& q, std::int64_t e,
-                                  std::int64_t inter, std::vector<float> a, bool shared, const Bug& bug) {
+                                  std::int64_t inter, std::vector<float> a, bool shared,
+                                  const HostKernelHooks& hooks) {
   const std::int64_t h = p.hidden;
-  quantize_activation_row(a, q, shared ? 0.0f : bug.tensor_scale);
+  quantize_activation_row(a, q, shared ? 0.0f : hooks.forced_token_scale());
   std::vector<float> row(static_cast<std::size_t>(std::max(h, inter))), hv(static_cast<std::size_t>(2 * inter));
   const MatrixView w13{&w, &q, true, e, 2 * inter, h, inter}, w2{&w, &q, false, e, h, inter, inter};
-  const bool bf16_acc = bug.m == Mutation::bf16_accumulation;
-  const bool biases = bug.m != Mutation::biases_dropped;
+  const bool bf16_acc = hooks.accumulate_in_bf16();
   for (std::int64_t r = 0; r < 2 * inter; ++r) {
-    decode_row(w13, r, row.data(), bug);
+    decode_row(w13, r, row.data(), hooks);
     float acc = 0.0f;
     for (std::int64_t c = 0; c < h; ++c) acc = bf16_acc ? round_to_bf16(acc + a[c] * row[c]) : acc + a[c] * row[c];
-    if (biases && !w.w13_bias.empty()) acc += w.w13_bias.span<float>()[e * 2 * inter + r];
+    if (!w.w13_bias.empty()) acc += w.w13_bias.span<float>()[e * 2 * inter + r];
     hv[r] = acc;
   }
-  Gate ap{p.activation, p.layout, p.swiglu_alpha, p.swiglu_limit, !shared || p.clamp_shared};
-  if (bug.m == Mutation::gate_up_swapped)
-    ap.layout = p.layout == GateUpLayout::gate_up ? GateUpLayout::up_gate : GateUpLayout::gate_up;
-  if (bug.m == Mutation::swiglu_chunked_split) ap.layout = GateUpLayout::gate_up;
-  if (bug.m == Mutation::swiglu_clamp_dropped) ap.clamp = false;
-  if (bug.m == Mutation::shared_clamp_when_disabled && shared) ap.clamp = true;
+  GateParams ap{p.activation, p.layout, p.swiglu_alpha, p.swiglu_limit, !shared || p.clamp_shared};
+  hooks.activation(ap, shared);
   std::vector<float> z(static_cast<std::size_t>(inter));
   for (std::int64_t i = 0; i < inter; ++i) z[i] = round_to(gated(hv.data(), inter, i, ap), p.intermediate);
   quantize_activation_row(z, q);
   std::vector<float> y(static_cast<std::size_t>(h));
   for (std::int64_t r = 0; r < h; ++r) {
-    decode_row(w2, r, row.data(), bug);
+    decode_row(w2, r, row.data(), hooks);
     float acc = 0.0f;
     for (std::int64_t i = 0; i < inter; ++i) acc = bf16_acc ? round_to_bf16(acc + z[i] * row[i]) : acc + z[i] * row[i];
-    if (biases && !w.w2_bias.empty()) acc += w.w2_bias.span<float>()[e * h + r];
+    if (!w.w2_bias.empty()) acc += w.w2_bias.span<float>()[e * h + r];
     y[r] = acc;
   }
   return y;
@@ -185,61 +168,40 @@ Support HostContractKernel::supports(const ProblemSpec& p, const DeviceInfo*) co
   return Support::yes();
 }
 
-void HostContractKernel::prepare(const ProblemSpec& p, Checkpoint& c) {
-  // The fnuz mutants emulate a gfx942 kernel that converts an e4m3fn checkpoint in place (kernels/convert), badly.
-  apply_fnuz_conversion_mutant(mutation_, c);
-}
-
 RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& routing, Tensor& out) {
   const auto start = std::chrono::steady_clock::now();
   const std::int64_t t = p.tokens, h = p.hidden, k = routing.k;
   const std::int64_t first = p.first_local_expert(), local = p.local_experts();
-  Bug bug;
-  bug.m = mutation_;
-  bug.first_hit_expert = first_hit_local_expert(p, routing);
+  HostKernelHooks& hooks = *hooks_;
+  hooks.begin_run(p, c, routing);
   auto x_at = [&](std::int64_t i) {
     const std::uint16_t b = c.x.span<std::uint16_t>()[i];
     return p.input_dtype == DType::bf16 ? bf16_to_f32(b) : fp16_to_f32(b);
   };
-  if (mutation_ == Mutation::per_tensor_act_scale) bug.tensor_scale = per_tensor_act_scale(p, c);
   // per_k and separate keep every (token, k) result before reducing; fused_atomic accumulates as it goes. On one
   // CPU thread per token the three give the same sums in the same order, which is the contract.
   const bool keep_slots = p.reduce != ReduceMode::fused_atomic;
   OmpErrors errors;
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::int64_t tok = 0; tok < t; ++tok) errors.run([&] {
-    if (mutation_ == Mutation::last_token_unwritten && tok == t - 1) return;
     std::vector<float> x(static_cast<std::size_t>(h));
     for (std::int64_t col = 0; col < h; ++col) x[col] = x_at(tok * h + col);
     std::vector<float> acc(static_cast<std::size_t>(h), 0.0f);
     std::vector<std::vector<float>> slots;
-    float prob_sum = 1.0f;  // routing_not_renormalized: what the top-k softmax probabilities sum to
-    if (mutation_ == Mutation::routing_not_renormalized) prob_sum = selected_probability_sum(p, c, routing, tok);
     for (std::int64_t j = 0; j < k; ++j) {
-      std::int64_t e = routing.ids[tok * k + j] - first;
-      if (e < 0 || e >= local) {
-        if (mutation_ != Mutation::ep_sums_nonlocal) continue;
-        e = ((e % local) + local) % local;
-      }
-      if (mutation_ == Mutation::one_token_wrong_expert && tok == 0 && j == 0) e = (e + 1) % local;
-      float wgt = routing.weights[tok * k + j];
-      switch (mutation_) {
-        case Mutation::router_weight_dropped: wgt = 1.0f; break;
-        case Mutation::router_weight_twice: wgt *= wgt; break;
-        case Mutation::routing_not_renormalized: wgt *= prob_sum; break;
-        case Mutation::routed_scaling_twice: wgt *= p.routing.routed_scaling; break;
-        default: break;
-      }
+      const std::int64_t e = routing.ids[tok * k + j] - first;
+      if (e < 0 || e >= local) continue;
+      const float wgt = routing.weights[tok * k + j];
       std::vector<float> y;
       if (p.router_weight_on == RouterWeightOn::input) {
         std::vector<float> xi(x);
         for (auto& v : xi) v = round_to(v * wgt, p.input_dtype == DType::bf16 ? IntermediateDtype::bf16 : IntermediateDtype::f16);
-        y = expert_forward(p, c.routed, p.quant, e, p.local_inter(), std::move(xi), false, bug);
+        y = expert_forward(p, c.routed, p.quant, e, p.local_inter(), std::move(xi), false, hooks);
       } else {
-        y = expert_forward(p, c.routed, p.quant, e, p.local_inter(), x, false, bug);
+        y = expert_forward(p, c.routed, p.quant, e, p.local_inter(), x, false, hooks);
         for (auto& v : y) v *= wgt;
       }
-      if (mutation_ == Mutation::lost_atomic_update && tok == 0 && j == 1) continue;  // the update another lane overwrote
+      if (!hooks.slot_summed(tok, j)) continue;
       if (keep_slots) slots.push_back(std::move(y));
       else for (std::int64_t col = 0; col < h; ++col) acc[col] += y[col];
     }
@@ -249,9 +211,9 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
     // (kernels/common/output_sums.hpp).
     const bool separate = p.shared_path == SharedPath::separate;
     std::vector<float> shared(static_cast<std::size_t>(h), 0.0f);
-    if (p.ep_rank == 0 && mutation_ != Mutation::shared_expert_dropped)
+    if (p.ep_rank == 0)
       for (int s = 0; s < p.n_shared; ++s) {
-        const auto y = expert_forward(p, c.shared, p.shared_quant, s, p.local_shared_inter(), x, true, bug);
+        const auto y = expert_forward(p, c.shared, p.shared_quant, s, p.local_shared_inter(), x, true, hooks);
         for (std::int64_t col = 0; col < h; ++col) (separate ? shared : acc)[col] += y[col];
       }
     for (std::int64_t col = 0; col < h; ++col)

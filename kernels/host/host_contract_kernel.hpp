@@ -10,31 +10,31 @@
 // it is handed the reference's routing (RoutingResult, kernels/kernel_under_test.hpp) and computes none.
 // It declines, with a reason, cases whose work exceeds its budget, so a nightly run on it finishes in minutes.
 #pragma once
+#include <memory>
+
+#include "kernels/host/host_kernel_hooks.hpp"
 #include "kernels/kernel_under_test.hpp"
-#include "kernels/mutants/mutation.hpp"
 
 namespace moe {
 
 class HostContractKernel : public KernelUnderTest {
  public:
   static constexpr double kDefaultFlopBudget = 4e9;
-  // mutation: one bug from the catalog (kernels/mutants/mutation.hpp), for the harness's selftest; none = correct.
-  explicit HostContractKernel(double flop_budget = kDefaultFlopBudget, Mutation mutation = Mutation::none)
-      : budget_(flop_budget), mutation_(mutation) {}
-  std::string id() const override {
-    return mutation_ == Mutation::none ? "host-contract" : "host-contract~" + std::string(mutation_name(mutation_));
-  }
+  // hooks: the kernel's named hook points (host_kernel_hooks.hpp); null: the plain ones, the correct kernel.
+  explicit HostContractKernel(double flop_budget = kDefaultFlopBudget, std::unique_ptr<HostKernelHooks> hooks = nullptr)
+      : budget_(flop_budget), hooks_(hooks ? std::move(hooks) : std::make_unique<HostKernelHooks>()) {}
+  std::string id() const override { return "host-contract"; }
   std::string version() const override { return "1"; }
   bool needs_device() const override { return false; }
   Support supports(const ProblemSpec& p, const DeviceInfo* device) const override;
-  void prepare(const ProblemSpec& p, Checkpoint& working) override;
+  void prepare(const ProblemSpec& p, Checkpoint& working) override {}
   RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
 
   static double work_flops(const ProblemSpec& p);
 
  private:
   double budget_;
-  Mutation mutation_;
+  std::unique_ptr<HostKernelHooks> hooks_;
 };
 
 }  // namespace moe

@@ -99,7 +99,6 @@ __global__ void finalize_kernel(FusedMoeArgs a) {
   const std::int64_t n = a.tokens * a.hidden;
   const int per = a.topk + a.n_shared;
   for (std::int64_t i = std::int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * blockDim.x) {
-    if (MOE_MUT(a, last_token_unwritten) && i / a.hidden == a.tokens - 1) continue;
     float v;
     if (a.reduce == ReduceMode::fused_atomic) {
       v = a.acc[i];

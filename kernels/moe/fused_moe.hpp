@@ -81,7 +81,6 @@ struct FusedMoeArgs {
   int mutation = 0;                  // a moe::Mutation
   std::int64_t mut_expert = -1;      // e8m0_scale_off_by_one
   float mut_tensor_scale = 0.0f;     // per_tensor_act_scale: the one scale used for every token's routed input
-  float mut_routed_scaling = 1.0f;   // routed_scaling_twice: the factor applied a second time
 };
 
 inline bool quantizes_activations(const FusedMoeArgs& a) {

@@ -39,19 +39,9 @@ __device__ inline SlotInfo slot_info(const FusedMoeArgs& a, std::int64_t slot) {
   const int per = a.topk + a.n_shared;
   const std::int64_t t = slot / per;
   const int j = int(slot % per);
-  if (j >= a.topk) return {!MOE_MUT(a, shared_expert_dropped), true, t, std::int64_t(j - a.topk), 1.0f, slot};
-  std::int64_t g = a.topk_ids[t * a.topk + j] - a.first_local_expert;
-  bool valid = g >= 0 && g < a.local_experts;
-  if (!valid && MOE_MUT(a, ep_sums_nonlocal)) {
-    g = ((g % a.local_experts) + a.local_experts) % a.local_experts;
-    valid = true;
-  }
-  if (valid && MOE_MUT(a, one_token_wrong_expert) && t == 0 && j == 0) g = (g + 1) % a.local_experts;
-  float w = a.topk_weights[t * a.topk + j];
-  if (MOE_MUT(a, router_weight_dropped)) w = 1.0f;
-  if (MOE_MUT(a, router_weight_twice)) w *= w;
-  if (MOE_MUT(a, routed_scaling_twice)) w *= a.mut_routed_scaling;
-  return {valid, false, t, g, w, slot};
+  if (j >= a.topk) return {true, true, t, std::int64_t(j - a.topk), 1.0f, slot};
+  const std::int64_t g = a.topk_ids[t * a.topk + j] - a.first_local_expert;
+  return {g >= 0 && g < a.local_experts, false, t, g, a.topk_weights[t * a.topk + j], slot};
 }
 
 // Stage-1 row pair for intermediate index i in the stored layout.
@@ -60,8 +50,6 @@ __device__ inline void gate_up_rows(const FusedMoeArgs& a, std::int64_t inter, s
   if (a.layout == GateUpLayout::gate_up) { g = i; u = inter + i; }
   else if (a.layout == GateUpLayout::up_gate) { u = i; g = inter + i; }
   else { g = 2 * i; u = 2 * i + 1; }
-  if (MOE_MUT(a, swiglu_chunked_split) && a.layout == GateUpLayout::interleaved) { g = i; u = inter + i; }
-  if (MOE_MUT(a, gate_up_swapped) && a.layout != GateUpLayout::interleaved) { const std::int64_t x = g; g = u; u = x; }
 }
 
 // part + x * w; the bf16_accumulation mutant rounds the running sum to bf16 at every step.
@@ -102,13 +90,12 @@ __device__ inline void load8f(const float* p, float (&z)[8]) {
 __device__ inline float stage1_output(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t rg, std::int64_t ru,
                                       float g, float u) {
   const ExpertSet& set = s.shared ? a.shared : a.routed;
-  if (set.b13 && !MOE_MUT(a, biases_dropped)) {
+  if (set.b13) {
     g += set.b13[s.expert * 2 * set.inter + rg];
     u += set.b13[s.expert * 2 * set.inter + ru];
   }
   bool clamp = set.clamp;
   if (MOE_MUT(a, swiglu_clamp_dropped)) clamp = false;
-  if (MOE_MUT(a, shared_clamp_when_disabled) && s.shared) clamp = true;
   return round_to(activate(g, u, a, clamp), a.mid_type);
 }
 
@@ -117,7 +104,7 @@ __device__ inline float stage1_output(const FusedMoeArgs& a, const SlotInfo& s, 
 __device__ inline void stage2_output(const FusedMoeArgs& a, const SlotInfo& s, std::int64_t row, float y) {
   const ExpertSet& set = s.shared ? a.shared : a.routed;
   const std::int64_t h = a.hidden;
-  if (set.b2 && !MOE_MUT(a, biases_dropped)) y += set.b2[s.expert * h + row];
+  if (set.b2) y += set.b2[s.expert * h + row];
   y *= (a.weight_on_input && !s.shared) ? 1.0f : s.weight;
   // lost_atomic_update: a non-atomic read-modify-write whose update from token 0's second slot another lane
   // overwrote (the host kernel's version of the same bug drops the same update).

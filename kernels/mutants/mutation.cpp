@@ -13,31 +13,66 @@
 
 namespace moe {
 namespace {
-constexpr std::array<std::pair<Mutation, std::string_view>, 24> kNames{{
-    {Mutation::none, "none"},
-    {Mutation::gate_up_swapped, "gate_up_swapped"},
-    {Mutation::swiglu_chunked_split, "swiglu_chunked_split"},
-    {Mutation::swiglu_clamp_dropped, "swiglu_clamp_dropped"},
-    {Mutation::fnuz_scale_not_doubled, "fnuz_scale_not_doubled"},
-    {Mutation::fnuz_neg_zero_kept, "fnuz_neg_zero_kept"},
-    {Mutation::last_token_unwritten, "last_token_unwritten"},
-    {Mutation::one_token_wrong_expert, "one_token_wrong_expert"},
-    {Mutation::router_weight_dropped, "router_weight_dropped"},
-    {Mutation::router_weight_twice, "router_weight_twice"},
-    {Mutation::routing_not_renormalized, "routing_not_renormalized"},
-    {Mutation::routed_scaling_twice, "routed_scaling_twice"},
-    {Mutation::per_tensor_act_scale, "per_tensor_act_scale"},
-    {Mutation::e8m0_scale_off_by_one, "e8m0_scale_off_by_one"},
-    {Mutation::fp4_nibbles_swapped, "fp4_nibbles_swapped"},
-    {Mutation::bf16_accumulation, "bf16_accumulation"},
-    {Mutation::lost_atomic_update, "lost_atomic_update"},
-    {Mutation::shared_expert_dropped, "shared_expert_dropped"},
-    {Mutation::shared_clamp_when_disabled, "shared_clamp_when_disabled"},
-    {Mutation::ep_sums_nonlocal, "ep_sums_nonlocal"},
-    {Mutation::biases_dropped, "biases_dropped"},
-    {Mutation::offsets_32bit, "offsets_32bit"},
-    {Mutation::illegal_memory_access, "illegal_memory_access"},
-    {Mutation::spin_forever, "spin_forever"},
+// The catalog: each bug's name and level, with the reason for it. io: a change to what the kernel is given or
+// returns, applied by MutantKernel (mutant_kernel.hpp) around any kernel; in_kernel: needs the kernel's inside (the
+// host kernel's hook points, host_mutant_hooks.hpp; the GPU kernels' mutant build).
+struct Entry {
+  Mutation m;
+  std::string_view name;
+  MutantLevel level;
+  std::string_view reason;
+};
+constexpr std::array<Entry, 24> kCatalog{{
+    {Mutation::none, "none", MutantLevel::io,
+     "the correct kernel"},
+    {Mutation::gate_up_swapped, "gate_up_swapped", MutantLevel::io,
+     "the halves read the wrong way round: the correct kernel told the other of gate_up/up_gate"},
+    {Mutation::swiglu_chunked_split, "swiglu_chunked_split", MutantLevel::io,
+     "rows split as two chunks: the correct kernel told the gate_up layout"},
+    {Mutation::swiglu_clamp_dropped, "swiglu_clamp_dropped", MutantLevel::in_kernel,
+     "a step of the activation inside the kernel (an infinite limit handed in instead differs on NaN and is "
+     "refused by kernels that check it)"},
+    {Mutation::fnuz_scale_not_doubled, "fnuz_scale_not_doubled", MutantLevel::io,
+     "a converter in front of the kernel: the working clone converted fn -> fnuz, its scales not doubled"},
+    {Mutation::fnuz_neg_zero_kept, "fnuz_neg_zero_kept", MutantLevel::io,
+     "a converter in front of the kernel: the working clone converted fn -> fnuz, 0x80 (NaN in fnuz) left"},
+    {Mutation::last_token_unwritten, "last_token_unwritten", MutantLevel::io,
+     "an output change: the last token's row keeps the harness's sentinel"},
+    {Mutation::one_token_wrong_expert, "one_token_wrong_expert", MutantLevel::io,
+     "a routing input: token 0's first id, if local, handed in as the next local expert"},
+    {Mutation::router_weight_dropped, "router_weight_dropped", MutantLevel::io,
+     "a routing input: every router weight handed in as 1"},
+    {Mutation::router_weight_twice, "router_weight_twice", MutantLevel::io,
+     "a routing input: every router weight handed in squared"},
+    {Mutation::routing_not_renormalized, "routing_not_renormalized", MutantLevel::io,
+     "a routing input: each token's weights times the softmax mass of its selected experts"},
+    {Mutation::routed_scaling_twice, "routed_scaling_twice", MutantLevel::io,
+     "a routing input: every router weight times routed_scaling_factor once more"},
+    {Mutation::per_tensor_act_scale, "per_tensor_act_scale", MutantLevel::in_kernel,
+     "the activation quantization is inside the kernel: no input makes it use one scale for all tokens"},
+    {Mutation::e8m0_scale_off_by_one, "e8m0_scale_off_by_one", MutantLevel::in_kernel,
+     "block-scale decoding inside the kernel, at a block the run's routing selects"},
+    {Mutation::fp4_nibbles_swapped, "fp4_nibbles_swapped", MutantLevel::in_kernel,
+     "e2m1 unpacking inside the kernel (a kernel repacking its weights in prepare() would not read rewritten "
+     "bytes the same way)"},
+    {Mutation::bf16_accumulation, "bf16_accumulation", MutantLevel::in_kernel,
+     "the accumulation dtype of the kernel's K reductions"},
+    {Mutation::lost_atomic_update, "lost_atomic_update", MutantLevel::in_kernel,
+     "a race in the kernel's fused reduce (dropping a slot from outside needs an id no kernel must accept)"},
+    {Mutation::shared_expert_dropped, "shared_expert_dropped", MutantLevel::io,
+     "a problem change: the kernel told there are no shared experts"},
+    {Mutation::shared_clamp_when_disabled, "shared_clamp_when_disabled", MutantLevel::io,
+     "a problem change: the kernel told clamp_shared is true"},
+    {Mutation::ep_sums_nonlocal, "ep_sums_nonlocal", MutantLevel::io,
+     "a routing input: other ranks' expert ids handed in wrapped into this rank's range"},
+    {Mutation::biases_dropped, "biases_dropped", MutantLevel::io,
+     "a checkpoint and problem change: the working clone without biases, the kernel told there are none"},
+    {Mutation::offsets_32bit, "offsets_32bit", MutantLevel::in_kernel,
+     "GPU only: the kernel's own index arithmetic"},
+    {Mutation::illegal_memory_access, "illegal_memory_access", MutantLevel::in_kernel,
+     "GPU only: a device fault of the mutant build"},
+    {Mutation::spin_forever, "spin_forever", MutantLevel::in_kernel,
+     "GPU only: a device kernel that never returns"},
 }};
 // Which formats a format mutant applies to, read from the format table: E8M0 block scales, packed e2m1 elements,
 // and e4m3fn codes with fp32 scales (the fn -> fnuz conversion doubles fp32 scales; MX scales are powers of two).
@@ -51,21 +86,30 @@ bool fn_codes_with_f32_scales(const QuantScheme& q) {
 
 std::vector<Mutation> all_mutations() {
   std::vector<Mutation> v;
-  for (auto& [m, n] : kNames) if (m != Mutation::none && !fault_mutant(m)) v.push_back(m);
+  for (const Entry& e : kCatalog) if (e.m != Mutation::none && !fault_mutant(e.m)) v.push_back(e.m);
   return v;
 }
 std::string_view mutation_name(Mutation m) {
-  for (auto& [x, n] : kNames) if (x == m) return n;
+  for (const Entry& e : kCatalog) if (e.m == m) return e.name;
   return "?";
 }
 std::optional<Mutation> parse_mutation(std::string_view s) {
-  for (auto& [x, n] : kNames) if (n == s) return x;
+  for (const Entry& e : kCatalog) if (e.name == s) return e.m;
   return std::nullopt;
 }
 std::string mutation_names() {
   std::string s;
-  for (auto& [m, n] : kNames) s += (s.empty() ? "" : ", ") + std::string(n);
+  for (const Entry& e : kCatalog) s += (s.empty() ? "" : ", ") + std::string(e.name);
   return s;
+}
+
+MutantLevel mutant_level(Mutation m) {
+  for (const Entry& e : kCatalog) if (e.m == m) return e.level;
+  return MutantLevel::in_kernel;
+}
+std::string_view mutant_level_reason(Mutation m) {
+  for (const Entry& e : kCatalog) if (e.m == m) return e.reason;
+  return "";
 }
 
 bool exact_tier_only(Mutation m, bool gpu) {

@@ -1,7 +1,9 @@
-// The mutant catalog: each mutation is one realistic bug from the field, selectable by name. The host
-// contract kernel implements every one of them but the GPU-only ones (kernels/host); the GPU kernels implement all
-// of them in a separate compilation of the same source (kernels/mutants/fused_moe_mutants.hip), so the default
-// build's kernels carry none; the harness's selftest proves each is caught.
+// The mutant catalog: each mutation is one realistic bug from the field, selectable by name, with its
+// level: an input/output mutant (a change to what a kernel is given or returns) is applied by MutantKernel
+// (mutant_kernel.hpp) around any kernel under test, host, GPU or plugin; an in-kernel mutant needs the kernel's
+// inside: the host contract kernel's hook points (host_mutant_hooks.hpp), the GPU kernels' separate compilation of
+// the same source (fused_moe_mutants.hip), so the default build's kernels carry none. The harness's selftest proves
+// each is caught (docs/judging.md "Mutants").
 #pragma once
 #include <optional>
 #include <string>
@@ -14,6 +16,11 @@
 #include "reference/routing/routing.hpp"
 
 namespace moe {
+
+enum class MutantLevel { io, in_kernel };
+MutantLevel mutant_level(Mutation m);
+// Why the mutant has its level, in a line (the catalog's reasons, kernels/mutants/mutation.cpp).
+std::string_view mutant_level_reason(Mutation m);
 
 // The numerical bugs, in catalog order (the fault mutants are not among them).
 std::vector<Mutation> all_mutations();

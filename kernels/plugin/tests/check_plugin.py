@@ -6,7 +6,8 @@ every case on unwritten elements (exit 1, never a harness error); libraries the 
 must refuse (another ABI version, no entry point, a bare name, a missing file, a path that is not a regular file, a
 file that is not a complete ELF shared object of this machine, an entry point that is data, an id or version that
 is not UTF-8) are bad input (exit 2) with the fix, and no report directory is written; so are two kernels with one
-id in a run. A decline reason that is not UTF-8 reaches the report readably.
+id in a run. A decline reason that is not UTF-8 reaches the report readably. `--plugin PATH~MUTANT` wraps the example
+in one of the catalog's input/output mutants, which must fail every case it runs.
 
 Usage: check_plugin.py MOE_HARNESS PLUGIN_DIR WORK_DIR
 """
@@ -73,6 +74,18 @@ def main():
     assert r.returncode == 1, r.returncode
     ran = [c for c in report["cases"] if c["status"] != "skip"]
     assert len(ran) == len(passed) and all(c["status"] == "fail" for c in ran), [c["status"] for c in ran]
+
+    # The catalog's input/output mutants wrap any kernel: the example plugin with its router weights handed in
+    # squared fails every case it runs, named PLUGIN_ID~MUTANT; an in-kernel mutant cannot wrap it (exit 2).
+    r, report = run(exe, f"{plugins}/libmoe_example_plugin.so~router_weight_twice", f"{work}/wrapped")
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])
+    ran = [c for c in report["cases"] if c["status"] != "skip"]
+    assert {c["kernel"] for c in report["cases"]} == {"example-c-plugin~router_weight_twice"}
+    assert len(ran) == len(passed) and all(c["status"] == "fail" for c in ran), [c["status"] for c in ran]
+    r, _ = run(exe, f"{plugins}/libmoe_example_plugin.so~bf16_accumulation", f"{work}/in_kernel")
+    assert r.returncode == 2 and "needs the kernel's inside" in r.stderr, (r.returncode, r.stderr[-2000:])
+    r, _ = run(exe, f"{plugins}/libmoe_example_plugin.so~no_such_bug", f"{work}/unknown_mutant")
+    assert r.returncode == 2 and "unknown mutant 'no_such_bug'" in r.stderr, (r.returncode, r.stderr[-2000:])
 
     # A plugin whose reruns differ in one element (as float atomics do): caught by the rerun probe when it claims
     # determinism (the default); accepted when it declares itself non-deterministic through the ABI.

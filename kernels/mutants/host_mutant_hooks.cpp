@@ -1,0 +1,73 @@
+#include "kernels/mutants/host_mutant_hooks.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "fixtures/error.hpp"
+#include "kernels/mutants/mutation.hpp"
+
+namespace moe {
+namespace {
+
+struct Bf16Accumulation : HostKernelHooks {
+  bool accumulate_in_bf16() const override { return true; }
+};
+
+// One E8M0 block scale (the first 32 columns of row 0 of w13) of the first local expert the routing hits read one
+// exponent high.
+struct E8m0ScaleOffByOne : HostKernelHooks {
+  std::int64_t expert = -1;
+  void begin_run(const ProblemSpec& p, const Checkpoint&, const RoutingResult& r) override {
+    expert = first_hit_local_expert(p, r);
+  }
+  const std::uint8_t* e8m0_row_scales(const std::uint8_t* stored, std::int64_t n, bool is13, std::int64_t e,
+                                      std::int64_t row, std::uint8_t* scratch) const override {
+    if (!is13 || e != expert || row != 0 || n == 0) return stored;
+    std::copy(stored, stored + n, scratch);
+    scratch[0] = std::uint8_t(scratch[0] + 1);
+    return scratch;
+  }
+};
+
+struct Fp4NibblesSwapped : HostKernelHooks {
+  int e2m1_even_nibble() const override { return 1; }
+};
+
+// Every token's routed stage-1 input quantized with the one per-tensor scale of the whole batch.
+struct PerTensorActScale : HostKernelHooks {
+  float scale = 0.0f;
+  void begin_run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult&) override {
+    scale = per_tensor_act_scale(p, c);
+  }
+  float forced_token_scale() const override { return scale; }
+};
+
+struct SwigluClampDropped : HostKernelHooks {
+  void activation(GateParams& ap, bool) const override { ap.clamp = false; }
+};
+
+// A non-atomic fused reduce: token 0's second routed update is overwritten by a concurrent one.
+struct LostAtomicUpdate : HostKernelHooks {
+  bool slot_summed(std::int64_t tok, std::int64_t j) const override { return !(tok == 0 && j == 1); }
+};
+
+}  // namespace
+
+std::unique_ptr<HostKernelHooks> host_mutant_hooks(Mutation m) {
+  switch (m) {
+    case Mutation::none: return std::make_unique<HostKernelHooks>();
+    case Mutation::bf16_accumulation: return std::make_unique<Bf16Accumulation>();
+    case Mutation::e8m0_scale_off_by_one: return std::make_unique<E8m0ScaleOffByOne>();
+    case Mutation::fp4_nibbles_swapped: return std::make_unique<Fp4NibblesSwapped>();
+    case Mutation::per_tensor_act_scale: return std::make_unique<PerTensorActScale>();
+    case Mutation::swiglu_clamp_dropped: return std::make_unique<SwigluClampDropped>();
+    case Mutation::lost_atomic_update: return std::make_unique<LostAtomicUpdate>();
+    default: break;
+  }
+  throw_harness_error("host_mutant_hooks",
+                      "mutant '" + std::string(mutation_name(m)) + "' is no in-kernel mutant of the host contract kernel",
+                      "build it through make_kernel_by_id (an input/output mutant is a MutantKernel around the clean "
+                      "kernel)");
+}
+
+}  // namespace moe

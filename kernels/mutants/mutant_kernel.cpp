@@ -1,0 +1,86 @@
+#include "kernels/mutants/mutant_kernel.hpp"
+
+#include <cstring>
+
+namespace moe {
+
+ProblemSpec mutated_problem(Mutation m, const ProblemSpec& p) {
+  if (mutant_level(m) != MutantLevel::io) return p;
+  ProblemSpec g = p;
+  switch (m) {
+    case Mutation::gate_up_swapped:  // the halves read the wrong way round: the kernel told the other order
+      if (p.layout != GateUpLayout::interleaved)
+        g.layout = p.layout == GateUpLayout::gate_up ? GateUpLayout::up_gate : GateUpLayout::gate_up;
+      break;
+    case Mutation::swiglu_chunked_split:  // interleaved rows split as two chunks: the kernel told gate_up
+      if (p.activation == Activation::swiglu_oai) g.layout = GateUpLayout::gate_up;
+      break;
+    case Mutation::shared_clamp_when_disabled: g.clamp_shared = true; break;
+    case Mutation::shared_expert_dropped: g.n_shared = 0; break;
+    case Mutation::biases_dropped: g.biases = false; break;
+    default: break;
+  }
+  return g;
+}
+
+RoutingResult mutated_routing(Mutation m, const ProblemSpec& p, const Checkpoint& working, const RoutingResult& r) {
+  RoutingResult g = r;
+  const std::int64_t first = p.first_local_expert(), local = p.local_experts();
+  auto local_of = [&](std::int32_t id) { return std::int64_t(id) - first; };
+  switch (m) {
+    case Mutation::router_weight_dropped: for (float& w : g.weights) w = 1.0f; break;
+    case Mutation::router_weight_twice: for (float& w : g.weights) w *= w; break;
+    case Mutation::routed_scaling_twice: for (float& w : g.weights) w *= p.routing.routed_scaling; break;
+    case Mutation::routing_not_renormalized:
+      for (std::int64_t tok = 0; tok < r.tokens; ++tok) {
+        const float sum = selected_probability_sum(p, working, r, tok);
+        for (int j = 0; j < r.k; ++j) g.weights[tok * r.k + j] *= sum;
+      }
+      break;
+    case Mutation::one_token_wrong_expert:  // token 0's first slot, if it is local, reads the next local expert
+      if (!g.ids.empty() && local > 0) {
+        const std::int64_t e = local_of(g.ids[0]);
+        if (e >= 0 && e < local) g.ids[0] = std::int32_t(first + (e + 1) % local);
+      }
+      break;
+    case Mutation::ep_sums_nonlocal:  // other ranks' experts summed through a wrapped local index
+      if (local > 0)
+        for (std::int32_t& id : g.ids) {
+          const std::int64_t e = local_of(id);
+          if (e < 0 || e >= local) id = std::int32_t(first + ((e % local) + local) % local);
+        }
+      break;
+    default: break;
+  }
+  return g;
+}
+
+void mutate_working_checkpoint(Mutation m, Checkpoint& working) {
+  apply_fnuz_conversion_mutant(m, working);
+  if (m == Mutation::biases_dropped)
+    for (ExpertWeights* w : {&working.routed, &working.shared}) w->w13_bias = Tensor(), w->w2_bias = Tensor();
+}
+
+MutantKernel::MutantKernel(std::unique_ptr<KernelUnderTest> inner, Mutation m, std::string id)
+    : inner_(std::move(inner)), m_(m), id_(std::move(id)) {
+  if (id_.empty()) id_ = inner_->id() + "~" + std::string(mutation_name(m));
+}
+
+void MutantKernel::prepare(const ProblemSpec& p, Checkpoint& working) {
+  mutate_working_checkpoint(m_, working);
+  inner_->prepare(mutated_problem(m_, p), working);
+}
+
+RunInfo MutantKernel::run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) {
+  if (mutant_level(m_) != MutantLevel::io) return inner_->run(p, working, routing, out);
+  // last_token_unwritten: the last token's row keeps what the harness put there (its sentinel).
+  std::vector<std::byte> last;
+  const bool keep_last = m_ == Mutation::last_token_unwritten && out.dim(0) > 0;
+  const std::size_t row = keep_last ? out.nbytes() / std::size_t(out.dim(0)) : 0;
+  if (keep_last) last.assign(out.bytes() + out.nbytes() - row, out.bytes() + out.nbytes());
+  RunInfo info = inner_->run(mutated_problem(m_, p), working, mutated_routing(m_, p, working, routing), out);
+  if (keep_last) std::memcpy(out.bytes() + out.nbytes() - row, last.data(), row);
+  return info;
+}
+
+}  // namespace moe

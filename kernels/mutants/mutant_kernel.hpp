@@ -1,0 +1,48 @@
+// A mutant of the catalog around ANY kernel under test (host, GPU, plugin, external output): the input/output
+// mutants (mutation.hpp: mutant_level(m) == io) are a change to what the kernel is given (the problem it is told,
+// the routing it is handed, its working clone of the checkpoint, never the pristine tensors) or to what it returns,
+// so the wrapper applies them outside the kernel and the same bug tests every kernel. For an in-kernel mutant the
+// inner kernel carries the bug itself (host: kernels/mutants/host_mutant_hooks.hpp) and the wrapper only names it.
+#pragma once
+#include <memory>
+#include <string>
+
+#include "kernels/kernel_under_test.hpp"
+#include "kernels/mutants/mutation.hpp"
+
+namespace moe {
+
+// What the kernel is told under bug m (an io mutant; any other m: p unchanged).
+ProblemSpec mutated_problem(Mutation m, const ProblemSpec& p);
+// The routing the kernel is handed under bug m: its weights or ids changed (p is the true problem, working the
+// kernel's clone: routing_not_renormalized reads the router logits from it).
+RoutingResult mutated_routing(Mutation m, const ProblemSpec& p, const Checkpoint& working, const RoutingResult& r);
+// The kernel's working clone under bug m, before the kernel's own prepare(): a bad fn -> fnuz converter in front
+// of it, the biases left out.
+void mutate_working_checkpoint(Mutation m, Checkpoint& working);
+
+class MutantKernel : public KernelUnderTest {
+ public:
+  // id: the report id; empty: the inner kernel's id + "~" + the mutant's name.
+  MutantKernel(std::unique_ptr<KernelUnderTest> inner, Mutation m, std::string id = "");
+  std::string id() const override { return id_; }
+  std::string version() const override { return inner_->version(); }
+  bool needs_device() const override { return inner_->needs_device(); }
+  // Asked about the true problem: the kernel as built either handles the case or declines it, bug or not.
+  Support supports(const ProblemSpec& p, const DeviceInfo* device) const override {
+    return inner_->supports(p, device);
+  }
+  void prepare(const ProblemSpec& p, Checkpoint& working) override;
+  RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
+  bool deterministic(const ProblemSpec& p) const override { return inner_->deterministic(mutated_problem(m_, p)); }
+  bool rerunnable() const override { return inner_->rerunnable(); }
+  void set_timing(bool on) override { inner_->set_timing(on); }
+  std::vector<std::pair<std::string, std::string>> input_checks() const override { return inner_->input_checks(); }
+
+ private:
+  std::unique_ptr<KernelUnderTest> inner_;
+  Mutation m_;
+  std::string id_;
+};
+
+}  // namespace moe

@@ -1,0 +1,185 @@
+// MutantKernel around a kernel that records what it was given: each input/output mutant changes exactly the input
+// or output its catalog entry names (hand-computed values), in-kernel mutants pass everything through.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/mutants/mutant_kernel.hpp"
+
+namespace moe {
+namespace {
+
+// Records the problem, routing and working clone it is given; writes 1.0f into every output element.
+struct Seen {
+  ProblemSpec prepared, ran;
+  RoutingResult routing;
+  bool biases_in_clone = false;
+  DType w13_dtype = DType::u8;
+};
+class RecordingKernel : public KernelUnderTest {
+ public:
+  explicit RecordingKernel(Seen* seen) : seen_(seen) {}
+  std::string id() const override { return "recorder"; }
+  std::string version() const override { return "7"; }
+  bool needs_device() const override { return false; }
+  Support supports(const ProblemSpec&, const DeviceInfo*) const override { return Support::yes(); }
+  void prepare(const ProblemSpec& p, Checkpoint& working) override {
+    seen_->prepared = p;
+    seen_->biases_in_clone = !working.routed.w13_bias.empty() || !working.shared.w2_bias.empty();
+    seen_->w13_dtype = working.routed.w13.dtype();
+  }
+  RunInfo run(const ProblemSpec& p, const Checkpoint&, const RoutingResult& r, Tensor& out) override {
+    seen_->ran = p;
+    seen_->routing = r;
+    for (float& v : out.span<float>()) v = 1.0f;
+    return {};
+  }
+
+ private:
+  Seen* seen_;
+};
+
+ProblemSpec problem() {
+  ProblemSpec p;
+  p.tokens = 3; p.hidden = 2; p.experts = 4; p.topk = 2;
+  return p;
+}
+RoutingResult routing() { return {3, 2, {3, 1, 0, 2, 2, 3}, {0.5f, 0.25f, 0.75f, 0.125f, 1.0f, 2.0f}}; }
+
+// Runs mutant m around the recorder on problem p with the given routing and logits; returns what it saw.
+Seen run_mutant(Mutation m, const ProblemSpec& p, const RoutingResult& r, Tensor* out = nullptr,
+                Checkpoint* working = nullptr) {
+  Seen seen;
+  MutantKernel k(std::make_unique<RecordingKernel>(&seen), m);
+  Checkpoint local;
+  Checkpoint& c = working ? *working : local;
+  Tensor own("out", DType::f32, {p.tokens, p.hidden});
+  k.prepare(p, c);
+  k.run(p, c, r, out ? *out : own);
+  return seen;
+}
+
+TEST(MutantKernel, RouterWeightMutantsChangeTheWeightsHandedIn) {
+  const ProblemSpec p = problem();
+  EXPECT_EQ(run_mutant(Mutation::router_weight_dropped, p, routing()).routing.weights,
+            (std::vector<float>{1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(run_mutant(Mutation::router_weight_twice, p, routing()).routing.weights,
+            (std::vector<float>{0.25f, 0.0625f, 0.5625f, 0.015625f, 1.0f, 4.0f}));
+  ProblemSpec g = p;
+  g.routing.routed_scaling = 2.5f;
+  EXPECT_EQ(run_mutant(Mutation::routed_scaling_twice, g, routing()).routing.weights,
+            (std::vector<float>{1.25f, 0.625f, 1.875f, 0.3125f, 2.5f, 5.0f}));
+  EXPECT_EQ(run_mutant(Mutation::router_weight_twice, p, routing()).routing.ids, routing().ids);  // ids untouched
+}
+
+TEST(MutantKernel, RoutingNotRenormalizedHandsInTheSelectedSoftmaxMass) {
+  ProblemSpec p = problem();
+  p.tokens = 1;
+  Checkpoint c;
+  c.router_logits = Tensor("router_logits", DType::f32, {1, 4});
+  const float l[4] = {std::log(1.0f), std::log(2.0f), std::log(3.0f), std::log(4.0f)};  // softmax 0.1 0.2 0.3 0.4
+  std::memcpy(c.router_logits.bytes(), l, sizeof l);
+  const RoutingResult r{1, 2, {3, 2}, {4.0f / 7.0f, 3.0f / 7.0f}};  // renormalized over the selected 0.7
+  const Seen s = run_mutant(Mutation::routing_not_renormalized, p, r, nullptr, &c);
+  ASSERT_EQ(s.routing.weights.size(), 2u);
+  EXPECT_NEAR(s.routing.weights[0], 0.4f, 1e-6f);
+  EXPECT_NEAR(s.routing.weights[1], 0.3f, 1e-6f);
+}
+
+TEST(MutantKernel, ExpertIdMutantsRewriteTheIdsHandedIn) {
+  const ProblemSpec p = problem();  // one rank: experts 0..3 local
+  // token 0's first slot (expert 3) reads the next local expert, wrapping to 0; nothing else changes
+  EXPECT_EQ(run_mutant(Mutation::one_token_wrong_expert, p, routing()).routing.ids,
+            (std::vector<std::int32_t>{0, 1, 0, 2, 2, 3}));
+  ProblemSpec ep = problem();
+  ep.experts = 8; ep.ep = 2; ep.ep_rank = 1;  // local: global 4..7
+  const RoutingResult r{2, 2, {0, 5, 3, 7}, {0.5f, 0.5f, 0.5f, 0.5f}};
+  // 0 -> local -4 -> wrapped 0 -> global 4; 3 -> local -1 -> wrapped 3 -> global 7
+  EXPECT_EQ(run_mutant(Mutation::ep_sums_nonlocal, ep, r).routing.ids, (std::vector<std::int32_t>{4, 5, 7, 7}));
+  // token 0's first id (global 0) is not local: one_token_wrong_expert leaves it
+  EXPECT_EQ(run_mutant(Mutation::one_token_wrong_expert, ep, r).routing.ids, r.ids);
+}
+
+TEST(MutantKernel, ProblemMutantsTellTheKernelAnotherProblemInPrepareAndRun) {
+  ProblemSpec p = problem();
+  p.n_shared = 1; p.clamp_shared = false; p.biases = true; p.layout = GateUpLayout::gate_up;
+  Seen s = run_mutant(Mutation::shared_expert_dropped, p, routing());
+  EXPECT_EQ(s.prepared.n_shared, 0);
+  EXPECT_EQ(s.ran.n_shared, 0);
+  EXPECT_TRUE(run_mutant(Mutation::shared_clamp_when_disabled, p, routing()).ran.clamp_shared);
+  EXPECT_EQ(run_mutant(Mutation::gate_up_swapped, p, routing()).ran.layout, GateUpLayout::up_gate);
+  p.layout = GateUpLayout::up_gate;
+  EXPECT_EQ(run_mutant(Mutation::gate_up_swapped, p, routing()).ran.layout, GateUpLayout::gate_up);
+  p.layout = GateUpLayout::interleaved;
+  p.activation = Activation::swiglu_oai;
+  EXPECT_EQ(run_mutant(Mutation::swiglu_chunked_split, p, routing()).ran.layout, GateUpLayout::gate_up);
+  EXPECT_EQ(run_mutant(Mutation::router_weight_twice, p, routing()).ran.layout, GateUpLayout::interleaved);
+}
+
+TEST(MutantKernel, BiasesDroppedHandsInAWorkingCloneWithoutBiases) {
+  ProblemSpec p = problem();
+  p.biases = true;
+  Checkpoint c;
+  c.routed.w13_bias = Tensor("w13_bias", DType::f32, {4, 4});
+  c.shared.w2_bias = Tensor("shared_w2_bias", DType::f32, {1, 2});
+  Seen s = run_mutant(Mutation::none, p, routing(), nullptr, &c);
+  EXPECT_TRUE(s.biases_in_clone);
+  s = run_mutant(Mutation::biases_dropped, p, routing(), nullptr, &c);
+  EXPECT_FALSE(s.biases_in_clone);
+  EXPECT_FALSE(s.prepared.biases);
+  EXPECT_FALSE(s.ran.biases);
+}
+
+TEST(MutantKernel, FnuzMutantsConvertTheWorkingCloneBeforeTheKernelSeesIt) {
+  Checkpoint c;
+  c.routed.w13 = Tensor("w13", DType::e4m3fn, {1, 2, 2});
+  c.routed.w13_scale = Tensor("w13_scale", DType::f32, {1});
+  c.routed.w2 = Tensor("w2", DType::e4m3fn, {1, 2, 1});
+  c.routed.w2_scale = Tensor("w2_scale", DType::f32, {1});
+  EXPECT_EQ(run_mutant(Mutation::fnuz_neg_zero_kept, problem(), routing(), nullptr, &c).w13_dtype, DType::e4m3fnuz);
+}
+
+TEST(MutantKernel, LastTokenUnwrittenKeepsTheSentinelInTheLastRowOnly) {
+  const ProblemSpec p = problem();
+  Tensor out("out", DType::f32, {3, 2});
+  for (float& v : out.span<float>()) v = std::numeric_limits<float>::quiet_NaN();
+  run_mutant(Mutation::last_token_unwritten, p, routing(), &out);
+  const auto v = out.span<float>();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(v[i], 1.0f) << i;
+  EXPECT_TRUE(std::isnan(v[4]) && std::isnan(v[5]));
+}
+
+TEST(MutantKernel, InKernelMutantsPassEverythingThroughAndOnlyNameTheKernel) {
+  ProblemSpec p = problem();
+  p.n_shared = 1;
+  Seen seen;
+  MutantKernel k(std::make_unique<RecordingKernel>(&seen), Mutation::bf16_accumulation);
+  EXPECT_EQ(k.id(), "recorder~bf16_accumulation");
+  EXPECT_EQ(k.version(), "7");
+  Checkpoint c;
+  Tensor out("out", DType::f32, {3, 2});
+  k.prepare(p, c);
+  k.run(p, c, routing(), out);
+  EXPECT_EQ(seen.ran.n_shared, 1);
+  EXPECT_EQ(seen.routing.weights, routing().weights);
+  EXPECT_EQ(seen.routing.ids, routing().ids);
+  EXPECT_EQ(MutantKernel(std::make_unique<RecordingKernel>(&seen), Mutation::none, "x~y").id(), "x~y");
+}
+
+TEST(MutantKernel, EveryCatalogMutantHasALevelAndAReason) {
+  int io = 0;
+  for (Mutation m : all_mutations()) {
+    EXPECT_FALSE(mutant_level_reason(m).empty()) << mutation_name(m);
+    io += mutant_level(m) == MutantLevel::io;
+  }
+  EXPECT_EQ(io, 14);  // the catalog's input/output mutants (mutation.cpp), the other 7 in-kernel
+  for (Mutation m : {Mutation::bf16_accumulation, Mutation::e8m0_scale_off_by_one, Mutation::fp4_nibbles_swapped,
+                     Mutation::per_tensor_act_scale, Mutation::swiglu_clamp_dropped, Mutation::lost_atomic_update,
+                     Mutation::offsets_32bit})
+    EXPECT_EQ(mutant_level(m), MutantLevel::in_kernel) << mutation_name(m);
+}
+
+}  // namespace
+}  // namespace moe
