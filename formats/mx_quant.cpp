@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "formats/e2m1.hpp"
+#include "formats/e4m3_encode.hpp"
 #include "formats/omp_errors.hpp"
 
 namespace moe {
@@ -76,8 +77,15 @@ void quantize_mx(const float* x, std::int64_t rows, std::int64_t cols, MxElement
       const int se = mx_shared_exponent(amax, e, mode);
       scales[r * nb + b] = nan ? 0xFF : e8m0_from_exponent(se);
       std::uint8_t q[kMxBlock];
-      // V / X by ldexp: exact (X is a power of two) and safe where X = 2^-127 is itself an fp32 subnormal.
-      for (int i = 0; i < kMxBlock; ++i) q[i] = std::uint8_t(minifloat_encode(spec, std::ldexp(v[i], -se)));
+      // V / X as V * 2^-se: one correctly rounded product, the value ldexp gives (2^-se, se in [-127, 127], is an
+      // fp32 number, 2^-127 a subnormal one). The fast encoders equal minifloat_encode for every input.
+      const float inv = std::ldexp(1.0f, -se);
+      if (e == MxElement::e4m3)
+        for (int i = 0; i < kMxBlock; ++i) q[i] = e4m3_encode(Fp8Flavor::fn, v[i] * inv);
+      else if (e == MxElement::e2m1)
+        for (int i = 0; i < kMxBlock; ++i) q[i] = e2m1_encode(v[i] * inv);
+      else
+        for (int i = 0; i < kMxBlock; ++i) q[i] = std::uint8_t(minifloat_encode(spec, v[i] * inv));
       if (e == MxElement::e2m1) {
         std::uint8_t* out = elements + r * (cols / 2) + b * (kMxBlock / 2);
         for (int i = 0; i < kMxBlock / 2; ++i) out[i] = e2m1_pack(q[2 * i], q[2 * i + 1]);

@@ -17,6 +17,15 @@ namespace moe {
 
 namespace {
 // The probes of a case in words, for the diagnostics: "  probes: rerun ran; linearity_all_weights not run: why".
+using Clock = std::chrono::steady_clock;
+// Seconds since `t`, and `t` moved to now: consecutive phases are timed back to back.
+double lap(Clock::time_point& t) {
+  const Clock::time_point now = Clock::now();
+  const double s = std::chrono::duration<double>(now - t).count();
+  t = now;
+  return s;
+}
+
 std::string probes_line(const std::vector<std::pair<std::string, std::string>>& probes) {
   std::string s;
   for (const auto& [name, st] : probes) s += (s.empty() ? "  probes: " : "; ") + name + " " + st;
@@ -40,31 +49,41 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
   ProblemSpec p = spec.problem;
   if (opt.seed) p.seed = *opt.seed;
   try {
-    const auto t0 = std::chrono::steady_clock::now();
+    CaseTiming& tm = rec.timing;
+    Clock::time_point t = Clock::now();
     Checkpoint pristine = spec.tier == Tier::exact ? generate_exact_checkpoint(p)
                           : opt.weights              ? opt.weights->checkpoint_for(p)
                                                      : generate_checkpoint(p);
+    tm.generate = lap(t);
     const std::uint64_t fingerprint = pristine.fingerprint();
     rec.fixture_fingerprint = fingerprint;
+    tm.fingerprint = lap(t);
     const ReferenceSet refs = opt.references ? opt.references->get(spec, p, pristine, fingerprint)
                                              : compute_references(p, pristine);
     const RoutingResult& routing = refs.routing;
     const Values& contract = refs.contract;
     const Values& ideal = refs.ideal;
-    rec.reference_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    tm.reference = lap(t);
+    rec.reference_s = tm.generate + tm.fingerprint + tm.reference;
 
     Checkpoint working = pristine.clone();
     kernel.prepare(p, working);
+    tm.clone_prepare = lap(t);
     Tensor out("out", p.output_dtype, {p.tokens, p.hidden});
     fill_sentinel(out, 0);
     const RunInfo info = kernel.run(p, working, routing, out);
+    tm.kernel = lap(t) - info.upload_s;
+    tm.upload = info.upload_s;
     rec.variant = info.variant;
     rec.kernel_us = info.median_us;
     if (opt.after_kernel_hook) opt.after_kernel_hook(pristine);
-    if (pristine.fingerprint() != fingerprint)
+    const bool mutated = pristine.fingerprint() != fingerprint;
+    tm.fingerprint += lap(t);
+    if (mutated)
       throw_harness_error(spec.id, "reference inputs were mutated: the pristine checkpoint's fingerprint changed "
                                    "while the kernel ran (a converter wrote into tensors it was never given?)",
                           "kernels must only touch the working clone handed to prepare()");
+    if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(p, std::move(pristine));  // shown unchanged
 
     if (opt.capture) {
       std::vector<float> o(static_cast<std::size_t>(out.numel()));
@@ -87,9 +106,11 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
       rec.failed_check = s->name;
       rec.reason = systematic_reason(*s);
     }
+    tm.judge = lap(t);
     rec.probes = kernel.input_checks();
     const ProbeOutcome probes =
         run_probes(p, kernel, working, routing, out, rec.failed_check, {opt.rerun_probe, opt.linearity_probe});
+    tm.probes = lap(t);
     rec.probes.insert(rec.probes.end(), probes.status.begin(), probes.status.end());
     if (!probes.failed_check.empty()) {
       rec.status = "fail";
@@ -107,6 +128,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.metrics.insert(probes.metrics.begin(), probes.metrics.end());  // only the probes that ran
     rec.token_cos = j.token_cos;
     rec.token_rel = j.token_rel;
+    tm.judge += lap(t);  // the record's metrics and diagnostics belong to the verdict
   } catch (const Error& e) {
     // A verdict raised as an error (ExitCode::case_failed, the check in its key): out of device memory.
     const bool verdict = e.code() == ExitCode::case_failed;

@@ -23,6 +23,13 @@ CaseNode::CaseNode(std::vector<Layer> layers) {
   if (is_map_layer(kept.back()))
     while (first > 0 && is_map_layer(kept[first - 1])) --first;
   layers_.assign(std::make_move_iterator(kept.begin() + std::ptrdiff_t(first)), std::make_move_iterator(kept.end()));
+  for (Layer& l : layers_)
+    if (l.path.empty() && !l.entries && l.node.IsMap()) {
+      auto e = std::make_shared<std::vector<std::pair<std::string, YAML::Node>>>();
+      for (auto it = l.node.begin(); it != l.node.end(); ++it)
+        if (it->first.IsScalar()) e->emplace_back(it->first.Scalar(), it->second);  // in order: the first match wins
+      l.entries = std::move(e);
+    }
 }
 
 CaseNode CaseNode::operator[](const std::string& key) const {
@@ -34,9 +41,8 @@ CaseNode CaseNode::operator[](const std::string& key) const {
       continue;
     }
     if (l.skip && l.skip->count(key)) continue;
-    const YAML::Node& map = l.node;
-    const YAML::Node v = map[key];  // const lookup: inserts nothing
-    if (v.IsDefined()) out.push_back({v, {}, YAML::Mark::null_mark(), nullptr});
+    const auto hit = std::find_if(l.entries->begin(), l.entries->end(), [&](const auto& e) { return e.first == key; });
+    if (hit != l.entries->end()) out.push_back({hit->second, {}, YAML::Mark::null_mark(), nullptr});
   }
   return CaseNode(std::move(out));
 }

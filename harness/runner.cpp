@@ -73,10 +73,12 @@ class CaseTest : public testing::Test {
     const auto t0 = std::chrono::steady_clock::now();
     CaseRecord r = session_->judge(slot_, request_);
     state_->progress->case_done(r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    const auto w0 = std::chrono::steady_clock::now();
     for (const auto& [k, v] : r.metrics) RecordProperty(k, fmt::format("{:.9g}", v));
     RecordProperty("variant", r.variant);
     RecordProperty("verdict", r.status);  // "status" is reserved by GoogleTest
     state_->records[slot_] = r;
+    state_->records[slot_].timing.write = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
     state_->ran[slot_] = true;
     if (r.status == "skip") GTEST_SKIP() << r.reason;
     if (r.status == "fail") ADD_FAILURE() << "FAIL " << r.reason << "\n" << r.details;

@@ -50,25 +50,29 @@ Checkpoint WeightCache::checkpoint_for(const ProblemSpec& p) {
   const std::string key = weights_key(p);
   auto it = entries_.begin();
   for (; it != entries_.end(); ++it) if (it->key == key) break;
+  Checkpoint c;
   if (it == entries_.end()) {
     ++misses_;
-    Checkpoint w = generate_or_load(p, key);
-    const std::size_t b = bytes_of(w);
-    while (!entries_.empty() && bytes_ + b > max_bytes_) {
-      bytes_ -= entries_.back().bytes;
-      entries_.pop_back();
-    }
-    entries_.push_front({key, std::move(w), b});
-    bytes_ += b;
-    it = entries_.begin();
+    c = generate_or_load(p, key);
   } else {
     ++hits_;
-    entries_.splice(entries_.begin(), entries_, it);
-    it = entries_.begin();
+    c = std::move(it->weights);  // lent: the entry leaves until the case gives the weights back
+    bytes_ -= it->bytes;
+    entries_.erase(it);
   }
-  Checkpoint c = it->weights.clone();  // entries hold expert weights only
   generate_inputs(p, c);
   return c;
+}
+
+void WeightCache::give_back(const ProblemSpec& p, Checkpoint&& c) {
+  for (Tensor* t : {&c.x, &c.router_logits, &c.score_bias, &c.topk_ids, &c.topk_weights}) *t = Tensor();
+  const std::size_t b = bytes_of(c);
+  while (!entries_.empty() && bytes_ + b > max_bytes_) {
+    bytes_ -= entries_.back().bytes;
+    entries_.pop_back();
+  }
+  entries_.push_front({weights_key(p), std::move(c), b});
+  bytes_ += b;
 }
 
 }  // namespace moe

@@ -1,6 +1,9 @@
 // Expert weights shared by the cases of a run: cases that differ only in tokens, reduce mode, stage or activation
 // layout use the same checkpoint weights (fixtures/checkpoint.hpp weights_key), generated once and kept, least
-// recently used first out, under a byte budget. Entries are never handed out mutable: each case gets a clone.
+// recently used first out, under a byte budget. A case borrows them: checkpoint_for() moves the weights out of the
+// cache into the case's pristine checkpoint (no copy), and give_back() returns them once the case has shown them
+// unchanged (the pristine fingerprint after the kernel). Weights never given back (the case stopped before that
+// check, or the check failed) are generated again when next needed, so no case ever sees weights another wrote.
 // With a disk directory (`run --reference-cache DIR`), generated weights are also kept there across runs, keyed by
 // (weights key, reference version): a bisect step loads them instead of generating them again. A file whose bytes
 // no longer match the fingerprint recorded when it was written is regenerated, never used.
@@ -18,8 +21,11 @@ class WeightCache {
  public:
   explicit WeightCache(std::size_t max_bytes = std::size_t(6) << 30, std::filesystem::path disk_dir = {})
       : max_bytes_(max_bytes), disk_dir_(std::move(disk_dir)) {}
-  // A fresh pristine checkpoint for p: cached weights (cloned) plus p's inputs.
+  // The pristine checkpoint for p: the cached weights (lent) or freshly generated ones, plus p's inputs.
   Checkpoint checkpoint_for(const ProblemSpec& p);
+  // Returns a checkpoint's weights for p's later cases (its inputs are dropped). Only for a checkpoint that
+  // checkpoint_for(p) gave and whose fingerprint the caller has seen unchanged since.
+  void give_back(const ProblemSpec& p, Checkpoint&& c);
   std::size_t hits() const { return hits_; }
   std::size_t misses() const { return misses_; }
   std::size_t disk_hits() const { return disk_hits_; }

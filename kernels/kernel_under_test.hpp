@@ -26,6 +26,7 @@ struct RunInfo {
   double median_us = 0.0;     // device-event timing where the kernel measures it; 0 when not timed
   int timed_repeats = 0;
   double achieved_tbps = 0.0, achieved_tflops = 0.0;
+  double upload_s = 0.0;  // seconds of run() spent copying inputs to the device (report phase `upload`); 0 on the host
 };
 
 class KernelUnderTest {

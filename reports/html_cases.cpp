@@ -196,6 +196,7 @@ void write_case_detail(std::ostream& o, const ReportCase& c, std::size_t max_poi
     o << "</table>\n";
   }
   if (!c.details.empty()) put(o, "<pre>{}</pre>\n", esc(c.details));
+  timing_table(o, c.timing, "", "Time by phase (seconds)");
   o << "</details>\n";
 }
 

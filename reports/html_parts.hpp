@@ -26,6 +26,8 @@ std::optional<double> metric(const ReportCase& c, const char* key);
 std::string num_cell(std::optional<double> v, const char* spec);
 // Fail, error, or a status this build does not know: anything a release must not take for a pass.
 bool failing(const std::string& status);
+// One row of seconds per phase (kTimingPhases) and their total.
+void timing_table(std::ostream& o, const CaseTiming& t, const char* id, const char* caption);
 
 // One series of a plot: values where higher is worse. NaN and Inf are failures: drawn at the top of the plot with a
 // marker of their own and counted.

@@ -47,6 +47,18 @@ std::string num_cell(std::optional<double> v, const char* spec) {
 
 bool failing(const std::string& status) { return status != "pass" && status != "skip"; }
 
+void timing_table(std::ostream& o, const CaseTiming& t, const char* id, const char* caption) {
+  put(o, "<table{} class=\"timing\"><caption>{}</caption><tr>", *id ? fmt::format(" id=\"{}\"", id) : "", caption);
+  double sum = 0;
+  for (auto [name, field] : kTimingPhases) {
+    put(o, "<th>{}</th>", name);
+    sum += t.*field;
+  }
+  o << "<th>total</th></tr><tr>";
+  for (auto [name, field] : kTimingPhases) put(o, "<td class=\"num\" data-phase=\"{}\">{:.3f}</td>", name, t.*field);
+  put(o, "<td class=\"num\">{:.3f}</td></tr></table>\n", sum);
+}
+
 }  // namespace html
 
 namespace {
@@ -56,7 +68,7 @@ using html::put;
 const char* kStyle = R"(
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1b1b1b;background:#fff}
 h1{font-size:20px;margin:0 0 8px} h2{font-size:16px;margin:24px 0 8px} h3{font-size:14px;margin:0;display:inline}
-table{border-collapse:collapse;margin:8px 0} td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
+table{border-collapse:collapse;margin:8px 0} caption{text-align:left;font-size:12px;color:#555} td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
 th{background:#f2f2f2} td.k{white-space:nowrap} code{font-size:12px} .num{text-align:right;font-variant-numeric:tabular-nums}
 .pass{color:#0a7d32;font-weight:600} .fail,.error{color:#c0152b;font-weight:600} .skip{color:#777}
 .badge{display:inline-block;padding:2px 10px;border-radius:10px;margin-right:6px;color:#fff;font-weight:600}
@@ -102,6 +114,7 @@ void header(std::ostream& o, const ReadReport& r) {
   put(o, "<p id=\"summary\"><span class=\"badge b-pass\">{} passed</span><span class=\"badge b-fail\">{} failed</span>"
          "<span class=\"badge b-skip\">{} skipped</span><span class=\"badge b-error\">{} errors</span> of {}</p>\n",
       pass, fail, skip, err, r.cases.size());
+  html::timing_table(o, timing_total(r.cases), "timing", "Time by phase: seconds of wall time summed over the cases");
 }
 
 void drift_section(std::ostream& o, const ReadReport& base, const std::vector<DriftFinding>& drift) {

@@ -1,6 +1,7 @@
 #include "reports/merge.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "fixtures/error.hpp"
 #include "reports/report_json.hpp"
@@ -14,12 +15,14 @@ MergeResult merge_reports(const std::vector<std::filesystem::path>& shards) {
   int counts[4] = {0, 0, 0, 0};  // pass fail skip error
   std::string suite, start, end;
   for (const auto& path : shards) {
-    const nlohmann::ordered_json j = read_report_json(path);
+    nlohmann::ordered_json j = read_report_json(path);
     const ReadReport r = parse_report(j, path.string());  // every field merge reads is present and typed
+    // The shard's cases move into the merged report (never copied): memory stays that of the reports themselves.
+    nlohmann::ordered_json cases = std::move(j["cases"]);
     for (const auto& k : r.kernel_ids)
       if (std::find(m.kernel_ids.begin(), m.kernel_ids.end(), k) == m.kernel_ids.end()) m.kernel_ids.push_back(k);
     if (merged.is_null()) {
-      merged = j;
+      merged = std::move(j);
       merged["cases"] = nlohmann::ordered_json::array();
       suite = r.suite, start = r.start_time, end = r.end_time;
     } else {
@@ -34,7 +37,7 @@ MergeResult merge_reports(const std::vector<std::filesystem::path>& shards) {
       const auto key = std::make_pair(c.kernel, c.id);
       if (!m.covered.insert(key).second) { m.duplicates.push_back(key); continue; }
       counts[c.status == "pass" ? 0 : c.status == "fail" ? 1 : c.status == "skip" ? 2 : 3]++;
-      merged["cases"].push_back(j["cases"][i]);
+      merged["cases"].push_back(std::move(cases[i]));
     }
   }
   merged["provenance"]["start_time"] = start;

@@ -69,6 +69,11 @@ CaseRecord record_from(const J& c, const std::string& file, const std::string& p
   const J& t = F.get(c, path, "timing", JsonWant::object);
   r.kernel_us = F.num(t, F.key(path, "timing"), "kernel_us");
   r.reference_s = F.num(t, F.key(path, "timing"), "reference_s");
+  if (t.contains("phases_s")) {  // absent in reports written before the time by phase was recorded
+    const std::string at = F.key(path, "timing");
+    const J& ph = F.get(t, at, "phases_s", JsonWant::object);
+    for (auto [name, field] : kTimingPhases) r.timing.*field = F.num(ph, F.key(at, "phases_s"), name);
+  }
   r.fixture_fingerprint = F.hex64(c, path, "fixture_fingerprint");
   return r;
 }
@@ -135,11 +140,13 @@ ordered_json case_record_to_json(const CaseRecord& c) {
     systematic[st.name] = {{"status", st.status}, {"z", number(st.z)}, {"z_threshold", number(st.z_threshold)},
                            {"effect", number(st.effect)}, {"effect_floor", number(st.effect_floor)}, {"at", st.at},
                            {"failed", st.failed}};
+  ordered_json phases = ordered_json::object();
+  for (auto [name, field] : kTimingPhases) phases[name] = number(c.timing.*field);
   return {{"id", c.id}, {"kernel", c.kernel}, {"status", c.status}, {"reason", c.reason},
           {"failed_check", c.failed_check}, {"source", c.source}, {"variant", c.variant},
           {"metrics", m}, {"probes", probes}, {"systematic", systematic},
           {"token_cos", numbers(c.token_cos)}, {"token_rel", numbers(c.token_rel)},
-          {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)}}},
+          {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)}, {"phases_s", phases}}},
           {"fixture_fingerprint", fmt::format("{:016x}", c.fixture_fingerprint)}, {"details", c.details}};
 }
 

@@ -17,10 +17,20 @@ constexpr int kMaxReportDepth = 16;
 
 }  // namespace
 
+namespace {
+std::string case_key(const std::string& id, const std::string& kernel) { return kernel + '\0' + id; }
+}  // namespace
+
 const ReportCase* ReadReport::find(const std::string& id, const std::string& kernel) const {
-  for (const auto& c : cases)
-    if (c.id == id && c.kernel == kernel) return &c;
-  return nullptr;
+  if (indexed_data_ != cases.data() || indexed_ > cases.size()) {  // the vector was replaced, moved or shrunk
+    index_.clear();
+    indexed_ = 0;
+  }
+  for (; indexed_ < cases.size(); ++indexed_)
+    index_.emplace(case_key(cases[indexed_].id, cases[indexed_].kernel), indexed_);  // the first one wins
+  indexed_data_ = cases.data();
+  const auto it = index_.find(case_key(id, kernel));
+  return it == index_.end() ? nullptr : &cases[it->second];
 }
 
 Json read_report_json(const std::filesystem::path& file) {
@@ -82,6 +92,7 @@ ReadReport parse_report(const Json& j, const std::string& f) {
     rc.token_cos = std::move(c.token_cos);
     rc.token_rel = std::move(c.token_rel);
     rc.systematic = std::move(c.systematic);
+    rc.timing = c.timing;
     r.cases.push_back(std::move(rc));
   }
   return r;

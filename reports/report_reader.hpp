@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "reports/run_report.hpp"
@@ -16,6 +17,7 @@ struct ReportCase {
   std::map<std::string, double> metrics;
   std::vector<double> token_cos, token_rel;
   std::vector<StatisticRecord> systematic;  // absent in reports written before the systematic checks: empty
+  CaseTiming timing;  // timing.phases_s; zeros for a report written without it
 };
 
 struct ReadReport {
@@ -24,7 +26,15 @@ struct ReadReport {
   std::vector<std::string> kernel_ids;  // the ids alone, in the same order
   std::vector<ReportCase> cases;
   bool incomplete = false;  // provenance.incomplete: the run stopped before judging everything it selected
+  // The first case recorded for (id, kernel), or nullptr. Constant time (compare and gate look up every case): the
+  // cases are indexed on first use, the index follows cases appended later and is rebuilt when the vector was
+  // replaced or shrunk. Set a case's id and kernel before the first find.
   const ReportCase* find(const std::string& id, const std::string& kernel) const;
+
+ private:
+  mutable std::unordered_map<std::string, std::size_t> index_;  // kernel '\0' id -> position in cases
+  mutable std::size_t indexed_ = 0;                             // cases[0, indexed_) are in index_
+  mutable const ReportCase* indexed_data_ = nullptr;            // cases.data() when they were indexed
 };
 
 ReadReport read_report(const std::filesystem::path& file);

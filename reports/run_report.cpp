@@ -30,6 +30,23 @@ std::string utc_now_iso8601() {
   return buf;
 }
 
+namespace {
+// Where the run's time went: each phase summed over the cases, with its share of the sum.
+std::string timing_markdown(const CaseTiming& total, std::size_t cases) {
+  double sum = 0;
+  for (auto [name, field] : kTimingPhases) sum += total.*field;
+  std::string head = "|", rule = "|", row = "|";
+  for (auto [name, field] : kTimingPhases) {
+    head += fmt::format(" {} |", name);
+    rule += "---|";
+    row += fmt::format(" {:.2f} ({:.0f}%) |", total.*field, sum > 0 ? 100 * total.*field / sum : 0.0);
+  }
+  return fmt::format("\nTime by phase (seconds of wall time summed over the {} case(s), {:.2f} s in all):\n\n"
+                     "{} total |\n{}---|\n{} {:.2f} |\n", cases, sum, head, rule, row, sum);
+}
+
+}  // namespace
+
 std::string to_json_text(const RunReport& r) {
   ordered_json j;
   j["schema_version"] = kRunReportSchemaVersion;
@@ -84,6 +101,7 @@ std::string to_markdown(const RunReport& r) {
       s += fmt::format("- `{}` {} ({} case(s), e.g. `{}` on {})\n", key.first, key.second, recs.size(),
                        recs.front()->id, recs.front()->kernel);
   }
+  s += timing_markdown(timing_total(r.cases), r.cases.size());
   return s;
 }
 

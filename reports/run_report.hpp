@@ -32,6 +32,22 @@ struct StatisticRecord {
   }
 };
 
+// Where one case's wall time went, in seconds, phase by phase (0 for a phase that did not run): the pristine
+// checkpoint generated (or its cached weights cloned and the inputs drawn), its fingerprint taken (before the kernel
+// and again after it), the references computed, the working clone made and prepared by the kernel, copied to the
+// device (0 on the host), the kernel run, the probes, the judging, and the record written (test properties, the
+// report's slot). report.json writes it as the case's `timing.phases_s`.
+struct CaseTiming {
+  double generate = 0, fingerprint = 0, reference = 0, clone_prepare = 0, upload = 0, kernel = 0, probes = 0,
+         judge = 0, write = 0;
+};
+// The phases in report order, by name: the one list the JSON writer, the reader, summary.md and the HTML use.
+inline constexpr std::pair<const char*, double CaseTiming::*> kTimingPhases[] = {
+    {"generate", &CaseTiming::generate}, {"fingerprint", &CaseTiming::fingerprint},
+    {"reference", &CaseTiming::reference}, {"clone_prepare", &CaseTiming::clone_prepare},
+    {"upload", &CaseTiming::upload}, {"kernel", &CaseTiming::kernel}, {"probes", &CaseTiming::probes},
+    {"judge", &CaseTiming::judge}, {"write", &CaseTiming::write}};
+
 struct CaseRecord {
   std::string id, kernel;
   std::string status;   // "pass", "fail", "skip", "error"
@@ -44,11 +60,21 @@ struct CaseRecord {
   // Each check beyond the verdict (the pipeline's structural probes, an external output's fixture fingerprint), in
   // order: "ran" or "not run: <why>". A probe that did not run has no mismatch metrics.
   std::vector<std::pair<std::string, std::string>> probes;
-  double kernel_us = 0, reference_s = 0;
+  double kernel_us = 0, reference_s = 0;  // reference_s: generate + fingerprint + reference
+  CaseTiming timing;
   std::string details;  // multi-line diagnostics (worst tokens and elements)
   std::uint64_t fixture_fingerprint = 0;
   std::vector<StatisticRecord> systematic;  // statistical tier, judged cases: gain, channel, rounding_bias, expert
 };
+
+// Each phase summed over the cases (CaseRecord or ReportCase: anything with a `timing`).
+template <class Cases>
+CaseTiming timing_total(const Cases& cases) {
+  CaseTiming t;
+  for (const auto& c : cases)
+    for (auto [name, field] : kTimingPhases) t.*field += c.timing.*field;
+  return t;
+}
 
 struct Provenance {
   std::string harness_version, harness_commit;

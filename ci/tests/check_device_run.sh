@@ -82,7 +82,18 @@ echo "cuobjdump $*" >>"$FAKE_CALLS"
 if [[ $1 == --dump-resource-usage ]]; then printf ' Function _Z1kv:\n  REG:40 STACK:8 SHARED:0 LOCAL:0\n'
 else echo "code for sm_90"; fi
 EOF
-chmod +x "$work"/bin/* "$work"/fake/harness/*
+mkdir -p "$work/fake/reference"
+cat >"$work/fake/reference/reference_bench" <<'EOF'
+#!/usr/bin/env bash
+{ echo "reference_bench $*"; echo "OMP_NUM_THREADS=${OMP_NUM_THREADS:-}"; } >>"$FAKE_CALLS"
+o=${1#--benchmark_out=}
+b() { printf '{"name": "moe::BM_%s/real_time", "GFLOPs": %s, "bytes_per_s": %s, "weight_bytes_per_s": %s, "threads": 16}' "$@"; }
+printf '{"context": {"host_name": "fake", "num_cpus": 16, "mhz_per_cpu": 2000, "date": "today"}, "benchmarks": [%s, %s, %s, %s, %s, %s, %s]}\n' \
+  "$(b Prefill_DenseSgemm 1000 0 0)" "$(b Prefill_Reference 800 0 0)" "$(b Prefill_Reference_Cold 700 0 0)" \
+  "$(b Prefill_NaiveOneThread 1 0 0)" "$(b MemcpyBandwidth 0 1e11 0)" "$(b Decode_Reference_Bf16 0 0 6e10)" \
+  "$(b Decode_Reference_Fp8Channel 0 0 5e10)" >"$o"
+EOF
+chmod +x "$work"/bin/* "$work"/fake/harness/* "$work"/fake/reference/*
 objdir=$work/fake/kernels/CMakeFiles/moe_gpu.dir/moe
 mkdir -p "$objdir"; : >"$objdir/mma_decode.hip.o"
 export PATH="$work/bin:$PATH" FAKE_CALLS=$work/calls
@@ -123,6 +134,18 @@ dry=$("$dr" --dry-run --no-build --out "$work/dry" --suite selftest --seeds 3 se
 want="build/cuda/harness/moe-harness selftest --kernel gpu --seeds 3 --suite selftest"
 expect "--dry-run: selftest takes --seeds and --suite" '[[ $dry == "$want --json $work/dry/selftest/selftest.json" ]]' \
   || echo "$dry"
+
+# ab-nightly: the base build's run, then this build's, then compare; it needs --base-build.
+err=$("$dr" --dry-run --out "$work/dry" ab-nightly 2>&1); rc=$?
+expect "ab-nightly without --base-build -> exit 2 naming it" '[[ $rc -eq 2 && $err == *"--base-build DIR"* ]]'
+dry=$("$dr" --dry-run --no-build --out "$work/dry" --base-build /base/build ab-nightly)
+want="/base/build/harness/moe-harness run --suite nightly --kernel gpu --require-device --no-timing --report-dir $work/dry/ab-nightly/base
+build/cuda/harness/moe-harness run --suite nightly --kernel gpu --require-device --no-timing --report-dir $work/dry/ab-nightly/new
+build/cuda/harness/moe-harness compare $work/dry/ab-nightly/base/report.json $work/dry/ab-nightly/new/report.json --markdown $work/dry/ab-nightly/compare.md"
+expect "--dry-run: ab-nightly runs base then new with the same arguments, then compares" '[[ $dry == "$want" ]]' || echo "$dry"
+dry=$("$dr" --dry-run --no-build --out "$work/dry" --threads 8 reference-bench)
+want="env OMP_NUM_THREADS=8 build/cuda/reference/reference_bench --benchmark_out=$work/dry/reference-bench/bench.json"
+expect "--dry-run: reference-bench on --threads OpenMP threads" '[[ $dry == "$want --benchmark_out_format=json" ]]' || echo "$dry"
 
 # Paths given from another directory are the caller's.
 : >"$work/my.yaml"
@@ -181,6 +204,21 @@ want="resources: ok 1 functions, at most 40 registers; stack frame in 1, local m
 expect "resources: cuobjdump's table of the GPU objects" \
   'has "$s" "$want" && [[ -s $work/o2/resources/mma_decode.hip.sass ]]'
 expect "each step keeps its log" '[[ -s $work/o2/smoke/log.txt && -s $work/o2/bench/torch_baseline.log ]]'
+
+# ab-nightly and reference-bench against the fake builds (the base is the same fake).
+: >"$FAKE_CALLS"
+"$dr" --no-build --build-dir "$work/fake" --base-build "$work/fake" --out "$work/o8" ab-nightly reference-bench \
+  >/dev/null 2>&1; rc=$?
+s8=$work/o8/summary.txt
+expect "ab-nightly: both wall times, their ratio, compare's verdict and the new totals; exit 0" \
+  '[[ $rc -eq 0 ]] && has_re "$s8" "^ab-nightly: ok base [0-9.]+ s \(exit 0\), new [0-9.]+ s \(exit 0\): base/new ([0-9.]+x|n/a); compare no drift; new: 2 passed, 0 failed" &&
+   [[ $(grep -c "^moe-harness run --suite nightly --kernel gpu" "$FAKE_CALLS") -eq 2 ]] &&
+   has_re "$FAKE_CALLS" "^moe-harness compare $work/o8/ab-nightly/base/report.json $work/o8/ab-nightly/new/report.json"'
+expect "reference-bench: 16 threads by default, the ratios of summarize.py" \
+  'has "$FAKE_CALLS" "OMP_NUM_THREADS=16" &&
+   has "$s8" "reference-bench: ok 16 threads: prefill 0.80x dense sgemm (target 0.7), decode bf16 0.60x, fp8 0.50x memcpy (target 0.5); reference-bench/summary.md"'
+FAKE_FAIL=1 "$dr" --no-build --build-dir "$work/fake" --base-build "$work/fake" --out "$work/o9" ab-nightly >/dev/null 2>&1; rc=$?
+expect "ab-nightly with failing cases -> FAIL, exit 1" '[[ $rc -eq 1 ]] && has_re "$work/o9/summary.txt" "^ab-nightly: FAIL \(exit 1\)"'
 
 # The same output directory again: a tag, then a folder that exists gets -2; the summary is appended to.
 "$dr" --no-build --build-dir "$work/fake" --out "$work/o2" --tag nodmma smoke >/dev/null 2>&1

@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 
 #include "formats/e2m1.hpp"
 #include "formats/e8m0.hpp"
+#include "formats/minifloat.hpp"
 
 namespace moe {
 
@@ -47,6 +49,30 @@ TEST(E2m1Packing, EvenElementInLowNibble) {
   EXPECT_EQ(e2m1_unpack(0x21, 0), 0x1);
   EXPECT_EQ(e2m1_unpack(0x21, 1), 0x2);
   EXPECT_EQ(e2m1_pack(0xF, 0x0), 0x0F);
+}
+
+}  // namespace moe
+
+namespace moe {
+
+TEST(E2m1FastEncode, AgreesWithGenericCodecOnASweepOfAllFloats) {
+  std::uint64_t bad = 0;
+  for (std::uint64_t u = 0; u < (1ull << 32); u += 4099) {  // every exponent, many mantissas, both signs, NaNs
+    const float x = std::bit_cast<float>(std::uint32_t(u));
+    const auto want = minifloat_encode(kE2M1, x), got = std::uint32_t(e2m1_encode(x));
+    if (want != got && bad++ < 5) ADD_FAILURE() << "x=" << x << " want " << want << " got " << got;
+  }
+  EXPECT_EQ(bad, 0u);
+}
+
+TEST(E2m1FastEncode, AgreesAtEveryMidpointAndItsNeighbours) {
+  for (int c = 0; c < 7; ++c) {
+    const float lo = minifloat_decode(kE2M1, c), hi = minifloat_decode(kE2M1, c + 1), mid = 0.5f * (lo + hi);
+    for (float x : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e9f), lo, hi})
+      for (float sx : {x, -x}) EXPECT_EQ(std::uint32_t(e2m1_encode(sx)), minifloat_encode(kE2M1, sx)) << sx;
+  }
+  for (float sx : {6.0f, 7.0f, 8.0f, 1e30f, -1e30f, INFINITY, -INFINITY, NAN, -NAN, 0.0f, -0.0f, 1e-45f, -1e-45f})
+    EXPECT_EQ(std::uint32_t(e2m1_encode(sx)), minifloat_encode(kE2M1, sx)) << sx;
 }
 
 }  // namespace moe

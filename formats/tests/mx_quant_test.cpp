@@ -6,6 +6,10 @@
 #include <cmath>
 #include <vector>
 
+#include "formats/e2m1.hpp"
+#include "formats/e8m0.hpp"
+#include "formats/minifloat.hpp"
+
 namespace moe {
 namespace {
 std::array<float, 32> block_with_amax(float amax) {
@@ -86,6 +90,52 @@ TEST(MxQuant, Mxfp8RoundTripWithinHalfUlp) {
   std::vector<float> back(64);
   dequantize_mx(el.data(), sc.data(), 1, 64, MxElement::e4m3, E8m0Edges::ocp, back.data());
   for (int i = 0; i < 64; ++i) EXPECT_NEAR(back[i], x[i], std::fabs(x[i]) / 16 + std::ldexp(1.0f, int(sc[i / 32]) - 127 - 9)) << i;
+}
+
+}  // namespace moe
+
+namespace moe {
+
+// The quantizer against its definition written out plainly: per block of 32, the shared exponent X of the block's
+// amax (mx_shared_exponent), then each element encoded by the generic codec from ldexp(v, -X). Blocks span the
+// whole fp32 range, so scaled elements land in the subnormal range, saturate, and the scale reaches 2^-127 and
+// 2^127; NaN and Inf blocks are included.
+TEST(MxQuant, EqualsThePlainDefinitionOnEveryKindOfBlock) {
+  constexpr std::int64_t rows = 64, cols = 256;
+  std::vector<float> x(static_cast<std::size_t>(rows * cols));
+  std::uint32_t state = 12345;
+  auto next = [&] { return state = state * 1664525u + 1013904223u; };
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const int exp = int(r * 4) - 140 + int(next() % 24);  // a block's elements within 2^24 of each other
+      x[r * cols + c] = std::ldexp(float(next() % 0x1000000) / 0x1p24f, exp) * (next() % 2 ? 1.0f : -1.0f);
+    }
+  x[5] = NAN;
+  x[cols + 3] = INFINITY;
+  x[2 * cols + 40] = -INFINITY;
+  for (MxElement e : {MxElement::e2m1, MxElement::e4m3, MxElement::e5m2})
+    for (MxScaleMode m : {MxScaleMode::floor, MxScaleMode::rceil, MxScaleMode::even}) {
+      const std::int64_t el_bytes = e == MxElement::e2m1 ? cols / 2 : cols;
+      std::vector<std::uint8_t> el(static_cast<std::size_t>(rows * el_bytes)), sc(static_cast<std::size_t>(rows * cols / 32));
+      quantize_mx(x.data(), rows, cols, e, m, el.data(), sc.data());
+      int bad = 0;
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t b = 0; b < cols / 32; ++b) {
+          const float* v = x.data() + r * cols + b * 32;
+          float amax = 0.0f;
+          bool nan = false;
+          for (int i = 0; i < 32; ++i) nan |= std::isnan(v[i]), amax = std::fmax(amax, std::fabs(v[i]));
+          const int se = mx_shared_exponent(amax, e, m);
+          EXPECT_EQ(sc[r * (cols / 32) + b], nan ? 0xFF : e8m0_from_exponent(se));
+          for (int i = 0; i < 32; ++i) {
+            const std::uint32_t want = minifloat_encode(mx_element_spec(e), std::ldexp(v[i], -se));
+            const std::int64_t at = r * cols + b * 32 + i;
+            const std::uint32_t got = e == MxElement::e2m1 ? e2m1_unpack(el[at / 2], int(at % 2)) : el[at];
+            if (want != got && bad++ < 3) ADD_FAILURE() << "row " << r << " element " << i << ": " << v[i] << " want " << want << " got " << got;
+          }
+        }
+      EXPECT_EQ(bad, 0) << "element " << int(e) << " mode " << int(m);
+    }
 }
 
 }  // namespace moe

@@ -7,13 +7,16 @@ HEAD`; and, when `git status --porcelain` lists a tracked change or an untracked
 (a test run after further edits, without rebuilding, fails here: the binary no longer is the tree).
 A report written by `run`, and the JSON tables of `calibrate` and `selftest`, must carry the same stamp.
 
-Usage: check_build_stamp.py MOE_HARNESS SOURCE_ROOT OUT_DIR
+Usage: check_build_stamp.py MOE_HARNESS SOURCE_ROOT OUT_DIR [SELFTEST_JSON]
        check_build_stamp.py --foreign-repo CMAKE SOURCE_ROOT OUT_DIR
 
 --foreign-repo: the sources copied into a directory inside another, unrelated git repository (a vendored copy) are
 not that repository's tree, so the stamp must not name its commit: configuring the copy and building only the stamp
 target must write "unknown". Made a git repository of its own and committed, the same copy is stamped with its own
 commit (as git states it), so the check does not merely refuse every nested tree.
+
+SELFTEST_JSON: the table a full `MOE_HARNESS selftest --json` of this build wrote (the ctest fixture cli.selftest_host):
+checked instead of running a selftest here, which would judge every mutant once more for the same field.
 """
 import json
 import os
@@ -73,6 +76,7 @@ def main() -> int:
     if sys.argv[1] == "--foreign-repo":
         return foreign_repo(sys.argv[2], sys.argv[3], sys.argv[4])
     harness, root, out = sys.argv[1], sys.argv[2], sys.argv[3]
+    selftest_json = sys.argv[4] if len(sys.argv) > 4 else None
 
     def git(*args: str):
         try:
@@ -113,8 +117,10 @@ def main() -> int:
         print(f"report provenance {prov['harness_version']} ({prov['harness_commit']}); --version {v.stdout.strip()}")
         return 1
     # calibrate's and selftest's JSON tables (committed under harness/calibration/ and in run logs) carry it too.
-    for cmd in (["calibrate", "--suite", "smoke", "--filter", "*T1/decode/atomic", "--seeds", "1"],
-                ["selftest", "--seeds", "1"]):
+    tables = [["calibrate", "--suite", "smoke", "--filter", "*T1/decode/atomic", "--seeds", "1"]]
+    if selftest_json is None:
+        tables.append(["selftest", "--seeds", "1"])
+    for cmd in tables:
         j = f"{out}/{cmd[0]}.json"
         r = subprocess.run([harness, *cmd, "--json", j], capture_output=True, text=True)
         if r.returncode != 0:
@@ -124,6 +130,15 @@ def main() -> int:
             got = json.load(f).get("harness_commit")
         if got != stamp:
             print(f"{cmd[0]} --json wrote harness_commit {got!r}; --version says {stamp}")
+            return 1
+    if selftest_json is not None:
+        if not os.path.isfile(selftest_json):
+            print(f"{selftest_json}: no selftest table (the fixture test cli.selftest_host writes it)")
+            return 1
+        with open(selftest_json) as f:
+            got = json.load(f).get("harness_commit")
+        if got != stamp:
+            print(f"selftest --json ({selftest_json}) wrote harness_commit {got!r}; --version says {stamp}")
             return 1
     print(f"build stamp {stamp} (git: {commit}{', dirty' if dirty else ''}) in --version, the report, calibrate and selftest")
     return 0

@@ -40,7 +40,11 @@ def check_reports(rep, schema, n_cases):
     junit = ET.parse(f"{rep}/junit.xml").getroot()
     assert len(junit.findall(".//testcase")) == n_cases
     summary = open(f"{rep}/summary.md").read()
-    assert summary.count("\n| ") == n_cases + 1, summary  # header row + one row per case
+    # The case table (from its header row to the first line that is not a table row): header + one row per case.
+    lines = summary.split("\n")
+    start = next(i for i, l in enumerate(lines) if l.startswith("| status |"))
+    end = next((i for i in range(start, len(lines)) if not lines[i].startswith("|")), len(lines))
+    assert sum(l.startswith("| ") for l in lines[start:end]) == n_cases + 1, summary
     assert os.path.getsize(f"{rep}/report.html") > 0
     journal = [json.loads(l) for l in open(f"{rep}/journal.jsonl")]
     assert journal[0]["type"] == "start" and journal[-1]["type"] == "end", (journal[0]["type"], journal[-1]["type"])

@@ -123,10 +123,38 @@ TEST(HostPipeline, SameWeightsFromTheCacheAsGeneratedDirectly) {
   const Suite s = small_suite();
   const auto& p = s.cases[1].problem;
   const Checkpoint direct = generate_checkpoint(p);
-  EXPECT_EQ(cache.checkpoint_for(p).fingerprint(), direct.fingerprint());
-  EXPECT_EQ(cache.checkpoint_for(p).fingerprint(), direct.fingerprint());
+  Checkpoint first = cache.checkpoint_for(p);
+  EXPECT_EQ(first.fingerprint(), direct.fingerprint());
+  cache.give_back(p, std::move(first));
+  EXPECT_EQ(cache.checkpoint_for(p).fingerprint(), direct.fingerprint());  // lent again, inputs drawn again
   EXPECT_EQ(cache.misses(), 1u);
   EXPECT_EQ(cache.hits(), 1u);
+  // Not given back (a case that stopped before its pristine check): the next case gets weights generated anew.
+  EXPECT_EQ(cache.checkpoint_for(p).fingerprint(), direct.fingerprint());
+  EXPECT_EQ(cache.misses(), 2u);
+}
+
+// The cache lends its weights to a case; a kernel that writes into the pristine tensors (here the hook, after the
+// kernel) is a harness error and its weights never go back, so the next case of the same weights judges clean ones.
+TEST(HostPipeline, WeightsWrittenDuringACaseNeverReachTheNextCase) {
+  const Suite s = small_suite();
+  WeightCache cache;
+  HostContractKernel k;
+  DeviceDetection none;
+  PipelineOptions opt;
+  opt.weights = &cache;
+  const CaseRecord clean = execute_case(s.cases[0], k, none, opt);
+  ASSERT_EQ(clean.status, "pass") << clean.reason;
+  opt.after_kernel_hook = [](Checkpoint& pristine) { pristine.routed.w2.bytes()[5] ^= std::byte{0x40}; };
+  const CaseRecord hit = execute_case(s.cases[0], k, none, opt);
+  EXPECT_EQ(hit.status, "error");
+  opt.after_kernel_hook = nullptr;
+  const CaseRecord after = execute_case(s.cases[0], k, none, opt);
+  EXPECT_EQ(after.status, "pass") << after.reason;
+  EXPECT_EQ(after.fixture_fingerprint, clean.fixture_fingerprint);
+  EXPECT_EQ(after.token_cos, clean.token_cos);
+  EXPECT_EQ(cache.hits(), 1u);    // the second case borrowed the first's weights
+  EXPECT_EQ(cache.misses(), 2u);  // the third generated its own: the written ones were not given back
 }
 
 }  // namespace moe

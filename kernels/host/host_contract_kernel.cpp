@@ -30,10 +30,10 @@ struct MatrixView {
   std::int64_t expert, rows, cols, inter;
 };
 
-// Decodes row r of the view into out[0..cols): decode(code) * scale, fp32. The format table says where the codes
-// and scales are; the element decoding follows the STORED dtype, since a kernel's prepare() may have converted
-// fn -> fnuz in place. Scale blocks are located here with the kernel's own arithmetic.
-void decode_row(const MatrixView& m, std::int64_t r, float* out, const HostKernelHooks& hooks) {
+// Decodes row r of the view into out[c * stride] for c < cols: decode(code) * scale, fp32. The format table says
+// where the codes and scales are; the element decoding follows the STORED dtype, since a kernel's prepare() may have
+// converted fn -> fnuz in place. Scale blocks are located here with the kernel's own arithmetic.
+void decode_row(const MatrixView& m, std::int64_t r, float* out, std::int64_t stride, const HostKernelHooks& hooks) {
   const WeightFormatInfo& f = weight_format_info(m.q->weight);
   const Tensor& el = m.is13 ? m.w->w13 : m.w->w2;
   const Tensor& sc = m.is13 ? m.w->w13_scale : m.w->w2_scale;
@@ -42,12 +42,13 @@ void decode_row(const MatrixView& m, std::int64_t r, float* out, const HostKerne
   const auto* bytes = reinterpret_cast<const std::uint8_t*>(el.bytes()) + base * row_bytes;
   if (el.dtype() == DType::bf16 || el.dtype() == DType::f16) {
     const auto* h = reinterpret_cast<const std::uint16_t*>(bytes);
-    for (std::int64_t c = 0; c < m.cols; ++c) out[c] = el.dtype() == DType::bf16 ? bf16_to_f32(h[c]) : fp16_to_f32(h[c]);
+    for (std::int64_t c = 0; c < m.cols; ++c)
+      out[c * stride] = el.dtype() == DType::bf16 ? bf16_to_f32(h[c]) : fp16_to_f32(h[c]);
   } else {
     const float* table = decode_table(*minifloat_spec_of(el.dtype())).value;
     const int nib = f.element_bits == 4 ? hooks.e2m1_even_nibble() : 0;
     for (std::int64_t c = 0; c < m.cols; ++c)
-      out[c] = table[f.element_bits == 4 ? e2m1_unpack(bytes[c / 2], int(c % 2) ^ nib) : bytes[c]];
+      out[c * stride] = table[f.element_bits == 4 ? e2m1_unpack(bytes[c / 2], int(c % 2) ^ nib) : bytes[c]];
   }
   if (f.scale == ScaleKind::none) return;
   // The scale grid: [ceil(rows / block_rows), ceil(cols / block_k)] per expert (0: one block), w13's gate and up
@@ -62,15 +63,20 @@ void decode_row(const MatrixView& m, std::int64_t r, float* out, const HostKerne
   }
   const std::int64_t first = (m.expert * grid_rows + grid_row) * grid_cols;
   if (f.scale == ScaleKind::f32) {
+    // Each block's scale read once for its columns (the same value for every element of the block).
     const float* s = sc.span<float>().data() + first;
-    for (std::int64_t c = 0; c < m.cols; ++c) out[c] *= s[c / bk];
+    for (std::int64_t c0 = 0; c0 < m.cols; c0 += bk)
+      for (std::int64_t c = c0, end = std::min(c0 + bk, m.cols); c < end; ++c) out[c * stride] *= s[c0 / bk];
     return;
   }
   thread_local std::vector<std::uint8_t> scratch;  // room for the row's scales where a hook changes them
   scratch.resize(static_cast<std::size_t>(grid_cols));
   const std::uint8_t* s =
       hooks.e8m0_row_scales(sc.span<std::uint8_t>().data() + first, grid_cols, m.is13, m.expert, r, scratch.data());
-  for (std::int64_t c = 0; c < m.cols; ++c) out[c] *= e8m0_decode(s[c / bk], m.q->e8m0_edges);
+  for (std::int64_t c0 = 0; c0 < m.cols; c0 += bk) {  // one e8m0 decode per block, not per element
+    const float scale = e8m0_decode(s[c0 / bk], m.q->e8m0_edges);
+    for (std::int64_t c = c0, end = std::min(c0 + bk, m.cols); c < end; ++c) out[c * stride] *= scale;
+  }
 }
 
 // The activation quantization a kernel applies to one row before a GEMM, returned dequantized (fp32).
@@ -122,37 +128,89 @@ float round_to(float v, IntermediateDtype d) {
   return d == IntermediateDtype::bf16 ? round_to_bf16(v) : d == IntermediateDtype::f16 ? round_to_fp16(v) : v;
 }
 
-// One expert applied to one input row: y = W2 * act(W13 * a + b13) + b2.
+// Rows decoded together: each (row, input) dot product keeps its own fp32 accumulator summed in column order, and
+// kRowBlock of them side by side run as independent vector lanes (the same operations, in the same order, as one
+// row at a time, so the same bits). Each product is rounded to fp32 before it is added, never fused into a
+// multiply-add, on every compiler and machine: that is the kernel's arithmetic (fp32 products, fp32 sums in order).
+constexpr int kRowBlock = 32;
+
+template <bool kBf16Acc>
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+void block_dots(const float* wt, std::int64_t cols, const float* a, float* res) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+  float s[kRowBlock] = {};
+  for (std::int64_t c = 0; c < cols; ++c) {
+    const float x = a[c];
+    const float* w = wt + c * kRowBlock;
+    for (int rr = 0; rr < kRowBlock; ++rr) {
+      if constexpr (kBf16Acc) s[rr] = round_to_bf16(s[rr] + x * w[rr]);
+      else s[rr] = s[rr] + x * w[rr];
+    }
+  }
+  std::copy(s, s + kRowBlock, res);
+}
+
+// out[i * m.rows + r] = row r of the matrix . in[i * m.cols ...] (+ bias) for every input i < n: each weight row is
+// decoded once for all the inputs routed to this expert (the work a grouped kernel shares), then one accumulator per
+// (row, input) sums its products in column order.
+void matvec(const MatrixView& m, const float* bias, const std::vector<float>& in, std::int64_t n, std::vector<float>& out,
+            const HostKernelHooks& hooks) {
+  const bool bf16_acc = hooks.accumulate_in_bf16();
+  std::vector<float> wt(static_cast<std::size_t>(m.cols * kRowBlock), 0.0f);  // [cols][kRowBlock]
+  out.assign(static_cast<std::size_t>(n * m.rows), 0.0f);
+  float res[kRowBlock];
+  for (std::int64_t r0 = 0; r0 < m.rows; r0 += kRowBlock) {
+    const int nr = int(std::min<std::int64_t>(kRowBlock, m.rows - r0));
+    for (int rr = 0; rr < nr; ++rr) decode_row(m, r0 + rr, wt.data() + rr, kRowBlock, hooks);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float* a = in.data() + i * m.cols;
+      bf16_acc ? block_dots<true>(wt.data(), m.cols, a, res) : block_dots<false>(wt.data(), m.cols, a, res);
+      for (int rr = 0; rr < nr; ++rr) out[i * m.rows + r0 + rr] = bias ? res[rr] + bias[r0 + rr] : res[rr];
+    }
+  }
+}
+
+// One expert applied to n input rows (each already in fp32): y = W2 * act(W13 * a + b13) + b2, row by row of a.
 std::vector<float> expert_forward(const ProblemSpec& p, const ExpertWeights& w, const QuantScheme& q, std::int64_t e,
-                                  std::int64_t inter, std::vector<float> a, bool shared,
+                                  std::int64_t inter, std::vector<float> a, std::int64_t n, bool shared,
                                   const HostKernelHooks& hooks) {
   const std::int64_t h = p.hidden;
-  quantize_activation_row(a, q, shared ? 0.0f : hooks.forced_token_scale());
-  std::vector<float> row(static_cast<std::size_t>(std::max(h, inter))), hv(static_cast<std::size_t>(2 * inter));
-  const MatrixView w13{&w, &q, true, e, 2 * inter, h, inter}, w2{&w, &q, false, e, h, inter, inter};
-  const bool bf16_acc = hooks.accumulate_in_bf16();
-  for (std::int64_t r = 0; r < 2 * inter; ++r) {
-    decode_row(w13, r, row.data(), hooks);
-    float acc = 0.0f;
-    for (std::int64_t c = 0; c < h; ++c) acc = bf16_acc ? round_to_bf16(acc + a[c] * row[c]) : acc + a[c] * row[c];
-    if (!w.w13_bias.empty()) acc += w.w13_bias.span<float>()[e * 2 * inter + r];
-    hv[r] = acc;
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::vector<float> v(a.begin() + i * h, a.begin() + (i + 1) * h);
+    quantize_activation_row(v, q, shared ? 0.0f : hooks.forced_token_scale());
+    std::copy(v.begin(), v.end(), a.begin() + i * h);
   }
+  const float* b13 = !w.w13_bias.empty() ? w.w13_bias.span<float>().data() + e * 2 * inter : nullptr;
+  const float* b2 = !w.w2_bias.empty() ? w.w2_bias.span<float>().data() + e * h : nullptr;
+  std::vector<float> hv, y;
+  matvec({&w, &q, true, e, 2 * inter, h, inter}, b13, a, n, hv, hooks);
   GateParams ap{p.activation, p.layout, p.swiglu_alpha, p.swiglu_limit, !shared || p.clamp_shared};
   hooks.activation(ap, shared);
-  std::vector<float> z(static_cast<std::size_t>(inter));
-  for (std::int64_t i = 0; i < inter; ++i) z[i] = round_to(gated(hv.data(), inter, i, ap), p.intermediate);
-  quantize_activation_row(z, q);
-  std::vector<float> y(static_cast<std::size_t>(h));
-  for (std::int64_t r = 0; r < h; ++r) {
-    decode_row(w2, r, row.data(), hooks);
-    float acc = 0.0f;
-    for (std::int64_t i = 0; i < inter; ++i) acc = bf16_acc ? round_to_bf16(acc + z[i] * row[i]) : acc + z[i] * row[i];
-    if (!w.w2_bias.empty()) acc += w.w2_bias.span<float>()[e * h + r];
-    y[r] = acc;
+  std::vector<float> z(static_cast<std::size_t>(n * inter));
+  for (std::int64_t i = 0; i < n; ++i) {
+    std::vector<float> zi(static_cast<std::size_t>(inter));
+    const float* hi = hv.data() + i * 2 * inter;
+    for (std::int64_t j = 0; j < inter; ++j) zi[j] = round_to(gated(hi, inter, j, ap), p.intermediate);
+    quantize_activation_row(zi, q);
+    std::copy(zi.begin(), zi.end(), z.begin() + i * inter);
   }
+  matvec({&w, &q, false, e, h, inter, inter}, b2, z, n, y, hooks);
   return y;
 }
+
+// One expert's share of a run: the (token, slot) rows it computes, and their outputs [rows.size(), H].
+struct ExpertWork {
+  const ExpertWeights* w;
+  const QuantScheme* q;
+  std::int64_t expert, inter;
+  bool shared;
+  std::vector<std::int64_t> rows;  // indices into the run's slot list
+  std::vector<float> y;
+};
 
 }  // namespace
 
@@ -178,44 +236,87 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
     const std::uint16_t b = c.x.span<std::uint16_t>()[i];
     return p.input_dtype == DType::bf16 ? bf16_to_f32(b) : fp16_to_f32(b);
   };
-  // per_k and separate keep every (token, k) result before reducing; fused_atomic accumulates as it goes. On one
-  // CPU thread per token the three give the same sums in the same order, which is the contract.
-  const bool keep_slots = p.reduce != ReduceMode::fused_atomic;
-  OmpErrors errors;
-#pragma omp parallel for schedule(dynamic, 1)
-  for (std::int64_t tok = 0; tok < t; ++tok) errors.run([&] {
-    std::vector<float> x(static_cast<std::size_t>(h));
-    for (std::int64_t col = 0; col < h; ++col) x[col] = x_at(tok * h + col);
-    std::vector<float> acc(static_cast<std::size_t>(h), 0.0f);
-    std::vector<std::vector<float>> slots;
+  // Each token's slots (its top-k choices in order, then the shared experts): which expert, which weight, whether
+  // it counts. The expert work is then done expert by expert (every row of an expert's weights decoded once for all
+  // its tokens), and each token's output summed from its slots in slot order: the sums of one CPU thread per token,
+  // whatever the reduce mode (per_k and separate keep every (token, k) result before reducing, fused_atomic
+  // accumulates as it goes: on the host the three give the same sums in the same order, which is the contract).
+  struct Slot {
+    std::int64_t tok;
+    float weight;
+    bool counted;
+    std::int64_t work = -1, row = -1;  // its output: works[work].y row `row`
+  };
+  const std::int64_t ns = p.ep_rank == 0 ? p.n_shared : 0;
+  const std::int64_t per = k + ns;
+  std::vector<Slot> slots(static_cast<std::size_t>(t * per), Slot{0, 0.0f, false});
+  std::vector<ExpertWork> works;
+  std::vector<std::int64_t> work_of(static_cast<std::size_t>(local), -1);
+  auto add_row = [&](std::int64_t wk, std::int64_t slot) {
+    slots[slot].work = wk;
+    slots[slot].row = std::int64_t(works[wk].rows.size());
+    works[wk].rows.push_back(slot);
+  };
+  for (std::int64_t tok = 0; tok < t; ++tok) {
     for (std::int64_t j = 0; j < k; ++j) {
       const std::int64_t e = routing.ids[tok * k + j] - first;
       if (e < 0 || e >= local) continue;
       const float wgt = routing.weights[tok * k + j];
-      std::vector<float> y;
-      if (p.router_weight_on == RouterWeightOn::input) {
-        std::vector<float> xi(x);
-        for (auto& v : xi) v = round_to(v * wgt, p.input_dtype == DType::bf16 ? IntermediateDtype::bf16 : IntermediateDtype::f16);
-        y = expert_forward(p, c.routed, p.quant, e, p.local_inter(), std::move(xi), false, hooks);
-      } else {
-        y = expert_forward(p, c.routed, p.quant, e, p.local_inter(), x, false, hooks);
-        for (auto& v : y) v *= wgt;
+      const bool counted = hooks.slot_summed(tok, j);
+      const std::int64_t slot = tok * per + j;
+      slots[slot] = Slot{tok, wgt, counted};
+      if (!counted) continue;
+      if (work_of[e] < 0) {
+        work_of[e] = std::int64_t(works.size());
+        works.push_back({&c.routed, &p.quant, e, p.local_inter(), false, {}, {}});
       }
-      if (!hooks.slot_summed(tok, j)) continue;
-      if (keep_slots) slots.push_back(std::move(y));
-      else for (std::int64_t col = 0; col < h; ++col) acc[col] += y[col];
+      add_row(work_of[e], slot);
     }
-    for (const auto& y : slots)
-      for (std::int64_t col = 0; col < h; ++col) acc[col] += y[col];
-    // A separate shared path: the shared experts' own output and the routed output summed as the model does
-    // (kernels/common/output_sums.hpp).
-    const bool separate = p.shared_path == SharedPath::separate;
-    std::vector<float> shared(static_cast<std::size_t>(h), 0.0f);
-    if (p.ep_rank == 0)
-      for (int s = 0; s < p.n_shared; ++s) {
-        const auto y = expert_forward(p, c.shared, p.shared_quant, s, p.local_shared_inter(), x, true, hooks);
-        for (std::int64_t col = 0; col < h; ++col) (separate ? shared : acc)[col] += y[col];
+  }
+  for (std::int64_t s = 0; s < ns; ++s) {
+    works.push_back({&c.shared, &p.shared_quant, s, p.local_shared_inter(), true, {}, {}});
+    for (std::int64_t tok = 0; tok < t; ++tok) {
+      slots[tok * per + k + s] = Slot{tok, 1.0f, true};
+      add_row(std::int64_t(works.size()) - 1, tok * per + k + s);
+    }
+  }
+  const bool on_input = p.router_weight_on == RouterWeightOn::input;
+  const IntermediateDtype in_dt = p.input_dtype == DType::bf16 ? IntermediateDtype::bf16 : IntermediateDtype::f16;
+  std::vector<std::size_t> order(works.size());  // the largest first: better balance under dynamic scheduling
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return works[a].rows.size() > works[b].rows.size(); });
+  OmpErrors errors;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t wi = 0; wi < works.size(); ++wi) errors.run([&] {
+    ExpertWork& wk = works[order[wi]];
+    const std::int64_t n = std::int64_t(wk.rows.size());
+    std::vector<float> a(static_cast<std::size_t>(n * h));
+    for (std::int64_t i = 0; i < n; ++i) {
+      const Slot& sl = slots[wk.rows[i]];
+      for (std::int64_t col = 0; col < h; ++col) {
+        const float x = x_at(sl.tok * h + col);
+        a[i * h + col] = on_input && !wk.shared ? round_to(x * sl.weight, in_dt) : x;
       }
+    }
+    wk.y = expert_forward(p, *wk.w, *wk.q, wk.expert, wk.inter, std::move(a), n, wk.shared, hooks);
+    if (!on_input && !wk.shared)
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t col = 0; col < h; ++col) wk.y[i * h + col] *= slots[wk.rows[i]].weight;
+  });
+  errors.rethrow();
+  // A separate shared path: the shared experts' own output and the routed output summed as the model does
+  // (kernels/common/output_sums.hpp).
+  const bool separate = p.shared_path == SharedPath::separate;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t tok = 0; tok < t; ++tok) errors.run([&] {
+    std::vector<float> acc(static_cast<std::size_t>(h), 0.0f), shared(static_cast<std::size_t>(h), 0.0f);
+    for (std::int64_t j = 0; j < per; ++j) {
+      const Slot& sl = slots[tok * per + j];
+      if (!sl.counted || sl.work < 0) continue;
+      const float* y = works[sl.work].y.data() + sl.row * h;
+      float* dst = j >= k && separate ? shared.data() : acc.data();
+      for (std::int64_t col = 0; col < h; ++col) dst[col] += y[col];
+    }
     for (std::int64_t col = 0; col < h; ++col)
       store_element(out, tok * h + col, separate ? separate_paths_sum(acc[col], shared[col], out.dtype()) : acc[col]);
   });

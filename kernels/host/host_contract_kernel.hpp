@@ -1,8 +1,10 @@
 // The host contract kernel: an independent CPU implementation of the fused-MoE kernel contract, written as a kernel
-// would be (token-major, one weight row at a time, fp32 accumulation), so the whole pipeline (fixtures, gating,
-// judging, reports) runs in CI without a GPU. It stands in for a GPU kernel, so it shares no code with the reference
-// engine (reference/): its weight decoding, scale-block indexing, activation quantization order, gated activations,
-// accumulation and reduce are its own, so a bug in the reference engine's versions shows up as a disagreement.
+// would be (expert by expert, each weight row decoded once for the tokens routed to it, one fp32 accumulator per
+// output element summed in order, each token's slots reduced in slot order), so the whole pipeline (fixtures,
+// gating, judging, reports) runs in CI without a GPU. It stands in for a GPU kernel, so it shares no code with the
+// reference engine (reference/): its weight decoding, scale-block indexing, activation quantization order, gated
+// activations, accumulation and reduce are its own, so a bug in the reference engine's versions shows up as a
+// disagreement.
 // What it does share, on purpose, is the specification both implement: the formats/ library (the element codecs,
 // the fp8 and MX quantizers that define the activation quantization, the weight format table that says where codes
 // and scales are stored) and the fixtures' types (Tensor, the problem, the checkpoint, tensor_element's rounding
