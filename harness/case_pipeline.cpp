@@ -9,6 +9,7 @@
 #include "fixtures/exact_tier.hpp"
 #include "harness/judge.hpp"
 #include "harness/probes.hpp"
+#include "harness/systematic.hpp"
 #include "harness/thresholds.hpp"
 #include "fixtures/tensor_element.hpp"
 
@@ -95,10 +96,20 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.status = j.pass ? "pass" : "fail";
     rec.failed_check = j.failed_check;
     rec.reason = j.pass ? "" : j.failed_check + ": " + j.summary;
+    // After the per-token checks: the systematic statistics (statistical tier; bit equality decides the exact one).
+    rec.systematic = th.systematic.on
+                         ? systematic_checks({{contract.data(), contract.size()}, out, p.tokens, p.hidden, routing,
+                                              p.first_local_expert(), p.local_experts()}, th.systematic)
+                         : systematic_not_run("exact tier: bit equality decides", th.systematic);
+    if (const StatisticRecord* s = first_failure(rec.systematic); s && j.pass) {
+      rec.status = "fail";
+      rec.failed_check = s->name;
+      rec.reason = systematic_reason(*s);
+    }
     tm.judge = lap(t);
     rec.probes = kernel.input_checks();
     const ProbeOutcome probes =
-        run_probes(p, kernel, working, routing, out, j.failed_check, {opt.rerun_probe, opt.linearity_probe});
+        run_probes(p, kernel, working, routing, out, rec.failed_check, {opt.rerun_probe, opt.linearity_probe});
     tm.probes = lap(t);
     rec.probes.insert(rec.probes.end(), probes.status.begin(), probes.status.end());
     if (!probes.failed_check.empty()) {
@@ -106,7 +117,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
       rec.failed_check = probes.failed_check;
       rec.reason = probes.reason;
     }
-    rec.details = j.details() + probes_line(rec.probes);
+    rec.details = j.details() + systematic_lines(rec.systematic) + probes_line(rec.probes);
     // Non-finite metrics (an output with unwritten or non-finite elements) are written as null in report.json.
     rec.metrics = {{"min_cos", j.min_cos}, {"max_rel", j.max_rel}, {"max_abs", j.max_abs},
                    {"mismatch_fraction", j.mismatch_fraction}, {"non_finite", double(j.non_finite)},
