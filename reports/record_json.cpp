@@ -146,7 +146,8 @@ ordered_json case_record_to_json(const CaseRecord& c) {
           {"failed_check", c.failed_check}, {"source", c.source}, {"variant", c.variant},
           {"metrics", m}, {"probes", probes}, {"systematic", systematic},
           {"token_cos", numbers(c.token_cos)}, {"token_rel", numbers(c.token_rel)},
-          {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)}, {"phases_s", phases}}},
+          {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)},
+                      {"phases_s", phases}}},
           {"fixture_fingerprint", fmt::format("{:016x}", c.fixture_fingerprint)}, {"details", c.details}};
 }
 

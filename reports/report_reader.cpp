@@ -91,8 +91,8 @@ ReadReport parse_report(const Json& j, const std::string& f) {
     rc.metrics = std::move(c.metrics);
     rc.token_cos = std::move(c.token_cos);
     rc.token_rel = std::move(c.token_rel);
-    rc.systematic = std::move(c.systematic);
     rc.timing = c.timing;
+    rc.systematic = std::move(c.systematic);
     r.cases.push_back(std::move(rc));
   }
   return r;

@@ -16,8 +16,8 @@ struct ReportCase {
   std::string fixture_fingerprint;  // 16 hex digits; all zeros where no fixture was built (skips)
   std::map<std::string, double> metrics;
   std::vector<double> token_cos, token_rel;
-  std::vector<StatisticRecord> systematic;  // absent in reports written before the systematic checks: empty
   CaseTiming timing;  // timing.phases_s; zeros for a report written without it
+  std::vector<StatisticRecord> systematic;  // absent in reports written before the systematic checks: empty
 };
 
 struct ReadReport {

@@ -12,6 +12,21 @@ namespace moe {
 
 inline constexpr int kRunReportSchemaVersion = 1;
 
+// Where one case's wall time went, in seconds, phase by phase (0 for a phase that did not run): the pristine
+// checkpoint generated (or its cached weights cloned and the inputs drawn), its fingerprint taken (before the kernel
+// and again after it), the references computed, the working clone made and prepared by the kernel, copied to the
+// device (0 on the host), the kernel run, the probes, the judging, and the record written (test properties, the
+// report's slot). report.json writes it as the case's `timing.phases_s`.
+struct CaseTiming {
+  double generate = 0, fingerprint = 0, reference = 0, clone_prepare = 0, upload = 0, kernel = 0, probes = 0,
+         judge = 0, write = 0;
+};
+// The phases in report order, by name: the one list the JSON writer, the reader, summary.md and the HTML use.
+inline constexpr std::pair<const char*, double CaseTiming::*> kTimingPhases[] = {
+    {"generate", &CaseTiming::generate}, {"fingerprint", &CaseTiming::fingerprint},
+    {"reference", &CaseTiming::reference}, {"clone_prepare", &CaseTiming::clone_prepare},
+    {"upload", &CaseTiming::upload}, {"kernel", &CaseTiming::kernel}, {"probes", &CaseTiming::probes},
+    {"judge", &CaseTiming::judge}, {"write", &CaseTiming::write}};
 // One systematic-error statistic of a case (harness/systematic.hpp): a standardized value z against its threshold
 // and an effect size against its floor; it fails when both are exceeded. `status` is "ran" or "not run: <why>"
 // (then z and effect are NaN: never a 0 that reads as "found nothing").
@@ -31,22 +46,6 @@ struct StatisticRecord {
     return a < b ? a : b;
   }
 };
-
-// Where one case's wall time went, in seconds, phase by phase (0 for a phase that did not run): the pristine
-// checkpoint generated (or its cached weights cloned and the inputs drawn), its fingerprint taken (before the kernel
-// and again after it), the references computed, the working clone made and prepared by the kernel, copied to the
-// device (0 on the host), the kernel run, the probes, the judging, and the record written (test properties, the
-// report's slot). report.json writes it as the case's `timing.phases_s`.
-struct CaseTiming {
-  double generate = 0, fingerprint = 0, reference = 0, clone_prepare = 0, upload = 0, kernel = 0, probes = 0,
-         judge = 0, write = 0;
-};
-// The phases in report order, by name: the one list the JSON writer, the reader, summary.md and the HTML use.
-inline constexpr std::pair<const char*, double CaseTiming::*> kTimingPhases[] = {
-    {"generate", &CaseTiming::generate}, {"fingerprint", &CaseTiming::fingerprint},
-    {"reference", &CaseTiming::reference}, {"clone_prepare", &CaseTiming::clone_prepare},
-    {"upload", &CaseTiming::upload}, {"kernel", &CaseTiming::kernel}, {"probes", &CaseTiming::probes},
-    {"judge", &CaseTiming::judge}, {"write", &CaseTiming::write}};
 
 struct CaseRecord {
   std::string id, kernel;
