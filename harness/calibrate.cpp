@@ -1,5 +1,6 @@
 #include "harness/calibrate.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fmt/format.h>
@@ -15,13 +16,35 @@
 #include "harness/kernel_registry.hpp"
 #include "harness/runner.hpp"
 #include "harness/thresholds.hpp"
+#include "reports/run_report.hpp"
 
 namespace moe {
 namespace {
 // One row of the table: the runs of one kernel on one weight/act scheme judged by the same thresholds (a scheme's
 // cases can differ there, e.g. a shared expert with quantized activations, or a case's own override: each such
 // set of thresholds gets its own row, so that every margin is taken against the thresholds its runs were judged by).
+// One systematic statistic over a row's runs: the largest |z| and |effect| and the run closest to failing (it fails
+// when both pass their limits: the smaller share of the two), each with its case and seed; runs where it did not run.
+struct StatWorst {
+  int ran = 0, not_run = 0;
+  double z = 0, effect = 0, closest = 0, z_threshold = 0, floor = 0;  // z: the tested z (signed for channel)
+  std::string z_at, effect_at, closest_at, a_not_run;
+  void note(const StatisticRecord& s, const std::string& at) {
+    z_threshold = s.z_threshold;
+    floor = s.effect_floor;
+    if (!s.ran()) {
+      if (not_run++ == 0) a_not_run = at + ": " + s.status;
+      return;
+    }
+    const double share = s.closeness();
+    if (ran++ == 0 || s.tested_z() > z) { z = s.tested_z(); z_at = at; }
+    if (ran == 1 || std::fabs(s.effect) > std::fabs(effect)) { effect = s.effect; effect_at = at; }
+    if (ran == 1 || share > closest) { closest = share; closest_at = at; }
+  }
+};
+
 struct Worst {
+  std::map<std::string, StatWorst> systematic;  // by statistic
   int runs = 0, failed = 0, skipped = 0;
   double min_cos = 1.0, max_rel = 0.0, mismatch = 0.0;
   std::string min_cos_at, max_rel_at, mismatch_at;  // "case id, seed N" of each worst value
@@ -33,6 +56,36 @@ std::string threshold_tag(const Thresholds& t) {
   return fmt::format("min_cos {:.5f}, max_rel {:.3e}, atol {:.1e}, rtol {:.1e}, mismatch {:.3e}", t.min_cos, t.max_rel,
                      t.atol, t.rtol, t.max_mismatch_fraction);
 }
+using Rows = std::map<std::pair<std::string, std::string>, Worst>;
+
+// The systematic statistics per row: worst |z| and |effect| beside their limits, the run closest to failing, and
+// how many runs could not compute the statistic (with one example reason).
+void print_systematic(const Rows& by, std::map<std::string, int>& sets_per_scheme, nlohmann::ordered_json& j) {
+  std::printf("\n| kernel | scheme (weight/act) | statistic | ran | not run | worst z (channel: z, others: \\|z\\|) | z threshold | worst \\|effect\\| | "
+              "floor | closest to failing (share of the nearer limit) |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  std::vector<std::string> where;
+  for (const auto& [key, w] : by) {
+    if (w.runs == 0) continue;
+    const std::string row = sets_per_scheme[key.first] > 1 ? key.first + " (" + key.second + ")" : key.first;
+    const auto bar = row.find(" | ");
+    for (const auto& [name, s] : w.systematic) {
+      std::printf("| %s | %s | %s | %d | %d | %s | %g | %s | %g | %s |\n", row.substr(0, bar).c_str(),
+                  row.substr(bar + 3).c_str(), name.c_str(), s.ran, s.not_run,
+                  s.ran ? fmt::format("{:.3g}", s.z).c_str() : "-", s.z_threshold,
+                  s.ran ? fmt::format("{:.3e}", std::fabs(s.effect)).c_str() : "-", s.floor,
+                  s.ran ? fmt::format("{:.1f}%", 100 * s.closest).c_str() : "-");
+      j["schemes"][row]["systematic"][name] = {
+          {"ran", s.ran}, {"not_run", s.not_run}, {"worst_tested_z", s.z}, {"worst_z_at", s.z_at},
+          {"z_threshold", s.z_threshold}, {"worst_abs_effect", std::fabs(s.effect)}, {"worst_effect_at", s.effect_at},
+          {"effect_floor", s.floor}, {"closest_share", s.closest}, {"closest_at", s.closest_at},
+          {"example_not_run", s.a_not_run}};
+      if (s.ran) where.push_back(fmt::format("{} {}: worst |z| at {}; closest at {}", row, name, s.z_at, s.closest_at));
+    }
+  }
+  std::printf("\n");
+  for (const std::string& l : where) std::printf("%s\n", l.c_str());
+}
+
 }  // namespace
 
 int run_calibration(const CalibrateOptions& opt) {
@@ -79,6 +132,7 @@ int run_calibration(const CalibrateOptions& opt) {
           note(r.metrics.at("max_rel"), w.max_rel, w.max_rel_at, false);
           note(r.metrics.at("mismatch_fraction"), w.mismatch, w.mismatch_at, false);
         }
+        for (const StatisticRecord& st : r.systematic) w.systematic[st.name].note(st, fmt::format("{}, seed {}", c.id, seed));
       }
     std::fprintf(stderr, "calibrate: %s done\n", k->id().c_str());
   }
@@ -115,6 +169,7 @@ int run_calibration(const CalibrateOptions& opt) {
   }
   std::printf("\n");
   for (const std::string& l : worst_lines) std::printf("%s\n", l.c_str());
+  print_systematic(by, sets_per_scheme, j);
   if (!opt.json.empty()) write_file_atomically(opt.json, j.dump(1) + "\n");
   std::printf("\ncalibrate: %s (%d clean failures; suite %s, %d seeds)\n", failed ? "FAIL" : "PASS", failed,
               suite.file.c_str(), opt.seeds);

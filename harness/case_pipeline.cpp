@@ -9,6 +9,7 @@
 #include "fixtures/exact_tier.hpp"
 #include "harness/judge.hpp"
 #include "harness/probes.hpp"
+#include "harness/systematic.hpp"
 #include "harness/thresholds.hpp"
 #include "fixtures/tensor_element.hpp"
 
@@ -47,11 +48,25 @@ Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Ten
                p.hidden, th, refs.routing);
 }
 
-void record_verdict(CaseRecord& rec, const Judgement& j, const Thresholds& th) {
+void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out,
+                    const Judgement& j, const Thresholds& th) {
   rec.status = j.pass ? Status::pass : Status::fail;
   rec.failed_check = j.failed_check;
   rec.reason = j.pass ? "" : to_string(j.failed_check) + ": " + j.summary;
-  rec.details = j.details();
+  // After the per-token checks: the systematic statistics (statistical tier; bit equality decides the exact one).
+  rec.systematic = th.systematic.on
+                       ? systematic_checks({{refs.contract.data(), refs.contract.size()}, out, p.tokens, p.hidden,
+                                            refs.routing, p.first_local_expert(), p.local_experts()}, th.systematic)
+                       : systematic_not_run("exact tier: bit equality decides", th.systematic);
+  if (const StatisticRecord* s = first_failure(rec.systematic); s && j.pass) {
+    rec.status = Status::fail;
+    // Every statistic is named by a Check (reports/verdict.hpp); a name without one is not a verdict: an error.
+    const std::optional<Check> check = parse_check(s->name);
+    rec.failed_check = check ? *check : Check::harness_error;
+    if (!check) rec.status = Status::error;
+    rec.reason = systematic_reason(*s);
+  }
+  rec.details = j.details() + systematic_lines(rec.systematic);
   // Non-finite metrics (an output with unwritten or non-finite elements) are written as null in report.json.
   rec.metrics = {{"min_cos", j.min_cos}, {"max_rel", j.max_rel}, {"max_abs", j.max_abs},
                  {"mismatch_fraction", j.mismatch_fraction}, {"non_finite", double(j.non_finite)},
@@ -119,14 +134,15 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     // The verdict's metrics, details and tokens join the record only once the probes ran: a probe that throws
     // leaves an error record without them.
     CaseRecord verdict;
-    record_verdict(verdict, j, th);
+    record_verdict(verdict, p, refs, out, j, th);
     rec.status = verdict.status;
     rec.failed_check = verdict.failed_check;
     rec.reason = verdict.reason;
+    rec.systematic = std::move(verdict.systematic);
     tm.judge = lap(t);
     rec.probes = kernel.input_checks();
     const ProbeOutcome probes =
-        run_probes(p, kernel, working, routing, out, j.failed_check, {opt.rerun_probe, opt.linearity_probe});
+        run_probes(p, kernel, working, routing, out, rec.failed_check, {opt.rerun_probe, opt.linearity_probe});
     tm.probes = lap(t);
     rec.probes.insert(rec.probes.end(), probes.status.begin(), probes.status.end());
     if (probes.failed_check != Check::none) {

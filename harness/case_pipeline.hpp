@@ -43,8 +43,10 @@ ProblemSpec case_problem(const CaseSpec& c, std::optional<std::uint64_t> seed);
 Checkpoint pristine_checkpoint(const CaseSpec& c, const ProblemSpec& p, WeightCache* weights);
 // The verdict on `out` [T, H] against the references of p under th (harness/judge.hpp).
 Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th);
-// A verdict's fields of the record: status, failed check, reason, details, metrics (with the thresholds), tokens.
-void record_verdict(CaseRecord& rec, const Judgement& j, const Thresholds& th);
+// A verdict's fields of the record: status, failed check, reason, the systematic statistics of `out` against the
+// references (statistical tier), details, metrics (with the thresholds), per-token cos and rel.
+void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out,
+                    const Judgement& j, const Thresholds& th);
 
 CaseRecord execute_case(const CaseSpec& c, KernelUnderTest& kernel, const DeviceDetection& device,
                         const PipelineOptions& opt);

@@ -15,6 +15,7 @@ Thresholds default_thresholds(const ProblemSpec& p, Tier tier) {
     // Bit equality is the verdict; cos and rel only have to be consistent with it (their own fp64 arithmetic
     // gives cos = 1 - 1e-16 on identical vectors).
     t.min_cos = 1.0 - 1e-9; t.max_rel = 0.0; t.atol = 0.0; t.rtol = 0.0; t.max_mismatch_fraction = 0.0; t.bitwise = true;
+    t.systematic.on = false;
     return t;
   }
   // A correct kernel differs from the contract reference by summation order, which can flip a rounding of the

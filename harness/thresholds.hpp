@@ -9,6 +9,22 @@
 
 namespace moe {
 
+// The systematic-error checks (harness/systematic.hpp, docs/judging.md "Systematic errors"): each statistic fails
+// when its standardized value z passes z_* (a significance level) AND its effect size passes *_floor (a size no
+// correct kernel's summation order reaches), so neither a tiny real bias of a huge case nor the noise of a tiny
+// case fails on its own.
+struct SystematicThresholds {
+  bool on = true;               // statistical tier; the exact tier's bit equality already decides
+  double gain_z = 6.0;          // |b - 1| / se: two-sided normal p = 2e-9 per case
+  double gain_floor = 1e-3;     // |b - 1|: 0.1 %
+  double channel_z = 7.0;       // one-sided normal p = 1.3e-12 per channel (1e-8 over 8192 channels)
+  double channel_floor = 0.02;  // the channel's relative error over the tokens
+  double rounding_z = 6.0;      // |mean| / se of the signed error in output ulps
+  double rounding_floor = 0.1;  // |mean|, in output ulps (truncation toward zero: -0.5)
+  double expert_z = 6.0;        // two-sided p = 2e-9 per expert (5e-7 over 256 local experts)
+  double expert_floor = 2e-3;   // |gain of the expert's tokens - gain of the others|
+};
+
 struct Thresholds {
   double min_cos = 0.0;                // every token's cosine must reach this
   double max_rel = 0.0;                // every token's ||o - r|| / max(||r||, rel_floor)
@@ -16,6 +32,7 @@ struct Thresholds {
   double max_mismatch_fraction = 0.0;  // fraction of elements allowed outside that band
   double rel_floor = 1e-6;             // denominator floor for tokens whose reference norm is ~0
   bool bitwise = false;                // exact tier: every element bit-equal to the contract reference
+  SystematicThresholds systematic;
 };
 
 Thresholds default_thresholds(const ProblemSpec& p, Tier tier);

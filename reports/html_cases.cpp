@@ -81,6 +81,41 @@ void skip_groups(std::ostream& o, const std::vector<const ReportCase*>& cases) {
   o << "</table>\n";
 }
 
+// Six cells: z, threshold, effect, floor, where, verdict (one cell with the reason when it did not run).
+std::string stat_cells(const StatisticRecord& s) {
+  if (!s.ran()) return fmt::format("<td colspan=\"6\" class=\"skip\">{}</td>", esc(s.status));
+  return fmt::format("{}<td class=\"num\">{:g}</td>{}<td class=\"num\">{:g}</td><td>{}</td><td class=\"{}\">{}</td>",
+                     num_cell(s.z, "{:.4g}"), s.z_threshold, num_cell(s.effect, "{:+.3e}"), s.effect_floor, esc(s.at),
+                     s.failed ? "fail" : "pass", s.failed ? "FAIL" : "pass");
+}
+
+// The passing cases' systematic statistics: for each, the case that came closest to failing it.
+void systematic_margins(std::ostream& o, const std::vector<const ReportCase*>& cases) {
+  std::map<std::string, std::pair<const ReportCase*, const StatisticRecord*>> worst;
+  std::map<std::string, std::pair<int, int>> counts;  // ran, not run
+  for (const ReportCase* c : cases)
+    for (const StatisticRecord& s : c->systematic) {
+      auto& n = counts[s.name];
+      if (!s.ran()) { ++n.second; continue; }
+      ++n.first;
+      auto& w = worst[s.name];
+      if (!w.second || s.closeness() > w.second->closeness()) w = {c, &s};
+    }
+  if (counts.empty()) return;
+  o << "<p>Systematic statistics of the passing cases (each fails when |z| passes its threshold AND |effect| its "
+       "floor): the case closest to failing each, with the share of the nearer limit it used.</p>\n"
+       "<table id=\"systematic-margins\"><tr><th>statistic</th><th>ran / not run</th><th>z</th><th>threshold</th>"
+       "<th>effect</th><th>floor</th><th>at</th><th>verdict</th><th>share used</th><th>case</th></tr>\n";
+  for (const auto& [name, n] : counts) {
+    const auto it = worst.find(name);
+    const std::string head = fmt::format("<td>{}</td><td class=\"num\">{} / {}</td>", esc(name), n.first, n.second);
+    if (it == worst.end()) { put(o, "<tr>{}<td colspan=\"8\" class=\"skip\">not run on any passing case</td></tr>\n", head); continue; }
+    put(o, "<tr>{}{}{}<td><code>{}</code></td></tr>\n", head, stat_cells(*it->second.second),
+        num_cell(100 * it->second.second->closeness(), "{:.1f}%"), esc(it->second.first->id));
+  }
+  o << "</table>\n";
+}
+
 void passing_summary(std::ostream& o, const std::vector<const ReportCase*>& cases) {
   std::vector<std::pair<const ReportCase*, Headroom>> rows;
   for (const ReportCase* c : cases) rows.emplace_back(c, headroom(*c));
@@ -102,6 +137,7 @@ void passing_summary(std::ostream& o, const std::vector<const ReportCase*>& case
                {cos, rel});
     o << "<p class=\"legend\"><span class=\"cos\">&#9632; 1 &#8722; cos</span> <span class=\"rel\">&#9632; max rel</span></p>\n";
   }
+  systematic_margins(o, cases);
   put(o, "<details id=\"passing\"><summary>the {} passing case{}, closest to a threshold first</summary>\n", rows.size(),
       rows.size() == 1 ? "" : "s");
   o << "<table><tr><th>kernel</th><th>case</th><th>min cos</th><th>max rel</th><th>threshold used</th><th>variant</th></tr>\n";
@@ -153,6 +189,12 @@ void write_case_detail(std::ostream& o, const ReportCase& c, std::size_t max_poi
     put(o, "<tr><td class=\"num\">{}</td>{}{}</tr>", order[k], num_cell(at(c.token_cos, order[k]), "{:.7f}"),
         num_cell(at(c.token_rel, order[k]), "{:.3e}"));
   o << "</table>\n";
+  if (!c.systematic.empty()) {
+    o << "<table class=\"systematic\"><tr><th>systematic</th><th>z</th><th>threshold</th><th>effect</th><th>floor</th>"
+         "<th>at</th><th>verdict</th></tr>";
+    for (const StatisticRecord& s : c.systematic) put(o, "<tr><td>{}</td>{}</tr>", esc(s.name), stat_cells(s));
+    o << "</table>\n";
+  }
   if (!c.details.empty()) put(o, "<pre>{}</pre>\n", esc(c.details));
   timing_table(o, c.timing, "", "Time by phase (seconds)");
   o << "</details>\n";

@@ -54,6 +54,23 @@ CaseRecord record_from(const J& c, const std::string& file, const std::string& p
       r.probes.emplace_back(it.key(),
                             F.check(it.value(), F.key(path, "probes." + it.key()), JsonWant::string).template get<std::string>());
   }
+  if (c.contains("systematic")) {  // absent in reports written before the systematic statistics
+    const J& sys = F.get(c, path, "systematic", JsonWant::object);
+    for (auto it = sys.begin(); it != sys.end(); ++it) {
+      const std::string k = F.key(path, "systematic." + it.key());
+      const J& o = F.check(it.value(), k, JsonWant::object);
+      StatisticRecord st;
+      st.name = it.key();
+      st.status = F.str(o, k, "status");
+      st.z = F.num(o, k, "z");
+      st.z_threshold = F.num(o, k, "z_threshold");
+      st.effect = F.num(o, k, "effect");
+      st.effect_floor = F.num(o, k, "effect_floor");
+      st.at = F.str(o, k, "at");
+      st.failed = F.get(o, k, "failed", JsonWant::boolean).template get<bool>();
+      r.systematic.push_back(std::move(st));
+    }
+  }
   r.token_cos = F.numbers(c, path, "token_cos");
   r.token_rel = F.numbers(c, path, "token_rel");
   const J& t = F.get(c, path, "timing", JsonWant::object);
@@ -125,12 +142,19 @@ ordered_json case_record_to_json(const CaseRecord& c) {
   for (auto& [k, v] : c.metrics) m[k] = number(v);
   ordered_json probes = ordered_json::object();
   for (auto& [k, v] : c.probes) probes[k] = v;
+  ordered_json systematic = ordered_json::object();
+  for (const StatisticRecord& st : c.systematic)
+    systematic[st.name] = {{"status", st.status}, {"z", number(st.z)}, {"z_threshold", number(st.z_threshold)},
+                           {"effect", number(st.effect)}, {"effect_floor", number(st.effect_floor)}, {"at", st.at},
+                           {"failed", st.failed}};
   ordered_json phases = ordered_json::object();
   for (auto [name, field] : kTimingPhases) phases[name] = number(c.timing.*field);
   return {{"id", c.id}, {"kernel", c.kernel}, {"status", name(c.status)}, {"reason", c.reason},
           {"failed_check", name(c.failed_check)}, {"source", c.source}, {"variant", c.variant},
-          {"metrics", m}, {"probes", probes}, {"token_cos", numbers(c.token_cos)}, {"token_rel", numbers(c.token_rel)},
-          {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)}, {"phases_s", phases}}},
+          {"metrics", m}, {"probes", probes}, {"systematic", systematic},
+          {"token_cos", numbers(c.token_cos)}, {"token_rel", numbers(c.token_rel)},
+          {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)},
+                      {"phases_s", phases}}},
           {"fixture_fingerprint", fmt::format("{:016x}", c.fixture_fingerprint)}, {"details", c.details}};
 }
 

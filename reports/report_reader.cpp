@@ -92,6 +92,7 @@ ReadReport parse_report(const Json& j, const std::string& f) {
     rc.token_cos = std::move(c.token_cos);
     rc.token_rel = std::move(c.token_rel);
     rc.timing = c.timing;
+    rc.systematic = std::move(c.systematic);
     r.cases.push_back(std::move(rc));
   }
   return r;

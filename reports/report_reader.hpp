@@ -20,6 +20,7 @@ struct ReportCase {
   std::map<std::string, double> metrics;
   std::vector<double> token_cos, token_rel;
   CaseTiming timing;  // timing.phases_s; zeros for a report written without it
+  std::vector<StatisticRecord> systematic;  // absent in reports written before the systematic checks: empty
 };
 
 struct ReadReport {

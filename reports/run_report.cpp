@@ -92,6 +92,9 @@ std::string to_markdown(const RunReport& r) {
   for (const CaseRecord& c : r.cases)
     for (const auto& [probe, st] : c.probes)
       if (st != "ran") not_run[{probe, st}].push_back(&c);
+  for (const CaseRecord& c : r.cases)
+    for (const StatisticRecord& st : c.systematic)
+      if (!st.ran()) not_run[{st.name, st.status}].push_back(&c);
   if (!not_run.empty()) {
     s += "\nChecks not run (by check and reason):\n\n";
     for (const auto& [key, recs] : not_run)

@@ -29,6 +29,25 @@ inline constexpr std::pair<const char*, double CaseTiming::*> kTimingPhases[] = 
     {"reference", &CaseTiming::reference}, {"clone_prepare", &CaseTiming::clone_prepare},
     {"upload", &CaseTiming::upload}, {"kernel", &CaseTiming::kernel}, {"probes", &CaseTiming::probes},
     {"judge", &CaseTiming::judge}, {"write", &CaseTiming::write}};
+// One systematic-error statistic of a case (harness/systematic.hpp): a standardized value z against its threshold
+// and an effect size against its floor; it fails when both are exceeded. `status` is "ran" or "not run: <why>"
+// (then z and effect are NaN: never a 0 that reads as "found nothing").
+struct StatisticRecord {
+  std::string name;    // gain, channel, rounding_bias, expert
+  std::string status;  // "ran" | "not run: <why>"
+  double z = 0, z_threshold = 0, effect = 0, effect_floor = 0;
+  std::string at;      // where the worst value is ("channel 17", "expert 3 (4 of 16 tokens)"), or ""
+  bool failed = false;
+  bool ran() const { return status == "ran"; }
+  // What the threshold is compared with: z itself for the one-sided channel statistic (an excess of error energy;
+  // a negative z is less error than expected), |z| for the two-sided others.
+  double tested_z() const { return name == "channel" ? z : (z < 0 ? -z : z); }
+  // How close it came to failing: it fails when both limits are passed, so the smaller of the two shares (1: at it).
+  double closeness() const {
+    const double a = tested_z() / z_threshold, b = (effect < 0 ? -effect : effect) / effect_floor;
+    return a < b ? a : b;
+  }
+};
 
 struct CaseRecord {
   std::string id, kernel;
@@ -46,6 +65,7 @@ struct CaseRecord {
   CaseTiming timing;
   std::string details;  // multi-line diagnostics (worst tokens and elements)
   std::uint64_t fixture_fingerprint = 0;
+  std::vector<StatisticRecord> systematic;  // statistical tier, judged cases: gain, channel, rounding_bias, expert
 };
 
 // Each phase summed over the cases (CaseRecord or ReportCase: anything with a `timing`).

@@ -46,7 +46,7 @@ CaseRecord judge(const CaseSpec& c, const Fixture& f, const ReferenceSet& refs, 
   rec.source = c.source;
   rec.fixture_fingerprint = f.fingerprint;
   const Thresholds th = case_thresholds(c);
-  record_verdict(rec, judge_output(f.problem, refs, out, th), th);
+  record_verdict(rec, f.problem, refs, out, judge_output(f.problem, refs, out, th), th);
   return rec;
 }
 

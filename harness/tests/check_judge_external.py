@@ -24,7 +24,8 @@ import numpy_runner  # noqa: E402  (the safetensors reader/writer of the example
 CASES = ["custom-h256i256e16k4-softmax_topk/tp1/bf16.a16/gelu_erf+bias/T3/decode/atomic",
          "custom-h256i256e16k1s1x128-sigmoid_top1/tp1/bf16.a16+sh.bf16.a16/silu+win/T6/decode/atomic",
          "custom-h256i256e16k4-softmax_topk/tp1/fp16.a16/silu/T5/decode/atomic/in-f16/mid-f16/out-f16",
-         "custom-h256i256e16k4s1x128-softmax_topk/tp1/bf16.a16+sh.bf16.a16-sep/silu/T5/decode/per_k"]
+         "custom-h256i256e16k4s1x128-softmax_topk/tp1/bf16.a16+sh.bf16.a16-sep/silu/T5/decode/per_k",
+         "qwen3.5-35b-a3b/tp4/ep8r0/bf16.a16+sh.bf16.a16/silu/T3/decode/atomic"]
 
 
 def run(*cmd):
@@ -89,6 +90,37 @@ def main():
             assert c["metrics"]["min_cos"] is None and c["metrics"]["max_rel"] is None, c["metrics"]
             worst = c["details"].split("worst tokens")[1].splitlines()[1].strip()
             assert worst.startswith(f"{len(c['token_cos']) - 1}: cos NaN, rel NaN"), c["details"]
+
+    # Systematic errors through judge: a dead channel, a gain of 3 % and of 0.3 %, truncation instead of rounding at
+    # the output. Each fails (exit 1); the statistic that sees it is in the report as failed, where it is; the
+    # gain of 0.3 % and truncation pass every per-token check, so a systematic statistic is the failed check.
+    # The clean output above passed with every statistic reported.
+    for i in (0, 4):
+        case_i, d_i = CASES[i], f"{work}/ex{i}"
+        _, clean, _ = judge(case_i, f"{d_i}/out.safetensors", f"clean-sys{i}")
+        assert set(clean["cases"][0]["systematic"]) == {"gain", "channel", "rounding_bias", "expert"}, clean["cases"][0]
+        assert not any(s["failed"] for s in clean["cases"][0]["systematic"].values()), clean["cases"][0]["systematic"]
+        hidden = numpy_runner.read_safetensors(f"{d_i}/out.safetensors")[0]["out"][1].shape[1]
+        for bug, stat, first in [("dead_channel", "channel", None), ("gain_3pct", "gain", None),
+                                 ("gain_0.3pct", "gain", {"gain"}), ("truncate_output", "rounding_bias",
+                                                                     {"gain", "rounding_bias"})]:
+            out = f"{d_i}/out-{bug}.safetensors"
+            assert run(sys.executable, runner, d_i, out, "--bug", bug).returncode == 0
+            res, report, rep = judge(case_i, out, f"{bug}{i}")
+            assert res.returncode == 1, (bug, res.returncode, res.stdout[-1500:])
+            (c,) = report["cases"]
+            s = c["systematic"][stat]
+            assert c["status"] == "fail" and s["status"] == "ran" and s["failed"], (bug, c["failed_check"], s)
+            assert abs(s["z"]) > s["z_threshold"] and abs(s["effect"]) > s["effect_floor"], (bug, s)
+            if first is not None:
+                assert c["failed_check"] in first, (bug, c["failed_check"], c["reason"])
+            if bug == "dead_channel":
+                assert s["at"] == f"channel {hidden // 2}" and s["effect"] == 1.0, s
+            if bug == "gain_3pct":
+                assert abs(s["effect"] - 0.03) < 3e-3, s
+            if bug == "truncate_output":
+                assert -0.6 < s["effect"] < -0.4, s  # half an ulp toward zero
+            assert f"{stat}: z " in c["details"] and "FAIL" in c["details"], c["details"]
 
     # Outputs with nothing usable in them: each is a failed case (exit 1) on the kernel, never a harness error
     # blaming the fixture; the reference norm is that of the exported reference, whatever the output holds.

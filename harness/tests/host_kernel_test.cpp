@@ -8,6 +8,7 @@
 #include "harness/case_pipeline.hpp"
 #include "kernels/host/host_contract_kernel.hpp"
 #include "fixtures/checkpoint.hpp"
+#include "fixtures/tensor_element.hpp"
 #include "reference/moe/reference_moe.hpp"
 
 namespace moe {
@@ -320,4 +321,46 @@ TEST(HostPipeline, ProbesSayWhichRanAndWhyTheOthersDidNot) {
   EXPECT_EQ(probe(r, "fixture_fingerprint"), "(absent)");  // only outputs computed elsewhere carry it
 }
 
+}  // namespace moe
+
+namespace moe {
+namespace {
+// The host kernel with its output 0.3 % too large: every per-token check passes it (rel 3e-3 < 1.2e-2).
+class GainKernel : public HostContractKernel {
+ public:
+  RunInfo run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r, Tensor& out) override {
+    RunInfo info = HostContractKernel::run(p, c, r, out);
+    for (std::int64_t i = 0; i < out.numel(); ++i) store_element(out, i, element_as_f32(out, i) * 1.003f);
+    return info;
+  }
+};
+}  // namespace
+
+// The systematic statistics come after the per-token checks, in the verdict: the gain fails the case, named, and no
+// probe runs after it; the exact tier records them as not run (bit equality decides there).
+TEST(HostPipeline, SystematicStatisticsJudgeStatisticalCasesAfterThePerTokenChecks) {
+  const Suite s = small_suite();
+  GainKernel k;
+  const CaseRecord r = execute_case(s.cases[1], k, DeviceDetection{}, {});  // tokens 5, bf16
+  EXPECT_EQ(r.status, Status::fail);
+  EXPECT_EQ(r.failed_check, Check::gain) << r.reason;
+  EXPECT_LT(r.metrics.at("max_rel"), 0.012);  // what the per-token checks saw: a pass
+  ASSERT_EQ(r.systematic.size(), 4u);
+  EXPECT_EQ(r.systematic[0].name, "gain");
+  EXPECT_TRUE(r.systematic[0].failed);
+  EXPECT_NEAR(r.systematic[0].effect, 0.003, 5e-4);
+  for (const auto& [probe, st] : r.probes) EXPECT_EQ(st.rfind("not run", 0), 0u) << probe << ": " << st;
+  EXPECT_NE(r.details.find("gain: z "), std::string::npos) << r.details;
+
+  const Suite exact = load_suite_text(R"(suite: e
+defaults: {hidden: 128, inter: 128, experts: 8, topk: 2}
+cases:
+  - {tier: exact, tokens: 5, routing: {kind: precomputed}}
+)", "e.yaml");
+  HostContractKernel clean;
+  const CaseRecord e = execute_case(exact.cases[0], clean, DeviceDetection{}, {});
+  EXPECT_EQ(e.status, Status::pass) << e.reason;
+  ASSERT_EQ(e.systematic.size(), 4u);
+  for (const auto& st : e.systematic) EXPECT_EQ(st.status, "not run: exact tier: bit equality decides") << st.name;
+}
 }  // namespace moe

@@ -7,8 +7,9 @@ Usage: numpy_runner.py EXPORT_DIR OUT.safetensors [--bug NAME]
   Handles expert weights the fixture stores unscaled as BF16 or F16 (routed and shared), without activation
   quantization: silu, gelu_tanh, gelu_erf and swiglu_oai in their exported layouts, expert biases, the router weight
   on the output or the input, EP and shared experts (fused or on a separate path). Anything else exits 2 saying so.
-  --bug injects one realistic defect (swap_gate_up, drop_last_token, no_router_weight) so the tests can show that
-  judge catches it.
+  --bug injects one realistic defect (swap_gate_up, drop_last_token, no_router_weight; dead_channel: hidden channel
+  H/2 zero for every token; gain_3pct and gain_0.3pct: the output 3 % or 0.3 % too large; truncate_output: the
+  output truncated toward zero instead of rounded to nearest even) so the tests can show that judge catches it.
 
 Output: tensor "out" [T, H] in the case's output dtype, and the fixture's fingerprint copied into the metadata so that
 judge refuses an output computed from another fixture.
@@ -169,12 +170,23 @@ def main():
         out = (out + shared).astype(np.float32)
     if bug == "drop_last_token":
         out[-1] = np.nan  # what an unwritten row looks like after the harness's NaN pre-fill
+    if bug == "dead_channel":
+        out[:, H // 2] = 0.0
+    if bug in ("gain_3pct", "gain_0.3pct"):
+        out = (out * np.float32(1.03 if bug == "gain_3pct" else 1.003)).astype(np.float32)
     if od == "bf16":
         tensor = ("BF16", f32_to_bf16(out))
     elif od == "f16":
         tensor = ("F16", out.astype(np.float16))
     else:
         tensor = ("F32", out)
+    if bug == "truncate_output" and od in ("bf16", "f16"):
+        # Round to nearest even, then one code toward zero wherever that rounded away from zero (sign-magnitude).
+        codes = tensor[1].view(np.uint16).copy()
+        back = bf16_to_f32(codes) if od == "bf16" else codes.view(np.float16).astype(np.float32)
+        away = (np.abs(back) > np.abs(out)) & ((codes & 0x7FFF) != 0)
+        codes[away] -= 1
+        tensor = (tensor[0], codes if od == "bf16" else codes.view(np.float16))
     write_safetensors(out_path, {"out": tensor},
                       {"moe.case_id": case["id"], "moe.fixture_fingerprint": meta["moe.fixture_fingerprint"]})
     print(f"numpy_runner: wrote {out_path} ({T}x{H} {od})")

@@ -142,5 +142,31 @@ TEST(HtmlReport, FailingFirstPassingCollapsedIdenticalSkipsGrouped) {
   for (int i = 0; i < 6; ++i) EXPECT_TRUE(section(h, "p" + std::to_string(i)).empty()) << i;
 }
 
+// A failing case gets a table of its systematic statistics beside their limits (a statistic that did not run says
+// why); the passing summary names, for each statistic, the passing case closest to failing it.
+TEST(HtmlReport, SystematicStatisticsTablesForFailingAndPassingCases) {
+  ReportCase bad = ran("gainy", Status::fail, 4);
+  bad.failed_check = Check::gain;
+  bad.systematic = {{"gain", "ran", 812.5, 6, 0.03, 1e-3, "", true},
+                    {"expert", "not run: one token: no other tokens to compare", NAN, 6, NAN, 2e-3, "", false}};
+  ReportCase near = ran("near", Status::pass, 4), far = ran("far", Status::pass, 4);
+  near.systematic = {{"gain", "ran", 5.0, 6, 9e-4, 1e-3, "", false}};  // shares: z 83 %, effect 90 %: 83 %
+  far.systematic = {{"gain", "ran", 1.0, 6, 2e-3, 1e-3, "", false}};   // z 17 %
+  const std::string h = to_html(report({bad, near, far}));
+  const std::string s = section(h, "gainy");
+  ASSERT_FALSE(s.empty());
+  EXPECT_NE(s.find("<table class=\"systematic\">"), std::string::npos) << s;
+  EXPECT_NE(s.find("<td>gain</td><td class=\"num\">812.5</td><td class=\"num\">6</td>"), std::string::npos) << s;
+  EXPECT_NE(s.find("<td class=\"fail\">FAIL</td>"), std::string::npos);
+  EXPECT_NE(s.find("not run: one token: no other tokens to compare"), std::string::npos);
+  const auto m = h.find("<table id=\"systematic-margins\">");
+  ASSERT_NE(m, std::string::npos);
+  const std::string margins = h.substr(m, h.find("</table>", m) - m);
+  EXPECT_NE(margins.find("<code>near</code>"), std::string::npos) << margins;
+  EXPECT_EQ(margins.find("<code>far</code>"), std::string::npos) << margins;
+  EXPECT_NE(margins.find("83.3%"), std::string::npos) << margins;
+  EXPECT_NE(margins.find("<td class=\"num\">2 / 0</td>"), std::string::npos) << margins;  // ran on 2 passing cases
+}
+
 }  // namespace
 }  // namespace moe

@@ -156,3 +156,32 @@ TEST_F(ReportReader, DeepNestingIsBadInput) {
 }
 
 }  // namespace moe
+
+namespace moe {
+// The systematic statistics read back field for field (a null z or effect as NaN: a statistic that did not run);
+// a report written before them has none, and a malformed one is bad input naming its key.
+TEST_F(ReportReader, SystematicStatisticsReadBackAndAreOptional) {
+  EXPECT_TRUE(read(valid_report()).cases[0].systematic.empty());
+  Json j = valid_report();
+  j["cases"][0]["systematic"] = {
+      {"gain", {{"status", "ran"}, {"z", 812.5}, {"z_threshold", 6}, {"effect", 0.03}, {"effect_floor", 1e-3},
+                {"at", ""}, {"failed", true}}},
+      {"expert", {{"status", "not run: one token: no other tokens to compare an expert's tokens with"}, {"z", nullptr},
+                  {"z_threshold", 6}, {"effect", nullptr}, {"effect_floor", 2e-3}, {"at", ""}, {"failed", false}}}};
+  const auto s = read(j).cases[0].systematic;
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].name, "gain");
+  EXPECT_EQ(s[0].status, "ran");
+  EXPECT_DOUBLE_EQ(s[0].z, 812.5);
+  EXPECT_DOUBLE_EQ(s[0].effect_floor, 1e-3);
+  EXPECT_TRUE(s[0].failed);
+  EXPECT_EQ(s[1].name, "expert");
+  EXPECT_TRUE(std::isnan(s[1].z) && std::isnan(s[1].effect));
+  EXPECT_FALSE(s[1].ran());
+  j["cases"][0]["systematic"]["gain"].erase("failed");
+  expect_bad_key(j, "cases[0].systematic.gain.failed", "no failed flag");
+  j["cases"][0]["systematic"]["gain"]["failed"] = true;
+  j["cases"][0]["systematic"]["gain"]["z"] = "big";
+  expect_bad_key(j, "cases[0].systematic.gain.z", "z a string");
+}
+}  // namespace moe

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The summaries ci/device-run writes, on synthetic inputs whose figures are worked out by hand here: a report.json
-with a torch baseline, an ncu raw page, an ncu source page, cuobjdump's resource usage. Bad input: exit 2 naming the
+with a torch baseline, an ncu raw page, an ncu source page, cuobjdump's resource usage, calibrate JSONs' systematic
+tables. Bad input: exit 2 naming the
 file."""
 import json
 import os
@@ -155,12 +156,38 @@ def resource_usage(d):
     check("resource_usage: no function -> exit 2 naming the file", rc == 2 and "nofunc.txt" in err, err)
 
 
+def systematic_margins(d):
+    def stat(ran, not_run, z, zat, eff, eat, closest, cat, zt=6.0, floor=1e-3):
+        return {"ran": ran, "not_run": not_run, "worst_tested_z": z, "worst_z_at": zat, "z_threshold": zt,
+                "worst_abs_effect": eff, "worst_effect_at": eat, "effect_floor": floor, "closest_share": closest,
+                "closest_at": cat}
+    a = {"schemes": {"k | bf16/none": {"systematic": {
+             "gain": stat(10, 5, 1.5, "a, seed 1", 2e-4, "b, seed 2", 0.2, "b, seed 2"),
+             "channel": stat(10, 5, -1.4, "a, seed 3", 5e-3, "a, seed 4", -0.2, "a, seed 3", 7.0, 0.02)}},
+         "k | fp8/fp8": {"systematic": {
+             "gain": stat(4, 0, 3.0, "c, seed 5", 1e-4, "c, seed 5", 0.25, "c, seed 6"),
+             "channel": stat(0, 4, 0, "", 0, "", 0, "", 7.0, 0.02)}}}}
+    b = {"schemes": {"k | mx/mx": {"systematic": {"gain": stat(1, 1, 0.5, "d, seed 1", 5e-4, "d, seed 7", 0.1, "d, seed 1")}}}}
+    rc, out, err = run("systematic_margins.py", write(d, "cal-a.json", json.dumps(a)), write(d, "cal-b.json", json.dumps(b)))
+    rows = {line.split(" | ")[0][2:]: line for line in out.splitlines() if line.startswith("| ") and "---" not in line}
+    # gain: ran 10 + 4 + 1, not run 5 + 0 + 1; worst z 3.0 (c), worst effect 5e-4 (d), closest 0.25 -> margin 4.0x
+    check("systematic_margins: counts summed, worst z, effect and closest over files and rows, margin 1/closest",
+          rc == 0 and rows.get("gain") == "| gain | 15 | 6 | 3 | 6 | 5.000e-04 | 0.001 | 25.0% | 4.0x |"
+          and "gain: worst z at c, seed 5; worst effect at d, seed 7; closest at c, seed 6" in out, out + err)
+    check("systematic_margins: a channel z never above 0 has no finite margin; rows that did not run are left out",
+          rows.get("channel") == "| channel | 10 | 9 | -1.4 | 7 | 5.000e-03 | 0.02 | -20.0% | inf (z never positive) |",
+          out)
+    rc, _, err = run("systematic_margins.py", write(d, "old.json", json.dumps({"schemes": {"k | bf16/none": {}}})))
+    check("systematic_margins: no systematic table -> exit 2 naming the file", rc == 2 and "old.json" in err, err)
+
+
 def main():
     with tempfile.TemporaryDirectory() as d:
         report_table(d)
         ncu_stalls(d)
         ncu_source(d)
         resource_usage(d)
+        systematic_margins(d)
     if failures:
         print(f"{len(failures)} check(s) failed")
         sys.exit(1)

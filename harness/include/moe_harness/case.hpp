@@ -38,8 +38,8 @@ ReferenceSet compute_references(const CaseSpec& c, const Fixture& f, ReferenceCa
 Thresholds thresholds(const CaseSpec& c);
 
 // The verdict on a kernel's output [tokens, hidden] in the case's output dtype: the record `run` writes for it
-// (status, failed_check, reason, every metric with the thresholds, per-token cos and rel, details), without the
-// probes (they need a kernel to run again). A wrong shape or dtype is bad input; a non-finite reference an error.
+// (status, failed_check, reason, every metric with the thresholds, the systematic statistics, per-token cos and rel,
+// details), without the probes (they need a kernel to run again). A wrong shape or dtype is bad input; a non-finite reference an error.
 CaseRecord judge(const CaseSpec& c, const Fixture& f, const ReferenceSet& refs, const Tensor& out,
                  const std::string& kernel_id = "external");
 // The same for raw host memory: `nbytes` bytes of `dtype` holding [tokens, hidden] row-major (copied once).

@@ -1,0 +1,258 @@
+#include "harness/systematic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <limits>
+
+#include "harness/systematic_stats.hpp"
+#include "fixtures/tensor_element.hpp"
+
+namespace moe {
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+StatisticRecord blank(const char* name, const SystematicThresholds& th) {
+  StatisticRecord s;
+  s.name = name;
+  s.status = "ran";
+  s.z = s.effect = kNaN;
+  const std::string n = name;
+  s.z_threshold = n == "gain" ? th.gain_z : n == "channel" ? th.channel_z : n == "rounding_bias" ? th.rounding_z : th.expert_z;
+  s.effect_floor = n == "gain"      ? th.gain_floor
+                   : n == "channel" ? th.channel_floor
+                   : n == "rounding_bias" ? th.rounding_floor
+                                          : th.expert_floor;
+  return s;
+}
+StatisticRecord& not_run(StatisticRecord& s, const std::string& why) {
+  s.status = "not run: " + why;
+  s.z = s.effect = kNaN;
+  s.failed = false;
+  return s;
+}
+// z of an estimate with its standard error; a zero standard error around a nonzero estimate is as certain as it gets.
+double z_of(double estimate, double se) {
+  if (se > 0) return std::clamp(estimate / se, -kZCap, kZCap);
+  return estimate == 0 ? kNaN : (estimate > 0 ? kZCap : -kZCap);
+}
+void decide(StatisticRecord& s) {
+  s.failed = s.ran() && s.tested_z() > s.z_threshold && std::fabs(s.effect) > s.effect_floor;
+}
+
+struct View {
+  const SystematicInput& in;
+  double r(std::int64_t i) const { return in.ref[std::size_t(i)]; }
+  double o(std::int64_t i) const { return element_as_f32(in.out, i); }
+  double e(std::int64_t i) const { return o(i) - r(i); }  // exact in double: both are floats
+  std::int64_t n() const { return in.tokens * in.hidden; }
+};
+
+// b - 1 = sum(e r) / sum(r^2); se from the residuals e - (b - 1) r, each element weighted by r^2 (the
+// heteroscedasticity-robust variance of a least-squares slope: the error of a correct kernel grows with |r|).
+void gain(const View& v, StatisticRecord& s) {
+  double ser = 0, srr = 0;
+  for (std::int64_t i = 0; i < v.n(); ++i) { ser += v.e(i) * v.r(i); srr += v.r(i) * v.r(i); }
+  const double g = ser / srr;
+  double var = 0;
+  for (std::int64_t i = 0; i < v.n(); ++i) {
+    const double res = v.e(i) - g * v.r(i);
+    var += v.r(i) * v.r(i) * res * res;
+  }
+  s.effect = g;
+  s.z = z_of(g, std::sqrt(var) / srr);
+}
+
+// Each element's error in units of s^2 = max(the mean squared error of its token's OTHER channels, their relative
+// error energy sum(e^2) / sum(r^2) times r^2, one output ulp of the token's RMS reference squared) + ulp_out(r)^2.
+// A correct kernel's element error is part absolute (an upstream rounding flip spreads over every channel through
+// W2) and part relative (the output rounding, an ulp of |r|). The output rounding hides an absolute error smaller
+// than the ulp of most elements (they round to the same value), while it shows in full on the few elements with a
+// small |r|: so the token's observed error level understates the absolute part up to one ulp of its typical value,
+// which is the third term. The largest yardstick is never below any part, so Q_c = sum over the tokens of
+// e^2 / s^2 is at most chi2(T) for a correct kernel (well below it where the errors are ulp flips). One output ulp
+// of r is always allowed; the channel is left out of its own yardstick, so a dead channel cannot hide behind itself.
+void channel(const View& v, StatisticRecord& s) {
+  const std::int64_t t = v.in.tokens, h = v.in.hidden;
+  if (h < 2) return void(not_run(s, "one hidden channel: nothing to compare it with"));
+  std::vector<double> q(std::size_t(h), 0.0), ee(std::size_t(h), 0.0), rr(std::size_t(h), 0.0);
+  const DType d = v.in.out.dtype();
+  for (std::int64_t tok = 0; tok < t; ++tok) {
+    double row_e = 0, row_r = 0;
+    for (std::int64_t c = 0; c < h; ++c) {
+      row_e += v.e(tok * h + c) * v.e(tok * h + c);
+      row_r += v.r(tok * h + c) * v.r(tok * h + c);
+    }
+    const double hidden = ulp_out(std::sqrt(row_r / double(h)), d);  // what the output rounding can hide
+    for (std::int64_t c = 0; c < h; ++c) {
+      const std::int64_t i = tok * h + c;
+      const double e2 = v.e(i) * v.e(i), r2 = v.r(i) * v.r(i), u = ulp_out(v.r(i), d);
+      const double oe = std::max(0.0, row_e - e2), orr = std::max(0.0, row_r - r2);
+      const double yardstick = std::max({oe / double(h - 1), orr > 0 ? oe / orr * r2 : 0.0, hidden * hidden});
+      q[c] += e2 / (yardstick + u * u);
+      ee[c] += e2;
+      rr[c] += r2;
+    }
+  }
+  auto rel = [&](std::int64_t c) { return rr[c] > 0 ? std::sqrt(ee[c] / rr[c]) : (ee[c] > 0 ? INFINITY : 0.0); };
+  auto z = [&](std::int64_t c) { return std::clamp(z_from_log_sf(log_chi2_sf(q[c], double(t))), -kZCap, kZCap); };
+  std::int64_t worst = 0, worst_above_floor = -1;
+  for (std::int64_t c = 0; c < h; ++c) {
+    if (q[c] > q[worst]) worst = c;
+    if (rel(c) > s.effect_floor && (worst_above_floor < 0 || q[c] > q[worst_above_floor])) worst_above_floor = c;
+  }
+  // z grows with Q for a fixed T: the channel that can fail is the largest Q above the floor; else show the largest.
+  const std::int64_t shown = worst_above_floor >= 0 && z(worst_above_floor) > s.z_threshold ? worst_above_floor : worst;
+  s.z = z(shown);
+  s.effect = rel(shown);
+  s.at = fmt::format("channel {}", shown);
+}
+
+// d = (o - r) / ulp_out(r) * sign(r), clipped to +-kRoundingClipUlps, over the elements with r != 0.
+void rounding_bias(const View& v, StatisticRecord& s) {
+  double sum = 0, sum2 = 0;
+  std::int64_t n = 0;
+  const DType d = v.in.out.dtype();
+  for (std::int64_t i = 0; i < v.n(); ++i) {
+    if (v.r(i) == 0) continue;
+    const double x = std::clamp(v.e(i) / ulp_out(v.r(i), d), -kRoundingClipUlps, kRoundingClipUlps) * (v.r(i) > 0 ? 1 : -1);
+    sum += x; sum2 += x * x; ++n;
+  }
+  if (n < 2) return void(not_run(s, fmt::format("{} element(s) with a nonzero reference: too few for a mean and its spread", n)));
+  const double mean = sum / double(n), var = std::max(0.0, (sum2 - double(n) * mean * mean) / double(n - 1));
+  s.effect = mean;
+  s.z = z_of(mean, std::sqrt(var / double(n)));
+}
+
+// Per token: the sums a group's slope and its robust variance are made of (groups are unions of tokens).
+struct TokenSums {
+  double er = 0, rr = 0, rree = 0, rrre = 0, rrrr = 0;
+  TokenSums& operator+=(const TokenSums& o) { er += o.er; rr += o.rr; rree += o.rree; rrre += o.rrre; rrrr += o.rrrr; return *this; }
+  TokenSums operator-(const TokenSums& o) const { return {er - o.er, rr - o.rr, rree - o.rree, rrre - o.rrre, rrrr - o.rrrr}; }
+  double slope() const { return er / rr; }
+  // sum r^2 (e - g r)^2 / (sum r^2)^2, expanded
+  double variance() const {
+    const double g = slope();
+    return std::max(0.0, rree - 2 * g * rrre + g * g * rrrr) / (rr * rr);
+  }
+};
+
+// Each local expert's tokens against the others: the difference of their gains, with the variances added.
+void expert(const View& v, StatisticRecord& s) {
+  const std::int64_t t = v.in.tokens, h = v.in.hidden, first = v.in.first_local_expert, local = v.in.local_experts;
+  if (t < 2) return void(not_run(s, "one token: no other tokens to compare an expert's tokens with"));
+  std::vector<TokenSums> tok(static_cast<std::size_t>(t));
+  TokenSums all;
+  for (std::int64_t i = 0; i < t; ++i) {
+    for (std::int64_t c = 0; c < h; ++c) {
+      const double r = v.r(i * h + c), e = v.e(i * h + c), r2 = r * r;
+      tok[i] += TokenSums{e * r, r2, r2 * e * e, r2 * r * e, r2 * r2};
+    }
+    all += tok[i];
+  }
+  std::vector<std::vector<std::int64_t>> tokens_of(std::size_t(std::max<std::int64_t>(local, 0)));
+  const int k = v.in.routing.k;
+  for (std::int64_t i = 0; i < t; ++i)
+    for (int j = 0; j < k; ++j) {
+      const std::int64_t x = v.in.routing.ids[std::size_t(i * k + j)] - first;
+      if (x >= 0 && x < local && (tokens_of[x].empty() || tokens_of[x].back() != i)) tokens_of[x].push_back(i);
+    }
+  bool any = false, any_hit = false;
+  double shown_score = -1;
+  for (std::int64_t x = 0; x < local; ++x) {
+    const auto& g = tokens_of[x];
+    if (g.empty()) continue;
+    any_hit = true;
+    if (std::int64_t(g.size()) == t) continue;  // every token routes to it: no others
+    TokenSums in;
+    for (std::int64_t i : g) in += tok[i];
+    const TokenSums out = all - in;
+    if (!(in.rr > 0) || !(out.rr > 0)) continue;
+    const double diff = in.slope() - out.slope(), z = z_of(diff, std::sqrt(in.variance() + out.variance()));
+    if (std::isnan(z)) continue;  // no error in either group
+    any = true;
+    StatisticRecord c = s;
+    c.z = z; c.effect = diff;
+    decide(c);
+    // Shown: a failing expert first, then the largest |z|.
+    const double score = (c.failed ? 2 * kZCap : 0) + std::fabs(z);
+    if (score > shown_score) {
+      shown_score = score;
+      s.z = z; s.effect = diff;
+      s.at = fmt::format("expert {} ({} of {} tokens)", x + first, g.size(), t);
+    }
+  }
+  if (!any_hit) return void(not_run(s, "no token routes to an expert of this rank"));
+  if (!any) not_run(s, "no local expert has both its own tokens and others with an error to compare");
+}
+}  // namespace
+
+double ulp_out(double r, DType output_dtype) {
+  const int emin = output_dtype == DType::f16 ? -14 : -126, mant = output_dtype == DType::bf16 ? 7 : output_dtype == DType::f16 ? 10 : 23;
+  const double a = std::fabs(r);
+  const int e = a == 0 || !std::isfinite(a) ? emin : std::max(std::ilogb(a), emin);
+  return std::ldexp(1.0, e - mant);
+}
+
+std::vector<StatisticRecord> systematic_not_run(const std::string& why, const SystematicThresholds& th) {
+  std::vector<StatisticRecord> v;
+  for (const char* n : kSystematicNames) {
+    v.push_back(blank(n, th));
+    not_run(v.back(), why);
+  }
+  return v;
+}
+
+std::vector<StatisticRecord> systematic_checks(const SystematicInput& in, const SystematicThresholds& th) {
+  const View v{in};
+  bool any_error = false;
+  for (std::int64_t i = 0; i < v.n(); ++i) {
+    if (!std::isfinite(v.o(i)))
+      return systematic_not_run("the output has unwritten or non-finite elements (see the per-token checks)", th);
+    any_error = any_error || v.e(i) != 0;
+  }
+  if (!any_error) return systematic_not_run("the output equals the reference element for element: no error to test", th);
+  std::vector<StatisticRecord> stats;
+  for (const char* n : kSystematicNames) stats.push_back(blank(n, th));
+  gain(v, stats[0]);
+  channel(v, stats[1]);
+  rounding_bias(v, stats[2]);
+  expert(v, stats[3]);
+  // No error where the reference is nonzero: a slope and a mean of zero with no spread, 0 / 0.
+  for (int i : {0, 2})
+    if (stats[i].ran() && std::isnan(stats[i].z))
+      not_run(stats[i], "every error sits where the reference is 0: no spread to test against");
+  for (auto& s : stats) decide(s);
+  return stats;
+}
+
+const StatisticRecord* first_failure(const std::vector<StatisticRecord>& stats) {
+  for (const auto& s : stats)
+    if (s.failed) return &s;
+  return nullptr;
+}
+
+namespace {
+const char* effect_label(const std::string& n) {
+  return n == "gain" ? "b-1" : n == "channel" ? "rel" : n == "rounding_bias" ? "mean (ulp)" : "gain difference";
+}
+}  // namespace
+
+std::string systematic_reason(const StatisticRecord& s) {
+  return fmt::format("{}: {} {:+.3e} beyond the floor {:.1e} and z {:.4g} beyond {:g}{}", s.name, effect_label(s.name),
+                     s.effect, s.effect_floor, s.z, s.z_threshold, s.at.empty() ? "" : ", at " + s.at);
+}
+
+std::string systematic_lines(const std::vector<StatisticRecord>& stats) {
+  if (stats.empty()) return "";
+  std::string out = "  systematic (a statistic fails when |z| > threshold AND |effect| > floor):\n";
+  for (const auto& s : stats) {
+    if (!s.ran()) { out += fmt::format("    {}: {}\n", s.name, s.status); continue; }
+    out += fmt::format("    {}: z {:.4g} (threshold {:g}), {} {:+.3e} (floor {:.1e}){}{}\n", s.name, s.z, s.z_threshold,
+                       effect_label(s.name), s.effect, s.effect_floor, s.at.empty() ? "" : " at " + s.at,
+                       s.failed ? ": FAIL" : "");
+  }
+  return out;
+}
+
+}  // namespace moe
