@@ -1,7 +1,7 @@
 #include "fixtures/atomic_file.hpp"
 #include "harness/calibrate.hpp"
 #include "harness/cli/commands.hpp"
-#include "harness/isolation/case_limits.hpp"
+#include "harness/cli/isolation_options.hpp"
 
 namespace moe::cli {
 
@@ -16,18 +16,11 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   auto dispatch = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--dispatch", *dispatch, "GPU kernels' A/B switch KEY=VALUE (repeatable): " + gpu::dispatch_option_spellings())
       ->allow_extra_args(false);
-  auto no_isolation = std::make_shared<bool>(false);
-  auto timeout = std::make_shared<double>(0);
-  cmd->add_flag("--no-isolation", *no_isolation,
-                "run every case in this process (for a debugger): no crash containment, no watchdog");
-  auto* timeout_opt = cmd->add_option("--case-timeout", *timeout,
-                                      "seconds each run of a case may take (beats the case's timeout_s and the default)")
-                          ->transform(positive_real(kMaxCaseTimeoutS));
+  const IsolationOptions isolation(cmd);
   cmd->callback([=, &exit_code] {
     check_output_path(opt->json, "--json");
     opt->dispatch = gpu::parse_dispatch_options(*dispatch);
-    opt->isolation = !*no_isolation;
-    if (*timeout_opt) opt->case_timeout_s = *timeout;
+    isolation.apply(*opt);
     exit_code = run_calibration(*opt);
   });
 }

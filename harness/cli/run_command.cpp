@@ -1,7 +1,7 @@
 #include <moe_harness/runner.hpp>
 
 #include "harness/cli/commands.hpp"
-#include "harness/isolation/case_limits.hpp"  // kMaxCaseTimeoutS
+#include "harness/cli/isolation_options.hpp"
 
 namespace moe::cli {
 
@@ -33,14 +33,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "directory keeping references across runs, keyed by (case, reference version, case hash, fixture "
                   "fingerprint)");
   cmd->add_option("--host-budget", opt->host_budget, "FLOP budget above which the host kernel declines a case")->transform(positive_real(1e30));
-  auto no_isolation = std::make_shared<bool>(false);
-  auto timeout = std::make_shared<double>(0);
+  const IsolationOptions isolation(cmd);
   auto resume = std::make_shared<std::string>();
-  cmd->add_flag("--no-isolation", *no_isolation,
-                "judge every case in this process (for a debugger): no crash containment, no watchdog");
-  auto* timeout_opt = cmd->add_option("--case-timeout", *timeout,
-                                      "seconds each case may take (beats the case's timeout_s and the default)")
-                          ->transform(positive_real(kMaxCaseTimeoutS));
   auto* resume_opt = cmd->add_option("--resume", *resume,
                                      "continue the run whose report directory this is: judge only the tests its "
                                      "journal lacks, with the run's own options");
@@ -57,8 +51,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
           throw_bad_input("command line", o, "--resume takes the run's options from its journal",
                           std::string("drop ") + o + " (only --no-isolation, --case-timeout and --verbose go with --resume)");
     opt->resume = *resume;
-    opt->isolation = !*no_isolation;
-    if (*timeout_opt) opt->case_timeout_s = *timeout;
+    isolation.apply(*opt);
     if (*seed_opt) opt->seed = *seed;
     if (*no_timing) opt->timing = false;
     opt->dispatch = gpu::parse_dispatch_options(*dispatch);

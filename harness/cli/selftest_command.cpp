@@ -1,6 +1,6 @@
 #include "fixtures/atomic_file.hpp"
 #include "harness/cli/commands.hpp"
-#include "harness/isolation/case_limits.hpp"
+#include "harness/cli/isolation_options.hpp"
 #include "harness/selftest.hpp"
 
 namespace moe::cli {
@@ -14,17 +14,10 @@ void add_selftest_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--suite", opt->suites, "suite(s) of selftest cases (default: selftest; with --kernel gpu also selftest-gpu)");
   cmd->add_option("--seeds", opt->seeds, "seeds for the clean kernel")->capture_default_str()->transform(count_in(1, 100000));
   cmd->add_option("--json", opt->json, "write the table as JSON");
-  auto no_isolation = std::make_shared<bool>(false);
-  auto timeout = std::make_shared<double>(0);
-  cmd->add_flag("--no-isolation", *no_isolation,
-                "run every case in this process (for a debugger): no crash containment, no watchdog");
-  auto* timeout_opt = cmd->add_option("--case-timeout", *timeout,
-                                      "seconds each run of a case may take (beats the case's timeout_s and the default)")
-                          ->transform(positive_real(kMaxCaseTimeoutS));
+  const IsolationOptions isolation(cmd);
   cmd->callback([=, &exit_code] {
     check_output_path(opt->json, "--json");
-    opt->isolation = !*no_isolation;
-    if (*timeout_opt) opt->case_timeout_s = *timeout;
+    isolation.apply(*opt);
     exit_code = run_selftest(*opt);
   });
 }
