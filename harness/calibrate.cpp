@@ -13,6 +13,7 @@
 #include "fixtures/atomic_file.hpp"
 #include "harness/case_loader.hpp"
 #include "harness/isolation/executor.hpp"
+#include "harness/isolation/jobs.hpp"
 #include "harness/kernel_registry.hpp"
 #include "harness/runner.hpp"
 #include "harness/thresholds.hpp"
@@ -96,10 +97,26 @@ int run_calibration(const CalibrateOptions& opt) {
     config.kernel_ids.push_back(k->id());
   config.dispatch = opt.dispatch;
   config.timing = false;  // verdict metrics only; speed is the bench suite's business
-  CaseExecutor exec(config, {opt.isolation, opt.case_timeout_s});
+  CaseExecutor exec(config, {opt.isolation, opt.case_timeout_s, opt.jobs, threads_per_job(opt.jobs, opt.job_threads)});
   const std::vector<KernelUnderTest*> kernels = exec.kernels();
   std::map<std::pair<std::string, std::string>, Worst> by;  // (kernel | weight/act scheme, thresholds)
-  // Seed-major: the cases of one seed share generated weights (the cache), so each weight set is made once per seed.
+  // Every run queued first (several workers judge them at once, --jobs), then folded in this order, so the table
+  // is the same for any number of workers. Seed-major: the cases of one seed share generated weights (the cache),
+  // so each weight set is made once per seed and worker.
+  std::vector<CaseExecutor::Ticket> tickets;
+  for (std::size_t ki = 0; ki < kernels.size(); ++ki)
+    for (int seed = 1; seed <= opt.seeds; ++seed)
+      for (std::size_t ci = 0; ci < exec.cases().size(); ++ci) {
+        const CaseSpec& c = exec.cases()[ci];
+        if (!case_selected(opt.filters, c.id) || c.tier == Tier::exact) continue;
+        CaseRequest req;
+        req.case_index = ci;
+        req.kernel_index = ki;
+        req.seed = std::uint64_t(seed);
+        req.rerun_probe = false;
+        tickets.push_back(exec.submit(req));
+      }
+  std::size_t next = 0;
   for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
     KernelUnderTest* k = kernels[ki];
     for (int seed = 1; seed <= opt.seeds; ++seed)
@@ -111,12 +128,7 @@ int run_calibration(const CalibrateOptions& opt) {
         const Thresholds th = case_thresholds(c);
         Worst& w = by[{scheme, threshold_tag(th)}];
         w.th = th;
-        CaseRequest req;
-        req.case_index = ci;
-        req.kernel_index = ki;
-        req.seed = std::uint64_t(seed);
-        req.rerun_probe = false;
-        const CaseRecord r = exec.execute(req).record;
+        const CaseRecord r = exec.wait(tickets.at(next++)).value().record;
         if (r.status == Status::skip) { ++w.skipped; continue; }
         ++w.runs;
         if (r.status != Status::pass) {

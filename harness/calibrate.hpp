@@ -21,6 +21,8 @@ struct CalibrateOptions {
   std::filesystem::path json;
   bool isolation = true;  // each run in a worker process under the watchdog (harness/isolation/executor.hpp)
   std::optional<double> case_timeout_s;
+  int jobs = 1;         // worker processes judging at once (--jobs; harness/isolation/jobs.hpp)
+  int job_threads = 0;  // each worker's OpenMP threads (--job-threads); 0: the default for jobs
 };
 
 int run_calibration(const CalibrateOptions& opt);

@@ -60,14 +60,18 @@ struct RunState {
 // progress reporter lives here, in the supervisor: it hears of each case as it starts and ends.
 class CaseTest : public testing::Test {
  public:
-  CaseTest(RunSession* session, CaseRequest r, std::string kernel, std::string id, RunState* s, std::size_t slot)
-      : session_(session), request_(r), kernel_(std::move(kernel)), id_(std::move(id)), state_(s), slot_(slot) {}
+  CaseTest(RunSession* session, std::string kernel, std::string id, RunState* s, std::size_t slot)
+      : session_(session), kernel_(std::move(kernel)), id_(std::move(id)), state_(s), slot_(slot) {}
   void TestBody() override {
-    if (session_->stop_requested()) GTEST_SKIP() << "not judged: the run was interrupted by " << session_->stop_signal_name();
+    // After a stop signal only the cases already judged or in flight (several workers) get their record.
+    if (session_->stop_requested() && !session_->judging(slot_)) skip_interrupted();
+    if (IsSkipped()) return;
     state_->progress->case_started(kernel_, id_);
-    const auto t0 = std::chrono::steady_clock::now();
-    CaseRecord r = session_->judge(slot_, request_);
-    state_->progress->case_done(r, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    std::optional<RunSession::Judged> judged = session_->judge(slot_);
+    if (!judged) skip_interrupted();
+    if (IsSkipped()) return;
+    CaseRecord r = std::move(judged->record);
+    state_->progress->case_done(r, judged->seconds);
     const auto w0 = std::chrono::steady_clock::now();
     for (const auto& [k, v] : r.metrics) RecordProperty(k, fmt::format("{:.9g}", v));
     RecordProperty("variant", r.variant);
@@ -81,8 +85,9 @@ class CaseTest : public testing::Test {
   }
 
  private:
+  void skip_interrupted() { GTEST_SKIP() << "not judged: the run was interrupted by " << session_->stop_signal_name(); }
+
   RunSession* session_;
-  CaseRequest request_;
   std::string kernel_, id_;
   RunState* state_;
   std::size_t slot_;
@@ -162,9 +167,10 @@ void register_tests(const Suite& suite, const std::vector<std::size_t>& cases, R
       const auto colon = c->source.rfind(':');
       const int line = colon == std::string::npos ? 0 : std::atoi(c->source.c_str() + colon + 1);
       const std::string kernel = kernels[ki]->id();
+      session.add_test(s, req, gtest_test_name(kernel), gtest_test_name(c->id));
       testing::RegisterTest(gtest_test_name(kernel).c_str(), gtest_test_name(c->id).c_str(), nullptr, nullptr,
-                            suite.file.c_str(), line, [&session, req, kernel, c, &state, s]() -> testing::Test* {
-                              return new CaseTest(&session, req, kernel, c->id, &state, s);
+                            suite.file.c_str(), line, [&session, kernel, c, &state, s]() -> testing::Test* {
+                              return new CaseTest(&session, kernel, c->id, &state, s);
                             });
     }
 }

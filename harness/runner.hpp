@@ -39,6 +39,8 @@ struct RunOptions {
   // --no-isolation; --case-timeout beats every case's limit; --resume DIR continues a run from its journal.
   bool isolation = true;
   std::optional<double> case_timeout_s;
+  int jobs = 1;         // worker processes judging at once (--jobs; harness/isolation/jobs.hpp)
+  int job_threads = 0;  // each worker's OpenMP threads (--job-threads); 0: the default for jobs
   std::filesystem::path resume;
 };
 

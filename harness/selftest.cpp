@@ -14,6 +14,7 @@
 #include "fixtures/atomic_file.hpp"
 #include "harness/anchor_criteria.hpp"
 #include "harness/isolation/executor.hpp"  // the clean kernel and the mutants run isolated, as `run` runs them
+#include "harness/isolation/jobs.hpp"
 #include "kernels/mutants/mutation.hpp"
 
 namespace moe {
@@ -49,15 +50,21 @@ std::string mutant_id(const std::string& kind, Mutation m) { return kernel_base(
 
 constexpr std::size_t kClean = 0, kBaseline = 1;  // kernel indexes; the mutants follow in catalog order
 
-Outcome run_one(CaseExecutor& exec, std::size_t case_index, std::size_t kernel, std::optional<std::uint64_t> seed,
-                bool corrupt_pristine = false) {
+// Runs are queued first and collected in the same order (several workers judge the queue at once, --jobs), so
+// the table is the same for any number of workers.
+CaseExecutor::Ticket queue_one(CaseExecutor& exec, std::size_t case_index, std::size_t kernel,
+                               std::optional<std::uint64_t> seed, bool corrupt_pristine = false) {
   CaseRequest r;
   r.case_index = case_index;
   r.kernel_index = kernel;
   r.seed = seed;
   r.capture = true;
   r.corrupt_pristine = corrupt_pristine;
-  CaseResult res = exec.execute(r);
+  return exec.submit(r);
+}
+
+Outcome collect(CaseExecutor& exec, CaseExecutor::Ticket t) {
+  CaseResult res = exec.wait(t).value();
   return {std::move(res.record), std::move(res.ref), std::move(res.out)};
 }
 
@@ -90,7 +97,7 @@ int run_selftest(const SelftestOptions& opt) {
     }
   config.timing = false;  // verdicts only
   config.device.required = opt.kernel == "gpu";  // no GPU: every case fails, never a skip
-  CaseExecutor exec(config, {opt.isolation, opt.case_timeout_s});
+  CaseExecutor exec(config, {opt.isolation, opt.case_timeout_s, opt.jobs, threads_per_job(opt.jobs, opt.job_threads)});
   const std::vector<CaseSpec>& cases = exec.cases();
   const auto& anchors = anchor_criteria();
   KernelUnderTest& clean = *exec.kernels()[kClean];
@@ -110,16 +117,22 @@ int run_selftest(const SelftestOptions& opt) {
   std::vector<std::string> clean_failed;
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  // A large case (tag `large`: buffers past 2^32 elements) runs its own seed once: generating its 3.6 GB of
+  // weights takes ~45 s a seed on the H200 machine (measured 2026-11-30), and its per-token statistics are those of
+  // the nightly MXFP4 cases, calibrated over 20 seeds on the GPU.
+  std::vector<CaseExecutor::Ticket> clean_tickets;
+  for (int seed = 0; seed < opt.seeds; ++seed)
+    for (std::size_t ci = 0; ci < cases.size(); ++ci)
+      if (!is_large(cases[ci]) || seed == 0)
+        clean_tickets.push_back(
+            queue_one(exec, ci, kClean, is_large(cases[ci]) ? std::nullopt : std::optional<std::uint64_t>(seed + 1)));
+  std::size_t next = 0;
   for (int seed = 0; seed < opt.seeds; ++seed) {
     std::fprintf(stderr, "selftest: clean kernel, seed %d/%d (%.0f s)\n", seed + 1, opt.seeds, elapsed());
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
       const CaseSpec& c = cases[ci];
-      // A large case (tag `large`: buffers past 2^32 elements) runs its own seed once: generating its 3.6 GB of
-      // weights takes ~45 s a seed on the H200 machine (measured 2026-11-30), and its per-token statistics are
-      // those of the nightly MXFP4 cases, calibrated over 20 seeds on the GPU.
-      const bool large = is_large(c);
-      if (large && seed > 0) continue;
-      const Outcome o = run_one(exec, ci, kClean, large ? std::nullopt : std::optional<std::uint64_t>(seed + 1));
+      if (is_large(c) && seed > 0) continue;
+      const Outcome o = collect(exec, clean_tickets.at(next++));
       ++clean_runs;
       if (o.rec.status != Status::pass) {
         ++clean_failures;
@@ -134,10 +147,16 @@ int run_selftest(const SelftestOptions& opt) {
   // deterministic build's bug-free output of a case is the same for every mutant: it is computed once per case.
   KernelUnderTest& baseline = *exec.kernels()[kBaseline];
   std::map<std::size_t, Outcome> good_outcomes;
-  auto good_outcome = [&](std::size_t ci) -> Outcome {
-    if (!baseline.deterministic(cases[ci].problem)) return run_one(exec, ci, kBaseline, std::nullopt);
-    auto it = good_outcomes.find(ci);
-    if (it == good_outcomes.end()) it = good_outcomes.emplace(ci, run_one(exec, ci, kBaseline, std::nullopt)).first;
+  // Per mutant, its runs and the bug-free runs it needs are queued first: (case, bug-free ticket if queued, its own).
+  struct Queued {
+    std::size_t ci;
+    std::optional<CaseExecutor::Ticket> good;
+    CaseExecutor::Ticket bad;
+  };
+  auto good_outcome = [&](const Queued& q) -> Outcome {
+    if (!baseline.deterministic(cases[q.ci].problem)) return collect(exec, *q.good);
+    auto it = good_outcomes.find(q.ci);
+    if (it == good_outcomes.end()) it = good_outcomes.emplace(q.ci, collect(exec, *q.good)).first;
     return it->second;
   };
   std::vector<Row> rows;
@@ -148,14 +167,22 @@ int run_selftest(const SelftestOptions& opt) {
     const Mutation m = mutants[mi];
     std::fprintf(stderr, "selftest: mutant %s (%.0f s)\n", std::string(mutation_name(m)).c_str(), elapsed());
     Row row{std::string(mutation_name(m)), exact_tier_only(m, opt.kernel == "gpu")};
+    std::vector<Queued> queued;
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
       const CaseSpec& c = cases[ci];
       if (!mutation_applies(m, c.problem)) continue;
       // Cases tagged large (buffers past 2^32 elements, seconds per run) exist for the GPU-only offset bug; every
       // other mutant is judged on the small cases.
       if (!gpu_only(m) && is_large(c)) continue;
-      const Outcome good = good_outcome(ci);
-      const Outcome bad = run_one(exec, ci, kBaseline + 1 + mi, std::nullopt);
+      Queued q{ci, std::nullopt, 0};
+      if (!baseline.deterministic(c.problem) || !good_outcomes.count(ci)) q.good = queue_one(exec, ci, kBaseline, std::nullopt);
+      q.bad = queue_one(exec, ci, kBaseline + 1 + mi, std::nullopt);
+      queued.push_back(q);
+    }
+    for (const Queued& q : queued) {
+      const CaseSpec& c = cases[q.ci];
+      const Outcome good = good_outcome(q);
+      const Outcome bad = collect(exec, q.bad);
       const bool live = bad.rec.status == Status::error || !bitwise_equal(good.out, bad.out);
       if (!live) continue;
       ++row.live;
@@ -175,9 +202,12 @@ int run_selftest(const SelftestOptions& opt) {
   // 3. A kernel writing into the pristine checkpoint (the reference's inputs): must be a harness error.
   {
     Row row{"converter_writes_pristine"};
+    std::vector<CaseExecutor::Ticket> corrupt;
+    for (std::size_t ci = 0; ci < cases.size(); ++ci)
+      corrupt.push_back(queue_one(exec, ci, kClean, std::nullopt, /*corrupt_pristine=*/true));
     for (std::size_t ci = 0; ci < cases.size(); ++ci) {
       const CaseSpec& c = cases[ci];
-      const Outcome o = run_one(exec, ci, kClean, std::nullopt, /*corrupt_pristine=*/true);
+      const Outcome o = collect(exec, corrupt[ci]);
       ++row.live;
       if (o.rec.status == Status::error && o.rec.reason.find("mutated") != std::string::npos) {
         ++row.caught;

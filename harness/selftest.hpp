@@ -21,6 +21,8 @@ struct SelftestOptions {
   std::filesystem::path json;  // optional machine-readable table
   bool isolation = true;       // each run in a worker process under the watchdog (harness/isolation/executor.hpp)
   std::optional<double> case_timeout_s;
+  int jobs = 1;         // worker processes judging at once (--jobs; harness/isolation/jobs.hpp)
+  int job_threads = 0;  // each worker's OpenMP threads (--job-threads); 0: the default for jobs
 };
 
 // 0: every mutant caught and no clean failure; 1 otherwise (also when --kernel gpu finds no GPU); bad input throws.

@@ -49,7 +49,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
                             "--gtest"})
         if (cmd->count(o))
           throw_bad_input("command line", o, "--resume takes the run's options from its journal",
-                          std::string("drop ") + o + " (only --no-isolation, --case-timeout and --verbose go with --resume)");
+                          std::string("drop ") + o + " (only --no-isolation, --case-timeout, --jobs, --job-threads and "
+                                                       "--verbose go with --resume)");
     opt->resume = *resume;
     isolation.apply(*opt);
     if (*seed_opt) opt->seed = *seed;

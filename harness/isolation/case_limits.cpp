@@ -9,7 +9,7 @@ constexpr double kBaseS = 60;
 constexpr double kSecondsPerWeightElement = 1.5e-6;
 constexpr double kSecondsPerFlop = 2e-9;           // the CPU references
 constexpr double kSecondsPerHostKernelFlop = 1e-7;  // a kernel that computes on the host, four runs
-constexpr double kBaseBytes = 4.0 * (1 << 30);
+constexpr double kBaseBytes = double(kWorkerBaseMemoryBytes);
 constexpr double kBytesPerWeightElement = 24;
 constexpr double kBytesPerActivation = 64;
 

@@ -29,6 +29,9 @@ namespace moe {
 // longer one is a typo, and the watchdog's deadline must stay representable.
 inline constexpr double kMaxCaseTimeoutS = 1e6;
 
+// The constant part of every case's memory limit (below): the least a worker may use while judging a case.
+inline constexpr std::size_t kWorkerBaseMemoryBytes = std::size_t(4) << 30;
+
 struct CaseLimit {
   double seconds = 0;
   std::string why;  // where the limit comes from, for the timeout record

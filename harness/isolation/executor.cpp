@@ -1,5 +1,8 @@
 #include "harness/isolation/executor.hpp"
 
+#include <chrono>
+
+#include "fixtures/error.hpp"
 #include "harness/isolation/case_context.hpp"
 #include "harness/isolation/supervisor.hpp"
 
@@ -8,7 +11,7 @@ namespace moe {
 CaseExecutor::CaseExecutor(const ExecConfig& config, const IsolationOptions& iso,
                            std::vector<std::shared_ptr<KernelUnderTest>> extra)
     : context_(std::make_unique<CaseContext>(config, extra)) {
-  if (iso.isolated && extra.empty()) supervisor_ = std::make_unique<Supervisor>(config, *context_, iso.case_timeout_s);
+  if (iso.isolated && extra.empty()) supervisor_ = std::make_unique<Supervisor>(config, *context_, iso);
 }
 
 CaseExecutor::~CaseExecutor() = default;
@@ -23,10 +26,46 @@ std::vector<KernelUnderTest*> CaseExecutor::kernels() const {
 
 const DeviceDetection& CaseExecutor::device() { return supervisor_ ? supervisor_->device() : context_->device(); }
 
+CaseExecutor::Ticket CaseExecutor::submit(const CaseRequest& r) {
+  if (supervisor_) return supervisor_->submit(r);
+  queued_.emplace(next_ticket_, r);
+  return next_ticket_++;
+}
+
+std::optional<CaseResult> CaseExecutor::wait(Ticket t) {
+  if (supervisor_) return supervisor_->wait(t);
+  const auto it = queued_.find(t);
+  if (it == queued_.end()) throw_harness_error("case executor", "a ticket waited for twice or never submitted");
+  const CaseRequest r = it->second;
+  queued_.erase(it);
+  if (hold_back_ && hold_back_()) return std::nullopt;
+  const auto t0 = std::chrono::steady_clock::now();
+  CaseResult res = context_->execute(r);
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (completion_) completion_(t, res);
+  return res;
+}
+
+bool CaseExecutor::started(Ticket t) const { return supervisor_ ? supervisor_->started(t) : false; }
+
+void CaseExecutor::set_completion(Completion f) {
+  if (supervisor_) supervisor_->set_completion(f);
+  completion_ = std::move(f);
+}
+
+void CaseExecutor::set_hold_back(std::function<bool()> f) {
+  if (supervisor_) supervisor_->set_hold_back(f);
+  hold_back_ = std::move(f);
+}
+
 CaseResult CaseExecutor::execute(const CaseRequest& r) {
-  return supervisor_ ? supervisor_->execute(r) : context_->execute(r);
+  std::optional<CaseResult> res = wait(submit(r));
+  if (!res) throw_harness_error("case executor", "a request was dropped while the caller waited for it");
+  return std::move(*res);
 }
 
 ExecStats CaseExecutor::stats() const { return supervisor_ ? supervisor_->stats() : context_->stats(); }
+
+std::size_t CaseExecutor::jobs() const { return supervisor_ ? supervisor_->jobs() : 1; }
 
 }  // namespace moe

@@ -5,11 +5,16 @@
 //  - isolated (the default): in a worker process, the harness binary itself in worker mode, under a supervisor that
 //    waits with a watchdog (time limit and memory limit per case). A worker that dies (signal, abort, exit, a sticky
 //    GPU error) or runs past a limit costs that one case, recorded as an error (failed_check crash, timeout or
-//    out_of_memory); the next case gets a new worker (harness/isolation/supervisor.hpp).
+//    out_of_memory); the next case gets a new worker (harness/isolation/supervisor.hpp). With jobs > 1, that many
+//    workers judge queued requests at once (`run --jobs N`, docs/reliability.md "Parallel workers").
+// Requests are submitted (queued) and waited for by ticket; each record exists the moment its case ends, in
+// completion order (the completion callback: the run journal), while the caller collects them in its own order.
 // Both build the same suites and kernels from the same ExecConfig (harness/isolation/case_context.hpp), so a case
 // gets the same record either way.
 #pragma once
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +38,7 @@ struct ExecConfig {
   bool timing = true;
   std::string reference_cache;           // on-disk references and weights; empty: none
   DeviceRequirement device;
+  bool device_lock = false;              // workers share the device: GPU kernels take the supervisor's lock
 };
 
 struct CaseRequest {
@@ -46,11 +52,14 @@ struct CaseRequest {
 struct CaseResult {
   CaseRecord record;
   std::vector<float> ref, out;  // with capture, for a judged case
+  double seconds = 0;           // from the request's start to its record
 };
 
 struct IsolationOptions {
   bool isolated = true;
   std::optional<double> case_timeout_s;  // --case-timeout: beats the case's timeout_s and the default
+  int jobs = 1;                          // worker processes at once (isolated only)
+  int threads = 0;                       // each worker's OMP_NUM_THREADS; 0: the environment's
 };
 
 // Cumulative cache counters of every process that judged cases (printed under the run's table).
@@ -73,13 +82,30 @@ class CaseExecutor {
   // The live device, as the process that judges the cases sees it (isolated: the worker's detection; the
   // supervisor itself never initializes a GPU runtime).
   const DeviceDetection& device();
-  CaseResult execute(const CaseRequest& r);
+  using Ticket = std::size_t;
+  using Completion = std::function<void(Ticket, const CaseResult&)>;
+  Ticket submit(const CaseRequest& r);
+  // The result of `t` (judging what is queued before it meanwhile); nullopt when `t` was dropped by hold_back
+  // before it started. Each ticket is waited for once.
+  std::optional<CaseResult> wait(Ticket t);
+  bool started(Ticket t) const;  // in flight or done (so wait() returns a result)
+  // Called once per result, the moment it exists, in completion order.
+  void set_completion(Completion f);
+  // While it returns true no queued request starts and the queued ones are dropped.
+  void set_hold_back(std::function<bool()> f);
+  CaseResult execute(const CaseRequest& r);  // submit and wait
   ExecStats stats() const;
   bool isolated() const { return supervisor_ != nullptr; }
+  std::size_t jobs() const;  // worker processes at once (1 in process)
 
  private:
   std::unique_ptr<CaseContext> context_;
   std::unique_ptr<Supervisor> supervisor_;
+  // In process: the requests queued until they are waited for, in that order.
+  std::map<Ticket, CaseRequest> queued_;
+  Ticket next_ticket_ = 0;
+  Completion completion_;
+  std::function<bool()> hold_back_;
 };
 
 }  // namespace moe

@@ -10,6 +10,7 @@
 
 #include "fixtures/error.hpp"
 #include "harness/case_loader.hpp"
+#include "harness/isolation/jobs.hpp"
 #include "harness/isolation/wire.hpp"
 #include "harness/kernel_registry.hpp"
 #include "reports/record_json.hpp"
@@ -101,6 +102,8 @@ RunSession::RunSession(const RunOptions& requested) : opt_(requested) {
     opt_.report_dir = requested.resume;
     opt_.isolation = requested.isolation;
     opt_.case_timeout_s = requested.case_timeout_s;
+    opt_.jobs = requested.jobs;
+    opt_.job_threads = requested.job_threads;
     opt_.verbose = requested.verbose;
     const Provenance was = journal_provenance(*resumed_);
     if (was.harness_commit != harness_build_stamp())
@@ -117,8 +120,10 @@ RunSession::RunSession(const RunOptions& requested) : opt_(requested) {
                       "resume with the shard environment the run had");
   }
   config_ = exec_config_for(opt_);
-  executor_ = std::make_unique<CaseExecutor>(config_, IsolationOptions{opt_.isolation, opt_.case_timeout_s},
-                                             opt_.extra_kernels);
+  executor_ = std::make_unique<CaseExecutor>(
+      config_,
+      IsolationOptions{opt_.isolation, opt_.case_timeout_s, opt_.jobs, threads_per_job(opt_.jobs, opt_.job_threads)},
+      opt_.extra_kernels);
   if (resumed_) {
     const Provenance was = journal_provenance(*resumed_);
     std::vector<std::pair<std::string, std::string>> now;
@@ -155,6 +160,12 @@ void RunSession::begin(const std::filesystem::path& dir, Provenance& p) {
     journal_->write({{"type", "start"}, {"journal_version", kJournalVersion}, {"provenance", provenance_to_json(p)},
                      {"run", run_options_to_json(opt_)}});
   }
+  // Records in completion order, one writer (this process); a stop signal holds back every case not yet started.
+  executor_->set_completion([this](CaseExecutor::Ticket t, const CaseResult& res) {
+    const std::size_t slot = ticket_slots_.at(t);
+    journal_->write({{"type", "record"}, {"slot", slot}, {"record", case_record_to_json(res.record)}});
+  });
+  executor_->set_hold_back([] { return g_stop_signal != 0; });
   struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
@@ -165,11 +176,43 @@ void RunSession::begin(const std::filesystem::path& dir, Provenance& p) {
   handlers_ = true;
 }
 
-CaseRecord RunSession::judge(std::size_t slot, const CaseRequest& r) {
+void RunSession::add_test(std::size_t slot, const CaseRequest& r, const std::string& suite, const std::string& name) {
+  if (requests_.size() <= slot) requests_.resize(slot + 1);
+  requests_[slot] = r;
+  slots_[{suite, name}] = slot;
+}
+
+void RunSession::queue_from(std::size_t slot) {
+  std::vector<std::size_t> order;  // the tests GoogleTest runs from here on, in its order (shuffled or not)
+  if (executor_->jobs() > 1) {
+    const testing::UnitTest& unit = *testing::UnitTest::GetInstance();
+    bool from_here = false;
+    for (int i = 0; i < unit.total_test_suite_count(); ++i) {
+      const testing::TestSuite& suite = *unit.GetTestSuite(i);
+      for (int j = 0; j < suite.total_test_count(); ++j) {
+        const testing::TestInfo& info = *suite.GetTestInfo(j);
+        const auto it = slots_.find({suite.name(), info.name()});
+        if (!info.should_run() || it == slots_.end()) continue;
+        from_here |= it->second == slot;
+        if (from_here) order.push_back(it->second);
+      }
+    }
+  }
+  if (order.empty() || order.front() != slot) order.insert(order.begin(), slot);
+  for (const std::size_t s : order) {
+    if (tickets_.count(s) || (resumed_ && resumed_->records.count(s))) continue;
+    const CaseExecutor::Ticket t = executor_->submit(requests_.at(s));
+    tickets_[s] = t;
+    ticket_slots_[t] = s;
+  }
+}
+
+std::optional<RunSession::Judged> RunSession::judge(std::size_t slot) {
   if (!planned_) {  // GoogleTest applies filters and sharding inside RUN_ALL_TESTS: the count exists from here on
     planned_ = true;
     journal_->write({{"type", "plan"}, {"tests", testing::UnitTest::GetInstance()->test_to_run_count()}});
   }
+  const CaseRequest& r = requests_.at(slot);
   const CaseSpec& c = executor_->cases().at(r.case_index);
   const std::string kernel = executor_->kernels().at(r.kernel_index)->id();
   if (resumed_) {
@@ -179,12 +222,22 @@ CaseRecord RunSession::judge(std::size_t slot, const CaseRequest& r) {
         throw_bad_input(resumed_->file.string(), "record", fmt::format("slot {} holds {} {}, the run has {} {} there",
                                                                        slot, it->second.kernel, it->second.id, kernel, c.id),
                         "resume with the options the run started with, or rerun the suite");
-      return it->second;
+      return Judged{it->second, 0};
     }
   }
-  CaseRecord rec = executor_->execute(r).record;
-  journal_->write({{"type", "record"}, {"slot", slot}, {"record", case_record_to_json(rec)}});
-  return rec;
+  if (!tickets_.count(slot)) queue_from(slot);
+  const CaseExecutor::Ticket t = tickets_.at(slot);
+  std::optional<CaseResult> res = executor_->wait(t);  // journaled by the completion callback
+  tickets_.erase(slot);
+  ticket_slots_.erase(t);
+  if (!res) return std::nullopt;
+  return Judged{std::move(res->record), res->seconds};
+}
+
+bool RunSession::judging(std::size_t slot) const {
+  if (resumed_ && resumed_->records.count(slot)) return true;
+  const auto it = tickets_.find(slot);
+  return it != tickets_.end() && executor_->started(it->second);
 }
 
 bool RunSession::stop_requested() const { return g_stop_signal != 0; }

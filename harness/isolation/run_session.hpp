@@ -1,13 +1,19 @@
 // What `run` adds around GoogleTest for fault containment (README "Fault containment"): the executor (isolated
 // workers or in process), the run journal (every record appended the moment it exists), `--resume DIR` (the run's
 // options and records read back from its journal; only the missing tests are judged), SIGINT/SIGTERM (stop after
-// the current case, reports written and marked incomplete), and stale temporary files of a killed run removed.
+// the cases in flight, reports written and marked incomplete), and stale temporary files of a killed run removed.
+// With several workers (--jobs N) the tests GoogleTest will run are queued in its order when the first of them
+// starts, so the workers judge ahead of the test bodies; each record is journaled the moment it exists (completion
+// order: one writer, this process) and each test body takes its own record (report order: the suite's).
 #pragma once
 #include <csignal>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "harness/isolation/executor.hpp"
 #include "harness/isolation/journal.hpp"
@@ -28,8 +34,18 @@ class RunSession {
   // Starts the journal in the report directory `dir` (or appends a resume line), removes stale temporary files and
   // installs the SIGINT/SIGTERM handlers. Resuming, p's start time becomes the original run's.
   void begin(const std::filesystem::path& dir, Provenance& p);
-  // One test's record: from the journal when it holds this slot, else judged now and journaled.
-  CaseRecord judge(std::size_t slot, const CaseRequest& r);
+  // The GoogleTest test (suite and test name) judged into `slot` with request r; every test is added before the
+  // run starts.
+  void add_test(std::size_t slot, const CaseRequest& r, const std::string& suite, const std::string& name);
+  struct Judged {
+    CaseRecord record;
+    double seconds = 0;  // the case's own time (0 read back from the journal)
+  };
+  // One test's record: from the journal when it holds this slot, else judged (queued with the tests after it
+  // when several workers run) and journaled; nullopt when a stop signal dropped it before it started.
+  std::optional<Judged> judge(std::size_t slot);
+  // Whether the slot's record exists or is being judged (so judge() returns it even after a stop signal).
+  bool judging(std::size_t slot) const;
   // A SIGINT or SIGTERM arrived: later tests are not judged.
   bool stop_requested() const;
   std::string stop_signal_name() const;
@@ -45,6 +61,11 @@ class RunSession {
   std::unique_ptr<CaseExecutor> executor_;
   std::unique_ptr<JournalWriter> journal_;
   bool planned_ = false;
+  void queue_from(std::size_t slot);  // this slot's test and (several workers) those GoogleTest runs after it
+  std::vector<CaseRequest> requests_;                                  // by slot
+  std::map<std::pair<std::string, std::string>, std::size_t> slots_;  // (suite, test) -> slot
+  std::map<std::size_t, CaseExecutor::Ticket> tickets_;                // slots queued or in flight
+  std::map<CaseExecutor::Ticket, std::size_t> ticket_slots_;
   struct sigaction old_int_ {}, old_term_ {};
   bool handlers_ = false;
 };

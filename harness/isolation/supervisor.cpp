@@ -1,87 +1,27 @@
 #include "harness/isolation/supervisor.hpp"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fmt/format.h>
-#include <fstream>
 
 #include "fixtures/error.hpp"
-#include "harness/isolation/case_limits.hpp"
-#include "harness/isolation/worker.hpp"
+#include "fixtures/problem_sizes.hpp"
 #include "reports/record_json.hpp"
 
 namespace moe {
 namespace {
 
 using nlohmann::json;
-using Clock = std::chrono::steady_clock;
 
-constexpr double kStartLimitS = 120;       // a worker builds its suites and kernels and detects the device
-constexpr std::size_t kTailBytes = 64 << 10;
-constexpr int kTailLines = 40;
+constexpr double kStartLimitS = 120;  // a worker builds its suites and kernels and detects the device
 
-// A pipe whose ends sit at fd 10 or above (so the child's dup2 onto 3 and 4 never clobbers one), close-on-exec.
-void make_pipe(int fds[2]) {
-  int raw[2];
-  if (::pipe2(raw, O_CLOEXEC) != 0) throw_harness_error("supervisor", std::string("pipe2 failed: ") + std::strerror(errno));
-  for (int i = 0; i < 2; ++i) {
-    fds[i] = ::fcntl(raw[i], F_DUPFD_CLOEXEC, 10);
-    ::close(raw[i]);
-    if (fds[i] < 0) throw_harness_error("supervisor", std::string("fcntl failed: ") + std::strerror(errno));
-  }
-}
-
-void close_fd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
-
-std::size_t resident_bytes(pid_t pid) {
-  std::ifstream f("/proc/" + std::to_string(pid) + "/statm");
-  std::size_t size = 0, resident = 0;
-  f >> size >> resident;
-  return resident * std::size_t(::sysconf(_SC_PAGESIZE));
-}
-
-std::string describe_status(int status) {
-  if (WIFEXITED(status))
-    return fmt::format("exited with status {} before it returned a record (a kernel that calls exit()?)", WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    const char* abbrev = ::sigabbrev_np(sig);
-    std::string s = fmt::format("was killed by signal {} (SIG{}: {}{})", sig, abbrev ? abbrev : "?", ::strsignal(sig),
-                                WCOREDUMP(status) ? ", core dumped" : "");
-    if (sig == SIGKILL) s += " from outside the harness (the system's out-of-memory killer?)";
-    return s;
-  }
-  return fmt::format("ended with wait status {:#x}", status);
-}
-
-// The last lines of a worker's output, as valid UTF-8 (the report is JSON).
-std::string tail_lines(const std::string& s) {
-  std::size_t from = s.size(), lines = 0;
-  if (from > 0 && s[from - 1] == '\n') --from;  // the final line end starts no line
-  while (from > 0 && lines < std::size_t(kTailLines)) {
-    const std::size_t nl = s.rfind('\n', from - 1);
-    ++lines;
-    from = nl == std::string::npos ? 0 : nl;
-    if (nl == std::string::npos) break;
-  }
-  std::string t = s.substr(from == 0 ? 0 : from + 1);
-  return json::parse(json(t).dump(-1, ' ', false, json::error_handler_t::replace)).get<std::string>();
-}
-
-CaseRecord error_record(const CaseSpec& c, const KernelUnderTest& k, Check check,
-                        const std::string& reason, const std::string& err_tail) {
+CaseRecord error_record(const CaseSpec& c, const KernelUnderTest& k, Check check, const std::string& reason,
+                        const std::string& output) {
   CaseRecord r;
   r.id = c.id;
   r.kernel = k.id();
@@ -89,96 +29,51 @@ CaseRecord error_record(const CaseSpec& c, const KernelUnderTest& k, Check check
   r.status = Status::error;
   r.failed_check = check;
   r.reason = to_string(check) + ": " + reason;
-  const std::string tail = tail_lines(err_tail);
+  const std::string tail = worker_tail_lines(output);
   r.details = tail.empty() ? "the worker wrote nothing to stdout or stderr while it judged this case"
                            : fmt::format("the worker's stdout and stderr while it judged this case (last {} lines at "
-                                         "most):\n{}", kTailLines, tail);
+                                         "most):\n{}", kWorkerTailLines, tail);
   return r;
+}
+
+void add(ExecStats& to, const ExecStats& s) {
+  to.reference_hits += s.reference_hits;
+  to.reference_misses += s.reference_misses;
+  to.weight_disk_hits += s.weight_disk_hits;
+  to.weight_misses += s.weight_misses;
 }
 
 }  // namespace
 
-Supervisor::Supervisor(ExecConfig config, const CaseContext& local, std::optional<double> case_timeout_s)
-    : config_(std::move(config)), local_(local), case_timeout_s_(case_timeout_s) {
+Supervisor::Supervisor(ExecConfig config, const CaseContext& local, const IsolationOptions& iso)
+    : config_(std::move(config)), local_(local), case_timeout_s_(iso.case_timeout_s), threads_(iso.threads) {
   // A worker that died leaves its request pipe without a reader: a write must fail, not kill the supervisor.
   ::signal(SIGPIPE, SIG_IGN);
+  std::size_t jobs = std::size_t(std::max(1, iso.jobs));
+  if (jobs > 1) {
+    const HostMemoryBudget budget = host_memory_budget();
+    memory_budget_ = std::size_t(budget.bytes);
+    const std::size_t fit = std::max<std::size_t>(1, memory_budget_ / kWorkerBaseMemoryBytes);
+    if (jobs > fit) {
+      std::fprintf(stderr, "moe-harness: --jobs %zu: the host memory budget (%.1f GiB, %s) holds the memory limits of "
+                   "%zu workers at most (each case's limit is %.0f GiB or more); running %zu workers\n", jobs,
+                   double(memory_budget_) / double(1 << 30), budget.source.c_str(), fit,
+                   double(kWorkerBaseMemoryBytes) / double(1 << 30), fit);
+      jobs = fit;
+    }
+    config_.device_lock = jobs > 1;
+  }
+  slots_ = std::vector<Slot>(jobs);
 }
 
-Supervisor::~Supervisor() { stop_worker(); }
+Supervisor::~Supervisor() = default;  // each WorkerProcess ends its worker
 
-bool Supervisor::start_worker(std::string& why) {
-  int req[2], rec[2], err[2];
-  make_pipe(req);
-  make_pipe(rec);
-  make_pipe(err);
-  char arg0[] = "moe-harness", arg1[] = "__worker";
-  char* argv[] = {arg0, arg1, nullptr};
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    for (int fd : {req[0], req[1], rec[0], rec[1], err[0], err[1]}) ::close(fd);
-    why = std::string("fork failed: ") + std::strerror(errno);
-    return false;
-  }
-  if (pid == 0) {
-    // Async-signal-safe calls only until exec. Its own process group: a terminal's Ctrl-C (SIGINT to the
-    // foreground group) reaches the supervisor alone, which stops after the current case.
-    ::setpgid(0, 0);
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) ::_exit(127);
-    ::signal(SIGPIPE, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    const int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
-    ::dup2(req[0], kWorkerRequestFd);
-    ::dup2(rec[1], kWorkerRecordFd);
-    ::dup2(err[1], 1);
-    ::dup2(err[1], 2);
-    ::execv("/proc/self/exe", argv);
-    ::_exit(127);
-  }
-  ::setpgid(pid, pid);  // also here, so that a kill of the group right after fork finds it
-  ::close(req[0]);
-  ::close(rec[1]);
-  ::close(err[1]);
-  pid_ = pid;
-  req_fd_ = req[1];
-  rec_fd_ = rec[0];
-  err_fd_ = err[0];
-  records_ = std::make_unique<wire::LineReader>(rec_fd_);
-  ++started_;
-  live_stats_ = {};
-  cached_weight_bytes_ = 0;
-  err_tail_.clear();
-
-  std::string line;
-  if (!wire::write_line(req_fd_, wire::to_json(config_).dump())) {
-    why = "the worker closed its request pipe at once: " + reap(true);
-    return false;
-  }
-  const Wait w = wait_line(line, kStartLimitS, 0);
-  if (w != Wait::line) {
-    why = w == Wait::timed_out ? fmt::format("it did not report ready within {:.0f} s", kStartLimitS) : reap(w != Wait::died);
-    if (w == Wait::timed_out) reap(true);
-    return false;
-  }
-  json j;
-  try {
-    j = json::parse(line);
-    (void)j.at("type");
-  } catch (const json::exception& e) {
-    why = std::string("its first reply was unreadable (") + e.what() + ")";
-    reap(true);
-    return false;
-  }
-  if (j.at("type") == "fatal") {
-    why = j.at("message").get<std::string>();
-    reap(true);
-    return false;
-  }
-  const json& ks = j.at("kernels");
+bool Supervisor::start_worker(Slot& s, std::string& why) {
+  json ready;
+  if (!s.proc.start(wire::to_json(config_).dump(), threads_, kStartLimitS, ready, why)) return false;
+  s.live = {};
+  s.cached_weight_bytes = 0;
+  const json& ks = ready.at("kernels");
   if (ks.size() != local_.kernels().size())
     throw_harness_error("supervisor", fmt::format("the worker built {} kernels, the supervisor {}", ks.size(),
                                                   local_.kernels().size()));
@@ -186,196 +81,256 @@ bool Supervisor::start_worker(std::string& why) {
     if (ks[i].get<std::string>() != local_.kernels()[i]->id())
       throw_harness_error("supervisor", "the worker built kernel " + ks[i].get<std::string>() + " where the supervisor has " +
                                             local_.kernels()[i]->id());
-  if (j.at("cases").get<std::size_t>() != local_.cases().size())
+  if (ready.at("cases").get<std::size_t>() != local_.cases().size())
     throw_harness_error("supervisor", "the worker loaded another number of cases (did a suite file change during the run?)",
                         "leave the suite files alone while a run is going");
-  if (!device_) device_ = wire::device_detection(j.at("device"));
-  err_tail_.clear();
+  if (!device_) device_ = wire::device_detection(ready.at("device"));
   return true;
 }
 
-void Supervisor::stop_worker() {
-  if (pid_ < 0) return;
-  close_fd(req_fd_);  // end of requests: the worker exits
-  reap(false);
-}
-
-// Waits for the worker (killing it first, or when it does not exit within 10 s), drains what it wrote, closes
-// the pipes, and says what became of it.
-std::string Supervisor::reap(bool kill_first) {
-  if (pid_ < 0) return "no worker";
-  if (kill_first) kill_worker();
-  int status = 0;
-  const auto t0 = Clock::now();
-  for (;;) {
-    const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-    if (r == pid_ || (r < 0 && errno != EINTR)) break;
-    if (Clock::now() - t0 > std::chrono::seconds(10)) {
-      kill_worker();
-      ::waitpid(pid_, &status, 0);
-      break;
-    }
-    ::usleep(2000);
-  }
-  drain_stderr(true);
-  finished_stats_.reference_hits += live_stats_.reference_hits;
-  finished_stats_.reference_misses += live_stats_.reference_misses;
-  finished_stats_.weight_disk_hits += live_stats_.weight_disk_hits;
-  finished_stats_.weight_misses += live_stats_.weight_misses;
-  live_stats_ = {};
-  close_fd(req_fd_);
-  close_fd(rec_fd_);
-  close_fd(err_fd_);
-  records_.reset();
-  pid_ = -1;
-  return describe_status(status);
-}
-
-void Supervisor::kill_worker() {
-  if (pid_ <= 0) return;
-  ::kill(-pid_, SIGKILL);  // the whole group: anything the kernel under test started goes too
-  ::kill(pid_, SIGKILL);
-}
-
-void Supervisor::add_stderr(const char* p, std::size_t n) {
-  if (n == 0) return;
-  (void)!::write(2, p, n);  // echoed as it comes
-  err_tail_.append(p, n);
-  if (err_tail_.size() > kTailBytes) err_tail_.erase(0, err_tail_.size() - kTailBytes);
-}
-
-void Supervisor::drain_stderr(bool until_eof) {
-  const auto until = Clock::now() + std::chrono::seconds(1);  // a grandchild may hold the pipe open
-  while (err_fd_ >= 0) {
-    pollfd p{err_fd_, POLLIN, 0};
-    if (::poll(&p, 1, until_eof ? 20 : 0) <= 0) {
-      if (!until_eof || Clock::now() >= until) break;
-      continue;
-    }
-    char buf[16384];
-    const ssize_t n = ::read(err_fd_, buf, sizeof buf);
-    if (n <= 0) { close_fd(err_fd_); break; }
-    add_stderr(buf, std::size_t(n));
-  }
-}
-
-Supervisor::Wait Supervisor::wait_line(std::string& line, double seconds, std::size_t memory_limit) {
-  const auto deadline = Clock::now() + std::chrono::duration<double>(std::min(seconds, 1e8));  // timeout_s: .inf
-  auto next_memory_check = Clock::now();
-  for (;;) {
-    if (records_->next(line)) {
-      drain_stderr(false);
-      return Wait::line;
-    }
-    const auto now = Clock::now();
-    if (now >= deadline) return Wait::timed_out;
-    const int ms = int(std::min<double>(50.0, std::chrono::duration<double, std::milli>(deadline - now).count() + 1));
-    pollfd p[2] = {{rec_fd_, POLLIN, 0}, {err_fd_, POLLIN, 0}};
-    const int n = ::poll(p, err_fd_ >= 0 ? 2 : 1, ms);
-    if (n < 0 && errno != EINTR) return Wait::died;
-    if (n > 0 && err_fd_ >= 0 && (p[1].revents & (POLLIN | POLLHUP))) {
-      char buf[16384];
-      const ssize_t r = ::read(err_fd_, buf, sizeof buf);
-      if (r <= 0) close_fd(err_fd_);
-      else add_stderr(buf, std::size_t(r));
-    }
-    if (n > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR)))
-      if (!records_->fill()) return records_->next(line) ? Wait::line : Wait::died;
-    if (memory_limit > 0 && Clock::now() >= next_memory_check) {
-      next_memory_check = Clock::now() + std::chrono::milliseconds(50);
-      const std::size_t rss = resident_bytes(pid_);
-      resident_peak_ = std::max(resident_peak_, rss);
-      if (rss > memory_limit) return Wait::over_memory;
-    }
-  }
+void Supervisor::reap(Slot& s, bool kill_first, std::string* what) {
+  const std::string w = s.proc.reap(kill_first);
+  if (what) *what = w;
+  add(finished_stats_, s.live);
+  s.live = {};
+  s.cached_weight_bytes = 0;
+  release_device(std::size_t(&s - slots_.data()));
 }
 
 const DeviceDetection& Supervisor::device() {
   if (!device_) {
     std::string why;
-    if (!start_worker(why))
+    if (!slots_[0].proc.running() && !start_worker(slots_[0], why))
       throw_harness_error("supervisor", "the worker process could not start: " + why,
                           "run with --no-isolation to see the failure in process");
   }
   return *device_;
 }
 
-CaseResult Supervisor::execute(const CaseRequest& r) {
+CaseExecutor::Ticket Supervisor::submit(const CaseRequest& r) {
+  queue_.emplace_back(next_ticket_, r);
+  return next_ticket_++;
+}
+
+bool Supervisor::started(CaseExecutor::Ticket t) const {
+  if (done_.count(t)) return true;
+  return std::any_of(slots_.begin(), slots_.end(), [t](const Slot& s) { return s.ticket == t; });
+}
+
+std::optional<CaseResult> Supervisor::wait(CaseExecutor::Ticket t) {
+  for (;;) {
+    const auto it = done_.find(t);
+    if (it != done_.end()) {
+      CaseResult res = std::move(it->second);
+      done_.erase(it);
+      return res;
+    }
+    dispatch();
+    // The queue holds consecutive tickets (submitted in order, started from its front, dropped all at once).
+    const bool queued = !queue_.empty() && queue_.front().first <= t && t <= queue_.back().first;
+    if (!queued && !started(t)) return std::nullopt;  // dropped, or never submitted
+    step();
+  }
+}
+
+bool Supervisor::admissible(const Slot& s, const CaseRequest& r) const {
+  std::size_t in_use = 0;
+  bool others = false;
+  for (const Slot& o : slots_) {
+    if (&o == &s) continue;
+    if (o.ticket) {
+      in_use += o.memory.bytes;
+      others = true;
+    } else if (o.proc.running()) {
+      in_use += o.cached_weight_bytes;
+    }
+  }
+  return !others || in_use + case_memory_limit(local_.cases().at(r.case_index), s.cached_weight_bytes).bytes <= memory_budget_;
+}
+
+void Supervisor::dispatch() {
+  if (hold_back_ && hold_back_()) {
+    queue_.clear();
+    return;
+  }
+  for (Slot& s : slots_) {
+    if (queue_.empty()) return;
+    if (s.ticket) continue;
+    if (!admissible(s, queue_.front().second)) return;  // in order: the front waits until memory frees up
+    const auto [t, r] = queue_.front();
+    queue_.pop_front();
+    begin_case(s, t, r);
+  }
+}
+
+void Supervisor::begin_case(Slot& s, CaseExecutor::Ticket t, const CaseRequest& r) {
   const CaseSpec& c = local_.cases().at(r.case_index);
   const KernelUnderTest& k = *local_.kernels().at(r.kernel_index);
-  CaseResult out;
+  s.ticket = t;
+  s.request = r;
+  s.started = Clock::now();
+  s.resident_peak = 0;
+  s.waiting_for_device = false;
   std::string why;
-  if (pid_ < 0 && !start_worker(why)) {
-    out.record = error_record(c, k, Check::crash, "the worker process could not start: " + why, err_tail_);
-    return out;
+  if (!s.proc.running() && !start_worker(s, why)) {
+    fail_case(s, Check::crash, "the worker process could not start: " + why);
+    return;
   }
-  err_tail_.clear();
-  resident_peak_ = 0;
-  const CaseLimit limit = case_time_limit(c, !k.needs_device(), case_timeout_s_);
-  const MemoryLimit memory = case_memory_limit(c, cached_weight_bytes_);
-  std::string line;
+  s.proc.clear_tail();
   const std::string request = wire::to_json(r).dump();
-  if (!wire::write_line(req_fd_, request)) {  // the worker died between cases: this case has not run, start another
-    reap(true);
-    if (!start_worker(why) || !wire::write_line(req_fd_, request)) {
-      out.record = error_record(c, k, Check::crash, "the worker process could not start: " + why, err_tail_);
-      return out;
+  if (!s.proc.send(request)) {  // the worker died between cases: this case has not run, start another
+    reap(s, true);
+    if (!start_worker(s, why) || !s.proc.send(request)) {
+      fail_case(s, Check::crash, "the worker process could not start: " + why);
+      return;
     }
   }
-  const Wait w = wait_line(line, limit.seconds, memory.bytes);
-  if (w == Wait::line) {
-    std::string exit_after;
-    try {
-      const nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);  // ordered: the probes keep their order
-      if (j.at("type") != "record") {  // the worker gave up on the request (its message says why)
-        reap(true);
-        out.record = error_record(c, k, Check::crash, "the worker failed: " + j.value("message", line), err_tail_);
-        return out;
+  s.limit = case_time_limit(c, !k.needs_device(), case_timeout_s_);
+  s.memory = case_memory_limit(c, s.cached_weight_bytes);
+  s.started = s.next_memory_check = Clock::now();
+  s.deadline = s.started + std::chrono::duration_cast<Clock::duration>(
+                               std::chrono::duration<double>(std::min(s.limit.seconds, 1e8)));  // timeout_s: .inf
+}
+
+void Supervisor::step() {
+  std::vector<pollfd> fds;
+  std::vector<std::size_t> owner;
+  double wait_ms = 50;
+  const auto now = Clock::now();
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    if (!s.ticket) continue;
+    for (int fd : {s.proc.record_fd(), s.proc.stderr_fd()})
+      if (fd >= 0) {
+        fds.push_back({fd, POLLIN, 0});
+        owner.push_back(i);
       }
-      out.record = case_record_from_json(j.at("record"), "the worker's record", "record");
-      out.ref = wire::hex_floats(j.at("ref"));
-      out.out = wire::hex_floats(j.at("out"));
-      live_stats_ = wire::exec_stats(j.at("stats"));
-      cached_weight_bytes_ = j.at("cached_weight_bytes");
-      exit_after = j.at("exit_after").get<std::string>();
-    } catch (const std::exception& e) {  // a reply that is not the worker's (a kernel that wrote onto its pipe?)
-      reap(true);
-      out = {};
-      out.record = error_record(c, k, Check::crash, std::string("the worker's reply was unreadable (") + e.what() +
-                                                   "); the worker was killed and a new one judges the next case",
-                                err_tail_);
-      return out;
+    if (!s.waiting_for_device)
+      wait_ms = std::min(wait_ms, std::chrono::duration<double, std::milli>(s.deadline - now).count() + 1);
+  }
+  if (fds.empty()) return;
+  const int n = ::poll(fds.data(), fds.size(), int(std::max(0.0, wait_ms)));
+  if (n < 0 && errno != EINTR) throw_harness_error("supervisor", std::string("poll failed: ") + std::strerror(errno));
+  std::vector<bool> ended(slots_.size(), false);
+  for (std::size_t f = 0; n > 0 && f < fds.size(); ++f) {
+    Slot& s = slots_[owner[f]];
+    if (fds[f].fd == s.proc.stderr_fd() && (fds[f].revents & (POLLIN | POLLHUP))) s.proc.read_stderr();
+    if (fds[f].fd == s.proc.record_fd() && (fds[f].revents & (POLLIN | POLLHUP | POLLERR)) && !s.proc.read_records())
+      ended[owner[f]] = true;
+  }
+  for (std::size_t i = 0; i < slots_.size(); ++i) {
+    Slot& s = slots_[i];
+    std::string line;
+    while (s.ticket && s.proc.next_line(line)) {
+      s.proc.drain_stderr(false);
+      handle_line(i, line);
     }
-    if (!exit_after.empty()) reap(false);  // a poisoned GPU context: it exits by itself
-    return out;
+    if (!s.ticket) continue;
+    if (ended[i]) {
+      std::string what;
+      reap(s, false, &what);
+      fail_case(s, Check::crash, "the worker process judging this case " + what + "; a new worker judges the next case");
+    } else if (!s.waiting_for_device && Clock::now() >= s.deadline) {
+      reap(s, true);
+      fail_case(s, Check::timeout, fmt::format("the case ran past its time limit of {:.1f} s ({}); the worker was "
+                                               "killed and a new one judges the next case", s.limit.seconds, s.limit.why));
+    } else if (Clock::now() >= s.next_memory_check) {
+      s.next_memory_check = Clock::now() + std::chrono::milliseconds(50);
+      const std::size_t rss = s.proc.resident_bytes();
+      s.resident_peak = std::max(s.resident_peak, rss);
+      if (rss > s.memory.bytes) {
+        reap(s, true);
+        fail_case(s, Check::out_of_memory,
+                  fmt::format("the worker's resident memory reached {:.2f} GiB, above this case's limit of {:.2f} GiB "
+                              "({}); the worker was killed and a new one judges the next case",
+                              double(s.resident_peak) / double(1 << 30), double(s.memory.bytes) / double(1 << 30),
+                              s.memory.why));
+      }
+    }
   }
-  if (w == Wait::timed_out) {
-    reap(true);
-    out.record = error_record(c, k, Check::timeout, fmt::format("the case ran past its time limit of {:.1f} s ({}); the "
-                                                           "worker was killed and a new one judges the next case",
-                                                           limit.seconds, limit.why), err_tail_);
-  } else if (w == Wait::over_memory) {
-    const std::size_t rss = resident_peak_;
-    reap(true);
-    out.record = error_record(c, k, Check::out_of_memory,
-                              fmt::format("the worker's resident memory reached {:.2f} GiB, above this case's limit "
-                                          "of {:.2f} GiB ({}); the worker was killed and a new one judges the next case",
-                                          double(rss) / double(1 << 30), double(memory.bytes) / double(1 << 30), memory.why),
-                              err_tail_);
-  } else {
-    const std::string what = reap(false);
-    out.record = error_record(c, k, Check::crash, "the worker process judging this case " + what +
-                                                 "; a new worker judges the next case", err_tail_);
+}
+
+void Supervisor::handle_line(std::size_t i, const std::string& line) {
+  Slot& s = slots_[i];
+  CaseResult res;
+  std::string exit_after;
+  try {
+    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(line);  // ordered: the probes keep their order
+    if (j.at("type") == "device") {  // the device lock (kernels/runtime/device_lock.hpp)
+      if (j.at("op") == "acquire" && device_holder_ != i) {
+        s.waiting_for_device = true;
+        s.waiting_since = Clock::now();
+        device_waiters_.push_back(i);
+        grant_device();
+      } else if (j.at("op") == "release") {
+        release_device(i);
+      }
+      return;
+    }
+    if (j.at("type") != "record") {  // the worker gave up on the request (its message says why)
+      reap(s, true);
+      fail_case(s, Check::crash, "the worker failed: " + j.value("message", line));
+      return;
+    }
+    res.record = case_record_from_json(j.at("record"), "the worker's record", "record");
+    res.ref = wire::hex_floats(j.at("ref"));
+    res.out = wire::hex_floats(j.at("out"));
+    s.live = wire::exec_stats(j.at("stats"));
+    s.cached_weight_bytes = j.at("cached_weight_bytes");
+    exit_after = j.at("exit_after").get<std::string>();
+  } catch (const std::exception& e) {  // a reply that is not the worker's (a kernel that wrote onto its pipe?)
+    reap(s, true);
+    fail_case(s, Check::crash, std::string("the worker's reply was unreadable (") + e.what() +
+                                   "); the worker was killed and a new one judges the next case");
+    return;
   }
-  return out;
+  if (!exit_after.empty()) reap(s, false);  // a poisoned GPU context: it exits by itself
+  release_device(i);                         // a record ends the case's hold, whatever the kernel did
+  res.seconds = std::chrono::duration<double>(Clock::now() - s.started).count();
+  finish(s, std::move(res));
+}
+
+void Supervisor::fail_case(Slot& s, Check check, const std::string& reason) {
+  const CaseSpec& c = local_.cases().at(s.request.case_index);
+  const KernelUnderTest& k = *local_.kernels().at(s.request.kernel_index);
+  CaseResult res;
+  res.record = error_record(c, k, check, reason, s.proc.tail());
+  res.seconds = std::chrono::duration<double>(Clock::now() - s.started).count();
+  finish(s, std::move(res));
+}
+
+void Supervisor::finish(Slot& s, CaseResult res) {
+  const CaseExecutor::Ticket t = *s.ticket;
+  s.ticket.reset();
+  s.waiting_for_device = false;
+  if (completion_) completion_(t, res);
+  done_.emplace(t, std::move(res));
+}
+
+void Supervisor::grant_device() {
+  while (!device_holder_ && !device_waiters_.empty()) {
+    const std::size_t j = device_waiters_.front();
+    device_waiters_.pop_front();
+    Slot& s = slots_[j];
+    if (!s.ticket || !s.waiting_for_device) continue;
+    s.waiting_for_device = false;
+    s.deadline += Clock::now() - s.waiting_since;  // the wait is not the case's own time
+    device_holder_ = j;
+    s.proc.send(R"({"type":"device_granted"})");  // a worker gone meanwhile shows as its end in step()
+  }
+}
+
+void Supervisor::release_device(std::size_t i) {
+  device_waiters_.erase(std::remove(device_waiters_.begin(), device_waiters_.end(), i), device_waiters_.end());
+  if (device_holder_ == i) {
+    device_holder_.reset();
+    grant_device();
+  }
 }
 
 ExecStats Supervisor::stats() const {
   ExecStats s = finished_stats_;
-  s.reference_hits += live_stats_.reference_hits;
-  s.reference_misses += live_stats_.reference_misses;
-  s.weight_disk_hits += live_stats_.weight_disk_hits;
-  s.weight_misses += live_stats_.weight_misses;
+  for (const Slot& slot : slots_) add(s, slot.live);
   return s;
 }
 

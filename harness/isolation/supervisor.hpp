@@ -1,52 +1,92 @@
-// The supervisor side of isolation: one worker process at a time (the harness binary in worker mode, started with
-// fork + exec of /proc/self/exe in its own process group, killed with the supervisor by PR_SET_PDEATHSIG), requests
-// on a pipe, records back as JSON lines on another, stdout and stderr on a third (echoed here; the last lines kept
-// for a crash record). Each case runs under a watchdog: its time limit (case_limits.hpp) and a memory limit on the
-// worker's resident set. A worker that dies, overruns or overgrows costs that case one error record (failed_check
-// crash, timeout or out_of_memory, the signal or exit status and the stderr tail in it); the next case starts a new
-// worker, which rebuilds the suites and kernels and starts with an empty weight cache.
+// The supervisor side of isolation: up to `jobs` worker processes (worker_process.hpp) judging cases at once, fed
+// from a queue of requests in submission order. Each case runs under a watchdog: its time limit (case_limits.hpp)
+// and a memory limit on its worker's resident set. A worker that dies, overruns or overgrows costs that case one
+// error record (failed_check crash, timeout or out_of_memory, the signal or exit status and the output tail in it);
+// the next case on that worker slot starts a new worker, which rebuilds the suites and kernels and starts with an
+// empty weight cache.
+//
+// Several workers (jobs > 1, docs/reliability.md "Parallel workers"):
+//  - each gets OMP_NUM_THREADS = threads (the caller's choice; 0 leaves the environment as it is);
+//  - memory: a case starts only while the memory limits of the cases in flight plus the weight caches of the idle
+//    workers plus its own limit fit the host memory budget (fixtures/problem_sizes.hpp), or when nothing else is in
+//    flight; so the watchdog's limits together never promise more memory than the machine has, and a large case
+//    waits for the others to finish instead of meeting the system's out-of-memory killer;
+//  - the device lock (kernels/runtime/device_lock.hpp): granted to one worker at a time, first come first served;
+//    the time a case waits for it is not counted against its time limit; a worker that ends while holding or
+//    waiting for it gives it up.
+// Single-threaded: the pipes of all workers are polled by whoever waits for a result (wait()).
 #pragma once
-#include <sys/types.h>
-
-#include <memory>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "harness/isolation/case_context.hpp"
+#include "harness/isolation/case_limits.hpp"
 #include "harness/isolation/executor.hpp"
-#include "harness/isolation/wire.hpp"
+#include "harness/isolation/worker_process.hpp"
 
 namespace moe {
 
 class Supervisor {
  public:
-  Supervisor(ExecConfig config, const CaseContext& local, std::optional<double> case_timeout_s);
+  Supervisor(ExecConfig config, const CaseContext& local, const IsolationOptions& iso);
   ~Supervisor();
   const DeviceDetection& device();
-  CaseResult execute(const CaseRequest& r);
+  CaseExecutor::Ticket submit(const CaseRequest& r);
+  // Judges queued requests and collects records until `t`'s exists; nullopt when `t` was dropped (hold_back).
+  std::optional<CaseResult> wait(CaseExecutor::Ticket t);
+  bool started(CaseExecutor::Ticket t) const;  // in flight or done
+  void set_completion(CaseExecutor::Completion f) { completion_ = std::move(f); }
+  // While it returns true no queued request starts, and the queued ones are dropped (SIGINT, SIGTERM).
+  void set_hold_back(std::function<bool()> f) { hold_back_ = std::move(f); }
   ExecStats stats() const;
-  std::size_t workers_started() const { return started_; }
+  std::size_t jobs() const { return slots_.size(); }
 
  private:
-  enum class Wait { line, died, timed_out, over_memory };
-  bool start_worker(std::string& why);
-  void stop_worker();
-  void kill_worker();
-  std::string reap(bool kill_first);  // waits for the worker; what became of it, in words
-  Wait wait_line(std::string& line, double seconds, std::size_t memory_limit);
-  void drain_stderr(bool until_eof);  // until_eof: the worker has ended (bounded: 1 s)
-  void add_stderr(const char* p, std::size_t n);
+  using Clock = std::chrono::steady_clock;
+  struct Slot {
+    WorkerProcess proc;
+    std::optional<CaseExecutor::Ticket> ticket;  // the case in flight
+    CaseRequest request;
+    Clock::time_point started, deadline, next_memory_check;
+    CaseLimit limit;
+    MemoryLimit memory;
+    std::size_t resident_peak = 0, cached_weight_bytes = 0;
+    bool waiting_for_device = false;
+    Clock::time_point waiting_since;
+    ExecStats live;
+  };
+  bool start_worker(Slot& s, std::string& why);
+  void reap(Slot& s, bool kill_first, std::string* what = nullptr);
+  void dispatch();
+  bool admissible(const Slot& s, const CaseRequest& r) const;
+  void begin_case(Slot& s, CaseExecutor::Ticket t, const CaseRequest& r);
+  void step();  // one poll of every busy worker, with what it finds handled
+  void handle_line(std::size_t i, const std::string& line);
+  void finish(Slot& s, CaseResult res);
+  void fail_case(Slot& s, Check check, const std::string& reason);
+  void grant_device();
+  void release_device(std::size_t i);
 
   ExecConfig config_;
   const CaseContext& local_;
   std::optional<double> case_timeout_s_;
-  pid_t pid_ = -1;
-  int req_fd_ = -1, rec_fd_ = -1, err_fd_ = -1;
-  std::unique_ptr<wire::LineReader> records_;
-  std::string err_tail_;  // this case's stderr, the last 64 KiB
+  int threads_ = 0;
+  std::size_t memory_budget_ = 0;
+  std::vector<Slot> slots_;
+  std::deque<std::pair<CaseExecutor::Ticket, CaseRequest>> queue_;
+  std::map<CaseExecutor::Ticket, CaseResult> done_;
+  CaseExecutor::Ticket next_ticket_ = 0;
+  std::optional<std::size_t> device_holder_;
+  std::deque<std::size_t> device_waiters_;
   std::optional<DeviceDetection> device_;
-  ExecStats finished_stats_, live_stats_;
-  std::size_t cached_weight_bytes_ = 0, resident_peak_ = 0, started_ = 0;
+  ExecStats finished_stats_;
+  CaseExecutor::Completion completion_;
+  std::function<bool()> hold_back_;
 };
 
 }  // namespace moe

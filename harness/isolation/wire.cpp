@@ -27,7 +27,7 @@ json to_json(const ExecConfig& c) {
   return {{"type", "config"}, {"suite_files", c.suite_files}, {"kernel_ids", c.kernel_ids}, {"plugins", c.plugins},
           {"host_budget", c.host_budget}, {"dispatch", dispatch_to_json(c.dispatch)}, {"timing", c.timing},
           {"reference_cache", c.reference_cache},
-          {"device_required", c.device.required}, {"device_arch", c.device.arch}};
+          {"device_required", c.device.required}, {"device_arch", c.device.arch}, {"device_lock", c.device_lock}};
 }
 
 ExecConfig exec_config(const json& j) {
@@ -41,6 +41,7 @@ ExecConfig exec_config(const json& j) {
   c.reference_cache = j.at("reference_cache");
   c.device.required = j.at("device_required");
   c.device.arch = j.at("device_arch");
+  c.device_lock = j.at("device_lock");
   return c;
 }
 

@@ -2,6 +2,9 @@
 //   supervisor -> worker:  {"type":"config", ExecConfig}  once, then {"type":"case", CaseRequest} per case
 //   worker -> supervisor:  {"type":"ready", device, kernels} after building the config, or {"type":"fatal", code,
 //                          message} when it cannot (bad input); then per case {"type":"record", record, ...}
+// With the device lock (ExecConfig::device_lock, several workers): during a case the worker sends
+// {"type":"device","op":"acquire"} and waits for {"type":"device_granted"} on its request pipe, then sends
+// {"type":"device","op":"release"} (kernels/runtime/device_lock.hpp).
 // A record is in report.json's per-case form (reports/record_json.hpp). Captured float vectors travel as the hex of
 // their bits (exact, NaN payloads included). The worker's stdout and stderr go to a third pipe, read by the
 // supervisor (echoed, and the tail kept for a crash record).

@@ -9,6 +9,7 @@
 #include "harness/isolation/case_context.hpp"
 #include "harness/isolation/wire.hpp"
 #include "kernels/runtime/device_fault.hpp"
+#include "kernels/runtime/device_lock.hpp"
 #include "reports/record_json.hpp"
 
 namespace moe {
@@ -18,6 +19,20 @@ using nlohmann::json;
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
+// The device lock through the supervisor (wire.hpp): ask, then block until it grants. A supervisor gone (end of
+// file on the request pipe) leaves nothing to judge for: the worker ends.
+DeviceLockHooks device_lock_hooks_on(wire::LineReader& in, int record_fd) {
+  DeviceLockHooks h;
+  h.acquire = [&in, record_fd] {
+    std::string reply;
+    if (!wire::write_line(record_fd, R"({"type":"device","op":"acquire"})") || !in.read_line(reply)) ::_exit(0);
+    if (reply != R"({"type":"device_granted"})")
+      throw_harness_error("worker", "the supervisor answered a device lock request with: " + reply);
+  };
+  h.release = [record_fd] { wire::write_line(record_fd, R"({"type":"device","op":"release"})"); };
+  return h;
+}
+
 }  // namespace
 
 int run_worker(int request_fd, int record_fd) {
@@ -26,7 +41,9 @@ int run_worker(int request_fd, int record_fd) {
   if (!in.read_line(line)) return 0;
   std::unique_ptr<CaseContext> ctx;
   try {
-    ctx = std::make_unique<CaseContext>(wire::exec_config(json::parse(line)));
+    const ExecConfig config = wire::exec_config(json::parse(line));
+    if (config.device_lock) install_device_lock(device_lock_hooks_on(in, record_fd));
+    ctx = std::make_unique<CaseContext>(config);
     json kernels = json::array();
     for (const auto& k : ctx->kernels()) kernels.push_back(k->id());
     const json ready = {{"type", "ready"}, {"device", wire::to_json(ctx->device())}, {"kernels", kernels},

@@ -7,8 +7,10 @@ timing, metrics kernel_us, achieved_tbps, achieved_tflops).
 Stale temporary files of the killed run are removed. SIGTERM stops a run after the case in flight: exit 143,
 reports written and marked incomplete, every selected test either judged or not started; a resume completes it.
 SIGINT to the run's process group (a terminal's Ctrl-C) does not reach the worker: the case in flight passes, exit 130.
+With JOBS (several worker processes, `--jobs JOBS`, given to every run and resume) the same holds: the cases in
+flight when a signal arrives all finish and are reported, none starts after it.
 
-Usage: check_resume.py MOE_HARNESS SCHEMA WORK_DIR
+Usage: check_resume.py MOE_HARNESS SCHEMA WORK_DIR [JOBS]
 """
 import json
 import os
@@ -84,6 +86,10 @@ def cases_by_key(report):
 
 def main():
     exe, schema_path, work = sys.argv[1:4]
+    if len(sys.argv) > 4:
+        ARGS.extend(["--jobs", sys.argv[4]])
+    jobs = ARGS[ARGS.index("--jobs") + 1:][:1] if "--jobs" in ARGS else []
+    resume_jobs = ["--jobs", *jobs] if jobs else []
     schema = json.load(open(schema_path))
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
@@ -121,17 +127,21 @@ def main():
     for k, c in got.items():
         assert c == base_cases[k], (k, c, base_cases[k])
     order = [(c["kernel"], c["id"]) for c in base_report["cases"]]
-    assert [(c["kernel"], c["id"]) for c in rebuilt["cases"]] == order[:kept]  # the run's order
+    # The run's order; with several workers the records a kill leaves need not be a prefix of it (a later case may
+    # have finished before an earlier one), one worker's are.
+    expected = order[:kept] if not jobs else [k for k in order if k in got]
+    assert [(c["kernel"], c["id"]) for c in rebuilt["cases"]] == expected
     # The rebuilt junit.xml names each test as GoogleTest named it in the uninterrupted run (KERNEL.CASE with '-'
     # and ':' spelled '_'), so CI's test history does not see new tests.
     names = lambda f: [(t.get("classname"), t.get("name")) for t in ET.parse(f).getroot().findall(".//testcase")]
-    assert names(f"{killed}/junit.xml") == names(f"{base}/junit.xml")[:kept], (names(f"{killed}/junit.xml")[:3],
-                                                                               names(f"{base}/junit.xml")[:3])
+    base_names = names(f"{base}/junit.xml")
+    want = base_names[:kept] if not jobs else [base_names[order.index(k)] for k in expected]
+    assert names(f"{killed}/junit.xml") == want, (names(f"{killed}/junit.xml")[:3], want[:3])
     assert "INCOMPLETE" in open(f"{killed}/summary.md").read()
     print(f"SIGKILL after {kept} of {total} records: report rebuilt {kept} records equal to the uninterrupted run's")
 
     # --verbose goes with --resume: a line per test as it ends ("[N/TOTAL] status kernel id (S s)"), replayed or not.
-    r = subprocess.run([exe, "run", "--resume", killed, "--verbose"], capture_output=True, text=True, timeout=900)
+    r = subprocess.run([exe, "run", "--resume", killed, "--verbose", *resume_jobs], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, (r.returncode, r.stderr[-3000:])
     judged = sum(re.match(r"\[\d+/\d+\] (pass|fail|skip|error) ", l) is not None for l in r.stderr.splitlines())
     resumed = json.load(open(f"{killed}/report.json"))
@@ -163,7 +173,7 @@ def main():
     assert all(cases_by_key(report)[k] == base_cases[k] for k in cases_by_key(report))
     junit = ET.parse(f"{term}/junit.xml").getroot()
     assert len(junit.findall(".//testcase")) == total  # GoogleTest lists the rest as skipped: not judged
-    r = subprocess.run([exe, "run", "--resume", term], capture_output=True, text=True, timeout=900)
+    r = subprocess.run([exe, "run", "--resume", term, *resume_jobs], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-2000:]
     assert cases_by_key(json.load(open(f"{term}/report.json"))) == base_cases
     print(f"SIGTERM after {n} records: exit 143, reports marked incomplete; resume completed it")

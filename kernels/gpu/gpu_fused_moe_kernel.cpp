@@ -12,6 +12,7 @@
 #include "kernels/moe/mma_decode.hpp"
 #include "kernels/moe/mma_stages.hpp"
 #include "kernels/runtime/device_fault.hpp"
+#include "kernels/runtime/device_lock.hpp"
 
 namespace moe {
 namespace {
@@ -58,6 +59,9 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   const gpu::BuildCaps build = mutant_build_ ? gpu::BuildCaps{}  // the mutants live in the other kernels
                                              : gpu::BuildCaps{gpu::grouped_mma_built(), gpu::decode_mma_built()};
   const gpu::Plan plan = gpu::plan(p, build, dispatch_);
+  // Held from the first upload to the last timed repeat and until the device buffers are freed (declared before
+  // them): another worker's GPU work never overlaps this case's (kernels/runtime/device_lock.hpp).
+  const DeviceLockGuard device_lock;
   gpu::CaseBuffers b(p, c, r, r.weights, plan, out.nbytes());
   if (mutant_build_) gpu::mark_mutation(b.whole, mutation_, p, c, r);
   Launches launches{&plan, {}, &b.acc, mutant_build_ ? &gpu::launch_fused_moe_mutant : &gpu::launch_fused_moe};
