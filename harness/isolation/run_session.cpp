@@ -22,8 +22,8 @@ volatile std::sig_atomic_t g_stop_signal = 0;
 
 void on_stop_signal(int sig) {
   g_stop_signal = sig;
-  const char* msg = sig == SIGINT ? "\nmoe-harness: SIGINT: stopping after the current case (again to stop at once)\n"
-                                  : "\nmoe-harness: SIGTERM: stopping after the current case (again to stop at once)\n";
+  const char* msg = sig == SIGINT ? "\nmoe-harness: SIGINT: stopping after the case(s) in flight (again to stop at once)\n"
+                                  : "\nmoe-harness: SIGTERM: stopping after the case(s) in flight (again to stop at once)\n";
   (void)!::write(2, msg, std::strlen(msg));
 }
 

@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 
 #include "fixtures/error.hpp"
+#include "fixtures/checkpoint.hpp"
 #include "fixtures/problem_sizes.hpp"
+#include "harness/case_pipeline.hpp"
 #include "reports/record_json.hpp"
 
 namespace moe {
@@ -94,6 +96,7 @@ void Supervisor::reap(Slot& s, bool kill_first, std::string* what) {
   add(finished_stats_, s.live);
   s.live = {};
   s.cached_weight_bytes = 0;
+  s.weights.clear();  // a new worker starts with an empty weight cache
   release_device(std::size_t(&s - slots_.data()));
 }
 
@@ -108,7 +111,14 @@ const DeviceDetection& Supervisor::device() {
 }
 
 CaseExecutor::Ticket Supervisor::submit(const CaseRequest& r) {
-  queue_.emplace_back(next_ticket_, r);
+  std::string weights;
+  try {
+    weights = weights_key(case_problem(local_.cases().at(r.case_index), r.seed));
+  } catch (const Error&) {
+    // a case whose problem cannot be built fails in its worker, with the reason; it has no weights to share
+  }
+  queue_.push_back({next_ticket_, r, std::move(weights)});
+  queued_.insert(next_ticket_);
   return next_ticket_++;
 }
 
@@ -126,9 +136,7 @@ std::optional<CaseResult> Supervisor::wait(CaseExecutor::Ticket t) {
       return res;
     }
     dispatch();
-    // The queue holds consecutive tickets (submitted in order, started from its front, dropped all at once).
-    const bool queued = !queue_.empty() && queue_.front().first <= t && t <= queue_.back().first;
-    if (!queued && !started(t)) return std::nullopt;  // dropped, or never submitted
+    if (!queued_.count(t) && !started(t)) return std::nullopt;  // dropped, or never submitted
     step();
   }
 }
@@ -151,22 +159,43 @@ bool Supervisor::admissible(const Slot& s, const CaseRequest& r) const {
 void Supervisor::dispatch() {
   if (hold_back_ && hold_back_()) {
     queue_.clear();
+    queued_.clear();
     return;
   }
   for (Slot& s : slots_) {
     if (queue_.empty()) return;
     if (s.ticket) continue;
-    if (!admissible(s, queue_.front().second)) return;  // in order: the front waits until memory frees up
-    const auto [t, r] = queue_.front();
-    queue_.pop_front();
-    begin_case(s, t, r);
+    const std::size_t pick = choose(s);
+    if (!admissible(s, queue_[pick].request)) return;  // it waits until memory frees up
+    const Queued q = std::move(queue_[pick]);
+    queue_.erase(queue_.begin() + std::ptrdiff_t(pick));
+    queued_.erase(q.ticket);
+    begin_case(s, q);
   }
 }
 
-void Supervisor::begin_case(Slot& s, CaseExecutor::Ticket t, const CaseRequest& r) {
+std::size_t Supervisor::choose(const Slot& s) const {
+  if (slots_.size() == 1) return 0;  // one worker: in order, its cache serves each case that follows
+  const std::size_t window = std::min(queue_.size(), kAffinityWindow);
+  for (const std::string& w : s.weights)
+    for (std::size_t i = 0; i < window; ++i)
+      if (queue_[i].weights == w) return i;
+  auto held_elsewhere = [&](const std::string& w) {
+    for (const Slot& o : slots_)
+      if (&o != &s && o.proc.running() && std::find(o.weights.begin(), o.weights.end(), w) != o.weights.end())
+        return true;
+    return false;
+  };
+  for (std::size_t i = 0; i < window; ++i)
+    if (queue_[i].weights.empty() || !held_elsewhere(queue_[i].weights)) return i;
+  return 0;
+}
+
+void Supervisor::begin_case(Slot& s, const Queued& q) {
+  const CaseRequest& r = q.request;
   const CaseSpec& c = local_.cases().at(r.case_index);
   const KernelUnderTest& k = *local_.kernels().at(r.kernel_index);
-  s.ticket = t;
+  s.ticket = q.ticket;
   s.request = r;
   s.started = Clock::now();
   s.resident_peak = 0;
@@ -184,6 +213,11 @@ void Supervisor::begin_case(Slot& s, CaseExecutor::Ticket t, const CaseRequest& 
       fail_case(s, Check::crash, "the worker process could not start: " + why);
       return;
     }
+  }
+  if (!q.weights.empty()) {
+    s.weights.erase(std::remove(s.weights.begin(), s.weights.end(), q.weights), s.weights.end());
+    s.weights.push_front(q.weights);
+    if (s.weights.size() > kRecentWeights) s.weights.pop_back();
   }
   s.limit = case_time_limit(c, !k.needs_device(), case_timeout_s_);
   s.memory = case_memory_limit(c, s.cached_weight_bytes);

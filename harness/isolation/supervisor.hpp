@@ -11,6 +11,10 @@
 //    workers plus its own limit fit the host memory budget (fixtures/problem_sizes.hpp), or when nothing else is in
 //    flight; so the watchdog's limits together never promise more memory than the machine has, and a large case
 //    waits for the others to finish instead of meeting the system's out-of-memory killer;
+//  - weights: each worker keeps the expert weights of its recent cases (its weight cache), so a free worker takes,
+//    from the first kAffinityWindow queued requests, one whose weights it generated recently, else the first whose
+//    weights no other worker holds, else the first: the cases of one checkpoint (a token sweep) stay on one worker
+//    and are generated once, not once per worker. The records do not depend on which worker judges a case;
 //  - the device lock (kernels/runtime/device_lock.hpp): granted to one worker at a time, first come first served;
 //    the time a case waits for it is not counted against its time limit; a worker that ends while holding or
 //    waiting for it gives it up.
@@ -21,6 +25,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -59,12 +64,20 @@ class Supervisor {
     bool waiting_for_device = false;
     Clock::time_point waiting_since;
     ExecStats live;
+    std::deque<std::string> weights;  // the weights keys of its recent cases, the latest first
   };
+  struct Queued {
+    CaseExecutor::Ticket ticket;
+    CaseRequest request;
+    std::string weights;  // fixtures/checkpoint.hpp weights_key
+  };
+  static constexpr std::size_t kAffinityWindow = 64, kRecentWeights = 4;
+  std::size_t choose(const Slot& s) const;  // the index into queue_ of the request s takes next
   bool start_worker(Slot& s, std::string& why);
   void reap(Slot& s, bool kill_first, std::string* what = nullptr);
   void dispatch();
   bool admissible(const Slot& s, const CaseRequest& r) const;
-  void begin_case(Slot& s, CaseExecutor::Ticket t, const CaseRequest& r);
+  void begin_case(Slot& s, const Queued& q);
   void step();  // one poll of every busy worker, with what it finds handled
   void handle_line(std::size_t i, const std::string& line);
   void finish(Slot& s, CaseResult res);
@@ -78,7 +91,8 @@ class Supervisor {
   int threads_ = 0;
   std::size_t memory_budget_ = 0;
   std::vector<Slot> slots_;
-  std::deque<std::pair<CaseExecutor::Ticket, CaseRequest>> queue_;
+  std::deque<Queued> queue_;
+  std::set<CaseExecutor::Ticket> queued_;
   std::map<CaseExecutor::Ticket, CaseResult> done_;
   CaseExecutor::Ticket next_ticket_ = 0;
   std::optional<std::size_t> device_holder_;

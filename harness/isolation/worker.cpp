@@ -19,9 +19,9 @@ using nlohmann::json;
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-// The device lock through the supervisor (wire.hpp): ask, then block until it grants. A supervisor gone (end of
-// file on the request pipe) leaves nothing to judge for: the worker ends.
-DeviceLockHooks device_lock_hooks_on(wire::LineReader& in, int record_fd) {
+}  // namespace
+
+DeviceLockHooks supervisor_device_lock(wire::LineReader& in, int record_fd) {
   DeviceLockHooks h;
   h.acquire = [&in, record_fd] {
     std::string reply;
@@ -33,8 +33,6 @@ DeviceLockHooks device_lock_hooks_on(wire::LineReader& in, int record_fd) {
   return h;
 }
 
-}  // namespace
-
 int run_worker(int request_fd, int record_fd) {
   wire::LineReader in(request_fd);
   std::string line;
@@ -42,7 +40,7 @@ int run_worker(int request_fd, int record_fd) {
   std::unique_ptr<CaseContext> ctx;
   try {
     const ExecConfig config = wire::exec_config(json::parse(line));
-    if (config.device_lock) install_device_lock(device_lock_hooks_on(in, record_fd));
+    if (config.device_lock) install_device_lock(supervisor_device_lock(in, record_fd));
     ctx = std::make_unique<CaseContext>(config);
     json kernels = json::array();
     for (const auto& k : ctx->kernels()) kernels.push_back(k->id());
