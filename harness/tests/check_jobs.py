@@ -7,12 +7,17 @@
   one record per test; two worker processes were seen at once.
 - With --jobs 2, a plugin that segfaults on one case of fault_containment.yaml, and one that loops there (stopped by
   --case-timeout), each cost exactly that case: one error record, the other four pass.
+- selftest and calibrate on fault_containment.yaml's five cases: the same table (stdout but the elapsed time, and
+  the --json file) with --jobs 1 and --jobs 2.
+- A host memory budget ($MOE_HOST_MEMORY_BUDGET) of 9 GiB holds two cases' memory limits (4 GiB and more each):
+  --jobs 4 is clamped to 2 workers, saying so, and never runs more than 2 at once.
 - --jobs with --no-isolation, and --jobs 0, are bad usage (exit 2); --jobs auto runs.
 
 Usage: check_jobs.py MOE_HARNESS PLUGIN_DIR WORK_DIR
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -108,6 +113,32 @@ def main():
             else:
                 assert status == "pass", (kind, cid, status, failed)
         print(f"{kind} with --jobs 2: one {check} case, 4 passed")
+
+    for cmd in (["selftest", "--suite", FAULT_SUITE, "--seeds", "2"], ["calibrate", "--suite", FAULT_SUITE, "--seeds", "2"]):
+        out = {}
+        for j in ("1", "2"):
+            js = f"{work}/{cmd[0]}-jobs{j}.json"
+            r = subprocess.run([exe, *cmd, "--jobs", j, "--json", js], capture_output=True, text=True, timeout=600)
+            assert r.returncode in (0, 1), (cmd, j, r.returncode, r.stderr[-2000:])
+            table = re.sub(r", [0-9.]+ s\)", ")", r.stdout)  # selftest's last line gives its elapsed time
+            out[j] = (r.returncode, table, json.load(open(js)))
+        assert out["1"] == out["2"], (cmd[0], out["1"][1][-1500:], out["2"][1][-1500:])
+        print(f"{cmd[0]}: the same table and JSON with --jobs 1 and --jobs 2")
+
+    env = dict(os.environ, MOE_HOST_MEMORY_BUDGET=str(9 << 30))
+    p = subprocess.Popen([exe, "run", "--suite", "smoke", "--kernel", "host", "--no-timing", "--jobs", "4",
+                          "--report-dir", f"{work}/clamped"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         env=env)
+    most = 0
+    while p.poll() is None:
+        most = max(most, len(children(p.pid)))
+        time.sleep(0.05)
+    _, err = p.communicate()
+    assert p.returncode == 0, err[-2000:]
+    assert "--jobs 4: the host memory budget (9.0 GiB, MOE_HOST_MEMORY_BUDGET) holds the memory limits of 2 workers" \
+        in err, err[-2000:]
+    assert 1 <= most <= 2, most
+    print(f"--jobs 4 under a 9 GiB budget: clamped to 2 workers ({most} seen at once)")
 
     for bad in (["--jobs", "2", "--no-isolation"], ["--jobs", "0"], ["--jobs", "two"], ["--job-threads", "0"]):
         r = subprocess.run([exe, "run", "--suite", "smoke", "--kernel", "host", *bad, "--report-dir", f"{work}/bad"],
