@@ -220,6 +220,22 @@ expect "reference-bench: 16 threads by default, the ratios of summarize.py" \
 FAKE_FAIL=1 "$dr" --no-build --build-dir "$work/fake" --base-build "$work/fake" --out "$work/o9" ab-nightly >/dev/null 2>&1; rc=$?
 expect "ab-nightly with failing cases -> FAIL, exit 1" '[[ $rc -eq 1 ]] && has_re "$work/o9/summary.txt" "^ab-nightly: FAIL \(exit 1\)"'
 
+# jobs-nightly: --jobs 1, then each of --jobs, each compared against --jobs 1; the line gives every wall time.
+dry=$("$dr" --dry-run --no-build --out "$work/dry" --jobs 4,8 jobs-nightly)
+want="build/cuda/harness/moe-harness run --suite nightly --kernel gpu --require-device --no-timing --jobs 1 --report-dir $work/dry/jobs-nightly/jobs1
+build/cuda/harness/moe-harness run --suite nightly --kernel gpu --require-device --no-timing --jobs 4 --report-dir $work/dry/jobs-nightly/jobs4
+build/cuda/harness/moe-harness compare $work/dry/jobs-nightly/jobs1/report.json $work/dry/jobs-nightly/jobs4/report.json --markdown $work/dry/jobs-nightly/compare-jobs4.md
+build/cuda/harness/moe-harness run --suite nightly --kernel gpu --require-device --no-timing --jobs 8 --report-dir $work/dry/jobs-nightly/jobs8
+build/cuda/harness/moe-harness compare $work/dry/jobs-nightly/jobs1/report.json $work/dry/jobs-nightly/jobs8/report.json --markdown $work/dry/jobs-nightly/compare-jobs8.md"
+expect "--dry-run: jobs-nightly runs --jobs 1, 4 and 8 and compares 4 and 8 against 1" '[[ $dry == "$want" ]]' || echo "$dry"
+err=$("$dr" --dry-run --jobs 4,x jobs-nightly 2>&1); rc=$?
+expect "jobs-nightly --jobs 4,x -> exit 2 naming it" '[[ $rc -eq 2 && $err == *"--jobs 4,x"* ]]'
+: >"$FAKE_CALLS"
+"$dr" --no-build --build-dir "$work/fake" --out "$work/o10" --jobs 2 jobs-nightly >/dev/null 2>&1; rc=$?
+expect "jobs-nightly: each wall time, its ratio to --jobs 1, compare's verdict; exit 0" \
+  '[[ $rc -eq 0 ]] && has_re "$work/o10/summary.txt" "^jobs-nightly: ok jobs 1 [0-9.]+ s \(exit 0\); jobs 2 [0-9.]+ s \(exit 0(, [0-9.]+x)?\); compare no drift; jobs1: 2 passed" &&
+   [[ $(grep -c "^moe-harness run --suite nightly --kernel gpu" "$FAKE_CALLS") -eq 2 ]]'
+
 # The same output directory again: a tag, then a folder that exists gets -2; the summary is appended to.
 "$dr" --no-build --build-dir "$work/fake" --out "$work/o2" --tag nodmma smoke >/dev/null 2>&1
 "$dr" --no-build --build-dir "$work/fake" --out "$work/o2" smoke >/dev/null 2>&1
