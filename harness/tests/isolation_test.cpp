@@ -343,6 +343,7 @@ TEST(Wire, ExecConfigRoundTripsWithTheDispatchSwitches) {
   c.reference_cache = "/cache";
   c.device.required = true;
   c.device.arch = "sm_90";
+  c.device_lock = true;  // several workers (--jobs): the worker installs the device lock
   const ExecConfig d = wire::exec_config(nlohmann::json::parse(wire::to_json(c).dump()));
   EXPECT_EQ(d.suite_files, c.suite_files);
   EXPECT_EQ(d.kernel_ids, c.kernel_ids);
@@ -355,6 +356,7 @@ TEST(Wire, ExecConfigRoundTripsWithTheDispatchSwitches) {
   EXPECT_EQ(d.reference_cache, "/cache");
   EXPECT_TRUE(d.device.required);
   EXPECT_EQ(d.device.arch, "sm_90");
+  EXPECT_TRUE(d.device_lock);
 }
 
 TEST(Wire, RequestsAndDeviceDetectionRoundTrip) {
