@@ -10,7 +10,7 @@ class Session:
     """Session(report_dir, kernel_id, kernel_version, provenance={"torch": torch.__version__}) collects Verdicts
     (add(), or run() / judge() that add what they return) and write()s the reports into report_dir; as a context
     manager it writes on exit. provenance's (name, version) pairs join report.json's provenance.kernels after the
-    kernel's own. One session holds the verdicts of one suite (report.json names one)."""
+    kernel's own. One session holds the verdicts of one suite file and seed (report.json names one)."""
 
     def __init__(self, report_dir, kernel_id, kernel_version, provenance=None, suite=None):
         self.report_dir = os.fspath(report_dir)
@@ -24,7 +24,7 @@ class Session:
     def add(self, verdict):
         if self.suite is None:
             self.suite = verdict.case.suite
-        elif verdict.case.suite._native is not self.suite._native:
+        elif (verdict.case.suite.file, verdict.case.suite.seed) != (self.suite.file, self.suite.seed):
             raise ValueError(f"moe_harness.Session: verdict of {verdict.id!r} is from suite {verdict.case.suite.file}, "
                              f"this session's is {self.suite.file}: use one Session per suite")
         self.verdicts.append(verdict)

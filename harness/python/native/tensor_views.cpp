@@ -90,12 +90,14 @@ py::object to_dlpack(const TensorView& v, py::object stream, py::kwargs kwargs) 
   return py::reinterpret_steal<py::object>(cap);
 }
 
-const api::Tensor* find_tensor(const FixtureData& d, const std::string& name) {
-  if (name == "topk_ids") return d.topk_ids.get();
-  if (name == "topk_weights") return d.topk_weights.get();
-  for (const api::Tensor* t : d.fixture.pristine.tensors())
-    if (t->name() == name) return t;
-  return nullptr;
+// The tensor `name` and what keeps it alive: the routing tensors are their own (a probe's routing replaces them,
+// while a view of the previous call's may still be held), the checkpoint's are the fixture's.
+std::pair<std::shared_ptr<void>, api::Tensor*> find_tensor(const std::shared_ptr<FixtureData>& d, const std::string& name) {
+  if (name == "topk_ids") return {d->topk_ids, d->topk_ids.get()};
+  if (name == "topk_weights") return {d->topk_weights, d->topk_weights.get()};
+  for (api::Tensor* t : d->fixture.pristine.tensors())
+    if (t->name() == name) return {d, t};
+  return {nullptr, nullptr};
 }
 
 std::vector<std::string> tensor_names(const FixtureData& d) {
@@ -165,16 +167,16 @@ void register_tensors(py::module_& m) {
                             "A case's tensors by name (the checkpoint's, plus topk_ids and topk_weights: the routing "
                             "the kernel is judged on), each a moe_harness.Tensor")
       .def("__getitem__", [](const FixtureObject& f, const std::string& name) {
-        const api::Tensor* t = find_tensor(*f.data, name);
+        auto [owner, t] = find_tensor(f.data, name);
         if (!t) {
           std::string known;
           for (const std::string& n : tensor_names(*f.data)) known += (known.empty() ? "" : ", ") + n;
           throw py::key_error("fixture has no tensor '" + name + "'; it has " + known);
         }
         // Views of the pristine checkpoint are read-only in the buffer protocol; DLPack carries no such flag.
-        return view_of(f.data, const_cast<api::Tensor*>(t), false);
+        return view_of(std::move(owner), t, false);
       })
-      .def("__contains__", [](const FixtureObject& f, const std::string& name) { return find_tensor(*f.data, name) != nullptr; })
+      .def("__contains__", [](const FixtureObject& f, const std::string& name) { return find_tensor(f.data, name).second != nullptr; })
       .def("keys", [](const FixtureObject& f) { return tensor_names(*f.data); })
       .def("__len__", [](const FixtureObject& f) { return tensor_names(*f.data).size(); })
       .def_property_readonly("fingerprint", [](const FixtureObject& f) { return f.data->fixture.fingerprint; },
