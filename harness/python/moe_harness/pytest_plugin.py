@@ -7,7 +7,8 @@
 A test that takes the `moe_case` fixture runs once per case of the suite, the case id as its test id; the fixture
 is the case with run(kernel) / judge(out) that record the verdict in the session and end the test: a skip (the
 case gated away, or the kernel's supports() declined it) is pytest.skip(reason), a failed or error verdict a test
-failure printing the verdict's details. The `moe_session` fixture is the moe_harness.Session (add versions to its
+failure printing the verdict's details; a gating failure (a required GPU missing, a device that cannot be
+identified) is an error of the test's setup. A filter that selects no case is a usage error (pytest exit 4). The `moe_session` fixture is the moe_harness.Session (add versions to its
 .provenance). With --moe-report DIR the session's report.json, junit.xml, summary.md and report.html are written
 at the end; under pytest-xdist each worker writes its own shard DIR/<worker id>/ and
 `moe-harness merge DIR/gw*/report.json --out DIR/report.json` joins them (the plugin prints that command).
@@ -37,6 +38,11 @@ def _worker(config):
     return getattr(config, "workerinput", {}).get("workerid")
 
 
+def _xdist_controller(config):
+    """The pytest-xdist process that only hands tests to workers (it judges nothing and writes no report)."""
+    return bool(getattr(config.option, "numprocesses", None)) and not _worker(config)
+
+
 def pytest_configure(config):
     if config.getoption("moe_suite") is None:
         return
@@ -45,6 +51,7 @@ def pytest_configure(config):
         report = os.path.join(report, _worker(config))
     config._moe_session = moe_harness.Session(report or "", config.getoption("moe_kernel_id"),
                                               config.getoption("moe_kernel_version"))
+    _suite(config)  # here, so that a bad suite or an empty selection is a usage error before collection
 
 
 def _suite(config):
@@ -57,6 +64,9 @@ def _suite(config):
                                                   seed=config.getoption("moe_seed"))
         except moe_harness.Error as e:
             raise pytest.UsageError(f"--moe-suite {name}: {e}") from None
+        if len(config._moe_suite) == 0:  # nothing checked is never green (README "Exit codes")
+            raise pytest.UsageError(f"--moe-filter selected no case of suite {name} ({config._moe_suite.file}); "
+                                    f"`moe-harness list --suite {name} --filter GLOB` shows what a filter selects")
         config._moe_session.suite = config._moe_suite
     return config._moe_suite
 
@@ -115,7 +125,7 @@ def moe_session(request):
 
 def pytest_sessionfinish(session):
     s = getattr(session.config, "_moe_session", None)
-    if s is None or not s.report_dir or s.suite is None:
+    if s is None or not s.report_dir or s.suite is None or _xdist_controller(session.config):
         return
     s.write()
 
@@ -125,7 +135,7 @@ def pytest_terminal_summary(terminalreporter, config):
     report = config.getoption("moe_report", None)
     if s is None or not report:
         return
-    if getattr(config.option, "numprocesses", None) and not _worker(config):
+    if _xdist_controller(config):
         terminalreporter.write_line(f"moe-harness: shard reports in {report}/gw*/; join them with "
                                     f"`moe-harness merge {report}/gw*/report.json --out {report}/report.json`")
     elif s.suite is not None:
