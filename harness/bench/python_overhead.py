@@ -5,7 +5,8 @@ interpreter, the verdicts collected by a Session that writes the same four repor
 that both see the same machine load.
 
 For each path and repeat, with the kernel's own time taken out (the report's kernel phase for `run`; the time
-inside the native kernel's run(), NativeKernel.seconds, for Python, so the Python callback counts as overhead):
+inside the native kernel's run(), NativeKernel.seconds, for Python, so the Python callback counts as overhead; the
+kernel's prepare() stays in both, as in the pipeline's clone_prepare phase):
   process   (wall time of the whole process - kernel time) / cases: start, suite load, every case, the reports
   pipeline  median over cases of (the record's phases summed - kernel time): the case itself, in the loop
 The ratio python / native of each is the overhead factor (issue 22's target: at most 1.2).

@@ -1,7 +1,8 @@
 // moe_harness.native_kernel(ID): a kernel of this build (moe::api::make_kernel: host-contract, gpu-fused-moe in GPU
 // builds, KERNEL~MUTANT) as a Python kernel object, so that a native kernel can be judged through the Python path:
 // the Python path against `run` on the same kernel (tests), and the per-case overhead of that path
-// (harness/bench/python_overhead.py). Its time inside the native kernel is summed in `seconds`.
+// (harness/bench/python_overhead.py). Its time inside the native kernel's run() is summed in `seconds` (what the
+// pipeline's kernel phase measures for `run`), inside prepare() in `prepare_seconds`.
 #include <pybind11/stl.h>
 
 #include <chrono>
@@ -14,7 +15,7 @@ namespace {
 
 struct NativeKernel {
   std::unique_ptr<api::KernelUnderTest> kernel;
-  double seconds = 0;  // inside kernel->prepare() and kernel->run()
+  double seconds = 0, prepare_seconds = 0;  // inside kernel->run(), inside kernel->prepare()
   long calls = 0;
 };
 
@@ -26,14 +27,15 @@ const api::DeviceInfo* device_for(const NativeKernel& k) {
   return k.kernel->needs_device() && live_device().device ? &*live_device().device : nullptr;
 }
 
+// f() without the GIL; its seconds added to `total`.
 template <class F>
-void timed(NativeKernel& k, F&& f) {
+void timed(double& total, F&& f) {
   const auto t0 = std::chrono::steady_clock::now();
   {
     py::gil_scoped_release nogil;
     f();
   }
-  k.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  total += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 py::object call(NativeKernel& k, const FixtureObject& fx, TensorView& out) {
@@ -41,7 +43,7 @@ py::object call(NativeKernel& k, const FixtureObject& fx, TensorView& out) {
   if (!fx.data->topk_ids) throw py::value_error("native kernel: the fixture has no routing");
   const api::RoutingResult routing = fx.data->routing();
   api::RunInfo info;
-  timed(k, [&] { info = k.kernel->run(fx.data->fixture.problem, fx.data->fixture.pristine, routing, *out.tensor); });
+  timed(k.seconds, [&] { info = k.kernel->run(fx.data->fixture.problem, fx.data->fixture.pristine, routing, *out.tensor); });
   ++k.calls;
   return py::str(info.variant);
 }
@@ -54,6 +56,7 @@ void register_native_kernels(py::module_& m) {
       .def_property_readonly("version", [](const NativeKernel& k) { return k.kernel->version(); })
       .def_property_readonly("needs_device", [](const NativeKernel& k) { return k.kernel->needs_device(); })
       .def_readonly("seconds", &NativeKernel::seconds)
+      .def_readonly("prepare_seconds", &NativeKernel::prepare_seconds)
       .def_readonly("calls", &NativeKernel::calls)
       .def("supports", [](const NativeKernel& k, py::handle case_obj) -> py::object {
         const api::Support s = k.kernel->supports(spec_of(case_obj).problem, device_for(k));
@@ -63,7 +66,7 @@ void register_native_kernels(py::module_& m) {
         return k.kernel->deterministic(spec_of(case_obj).problem);
       })
       .def("prepare", [](NativeKernel& k, const FixtureObject& fx) {
-        timed(k, [&] { k.kernel->prepare(fx.data->fixture.problem, fx.data->fixture.pristine); });
+        timed(k.prepare_seconds, [&] { k.kernel->prepare(fx.data->fixture.problem, fx.data->fixture.pristine); });
       })
       .def("__call__", &call, py::arg("fixture"), py::arg("out"));
   m.def("native_kernel", [](const std::string& id, double host_budget) {

@@ -14,6 +14,9 @@
 // Lifetimes: prepare() takes the working clone's tensors into a FixtureData that the Python views share, and each
 // call gets its own output and routing tensors (copied back into the pipeline's output afterwards), so a view the
 // kernel keeps after the call never points into freed memory.
+//
+// The rounding contract a kernel declares (issue 21) belongs here once KernelUnderTest carries one: read from a
+// kernel attribute when the kernel object is taken, as supports and deterministic are.
 #pragma once
 #include <memory>
 #include <optional>

@@ -1,31 +1,19 @@
-"""Shared helpers of the module's tests: the CLI binary of the same build (MOE_HARNESS_BIN), `export` of a case, and
-a safetensors reader written from the format's definition (8-byte header length, JSON header, raw bytes); it
-returns the tensors and the metadata, with each tensor's header dtype added as safetensors.dtype.<name>."""
-import json
+"""Shared helpers of the module's tests: the CLI binary of the same build (MOE_HARNESS_BIN) and `export` of a case,
+read with the example runner's safetensors reader (kernels/external/numpy_runner.py: a program outside the harness,
+so the fixture's bytes reach the tests without the module)."""
 import os
-import struct
 import subprocess
 
-import numpy as np
+import numpy_runner
 import pytest
-
-NUMPY = {"BF16": np.uint16, "F16": np.float16, "F32": np.float32, "I32": np.int32, "U8": np.uint8,
-         "F8_E4M3": np.uint8, "F8_E5M2": np.uint8}
 
 
 def read_safetensors(path):
-    with open(path, "rb") as f:
-        n = struct.unpack("<Q", f.read(8))[0]
-        header = json.loads(f.read(n))
-        data = f.read()
-    meta = header.pop("__metadata__", {})
-    out = {}
-    for name, t in header.items():
-        a, b = t["data_offsets"]
-        out[name] = np.frombuffer(data[a:b], dtype=NUMPY[t["dtype"]]).reshape(t["shape"])
-        out[name].flags.writeable = False
-        meta.setdefault(f"safetensors.dtype.{name}", t["dtype"])
-    return out, meta
+    """{name: array} and the metadata, each tensor's header dtype added as safetensors.dtype.<name>."""
+    tensors, meta = numpy_runner.read_safetensors(path)
+    for name, (dtype, _) in tensors.items():
+        meta.setdefault(f"safetensors.dtype.{name}", dtype)
+    return {name: a for name, (_, a) in tensors.items()}, meta
 
 
 @pytest.fixture(scope="session")
