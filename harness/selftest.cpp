@@ -51,13 +51,8 @@ constexpr std::size_t kClean = 0, kBaseline = 1;  // kernel indexes; the mutants
 
 Outcome run_one(CaseExecutor& exec, std::size_t case_index, std::size_t kernel, std::optional<std::uint64_t> seed,
                 bool corrupt_pristine = false) {
-  CaseRequest r;
-  r.case_index = case_index;
-  r.kernel_index = kernel;
-  r.seed = seed;
-  r.capture = true;
-  r.corrupt_pristine = corrupt_pristine;
-  CaseResult res = exec.execute(r);
+  CaseResult res = exec.execute({.case_index = case_index, .kernel_index = kernel, .seed = seed, .capture = true,
+                                  .corrupt_pristine = corrupt_pristine});
   return {std::move(res.record), std::move(res.ref), std::move(res.out)};
 }
 

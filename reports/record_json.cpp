@@ -19,6 +19,17 @@ ordered_json numbers(const std::vector<double>& v) {
   return a;
 }
 
+// The JSON names of the fields that are read and written the same way, one table for both directions.
+constexpr std::pair<const char*, std::string StatisticRecord::*> kStatisticText[] = {{"status", &StatisticRecord::status},
+                                                                                    {"at", &StatisticRecord::at}};
+constexpr std::pair<const char*, double StatisticRecord::*> kStatisticNumbers[] = {
+    {"z", &StatisticRecord::z}, {"z_threshold", &StatisticRecord::z_threshold}, {"effect", &StatisticRecord::effect},
+    {"effect_floor", &StatisticRecord::effect_floor}};
+constexpr std::pair<const char*, std::string Provenance::*> kDeviceText[] = {
+    {"name", &Provenance::device_name}, {"vendor", &Provenance::device_vendor}, {"arch", &Provenance::device_arch},
+    {"driver_version", &Provenance::driver_version}, {"runtime_version", &Provenance::runtime_version},
+    {"message", &Provenance::device_message}};
+
 const char* kFix = "pass a file written by `moe-harness run` (schema reports/schema/run_report.schema.json)";
 
 template <class J>
@@ -61,12 +72,8 @@ CaseRecord record_from(const J& c, const std::string& file, const std::string& p
       const J& o = F.check(it.value(), k, JsonWant::object);
       StatisticRecord st;
       st.name = it.key();
-      st.status = F.str(o, k, "status");
-      st.z = F.num(o, k, "z");
-      st.z_threshold = F.num(o, k, "z_threshold");
-      st.effect = F.num(o, k, "effect");
-      st.effect_floor = F.num(o, k, "effect_floor");
-      st.at = F.str(o, k, "at");
+      for (auto [key, field] : kStatisticText) st.*field = F.str(o, k, key);
+      for (auto [key, field] : kStatisticNumbers) st.*field = F.num(o, k, key);
       st.failed = F.get(o, k, "failed", JsonWant::boolean).template get<bool>();
       r.systematic.push_back(std::move(st));
     }
@@ -108,16 +115,11 @@ Provenance provenance_from(const J& j, const std::string& file, const std::strin
   }
   const std::string dp = F.key(path, "device");
   const J& d = F.get(j, path, "device", JsonWant::object);
-  p.device_name = F.str(d, dp, "name");
-  p.device_vendor = F.str(d, dp, "vendor");
-  p.device_arch = F.str(d, dp, "arch");
+  for (auto [key, field] : kDeviceText) p.*field = F.str(d, dp, key);
   const J& cu = F.get(d, dp, "compute_units", JsonWant::integer);
   if (cu.template get<long long>() < 0 || cu.template get<long long>() > (1 << 20))
     F.fail(F.key(dp, "compute_units"), "is out of range [0, 2^20]");
   p.compute_units = cu.template get<int>();
-  p.driver_version = F.str(d, dp, "driver_version");
-  p.runtime_version = F.str(d, dp, "runtime_version");
-  p.device_message = F.str(d, dp, "message");
   p.suite = F.str(j, path, "suite");
   p.suite_file = F.str(j, path, "suite_file");
   p.suite_hash = F.hex64(j, path, "suite_hash");
@@ -136,10 +138,11 @@ Provenance provenance_from(const J& j, const std::string& file, const std::strin
 ordered_json provenance_to_json(const Provenance& p) {
   ordered_json kernels = ordered_json::array();
   for (auto& [id, v] : p.kernels) kernels.push_back({{"id", id}, {"version", v}});
+  ordered_json device = ordered_json::object();
+  for (auto [key, field] : kDeviceText) device[key] = p.*field;
+  device["compute_units"] = p.compute_units;
   return {{"harness_version", p.harness_version}, {"harness_commit", p.harness_commit}, {"kernels", kernels},
-          {"device", {{"name", p.device_name}, {"vendor", p.device_vendor}, {"arch", p.device_arch},
-                      {"compute_units", p.compute_units}, {"driver_version", p.driver_version},
-                      {"runtime_version", p.runtime_version}, {"message", p.device_message}}},
+          {"device", device},
           {"suite", p.suite}, {"suite_file", p.suite_file}, {"suite_hash", fmt::format("{:016x}", p.suite_hash)},
           {"seed", p.seed}, {"start_time", p.start_time}, {"end_time", p.end_time}, {"host", p.host},
           {"incomplete", p.incomplete}, {"incomplete_reason", p.incomplete_reason}};
@@ -151,10 +154,13 @@ ordered_json case_record_to_json(const CaseRecord& c) {
   ordered_json probes = ordered_json::object();
   for (auto& [k, v] : c.probes) probes[k] = v;
   ordered_json systematic = ordered_json::object();
-  for (const StatisticRecord& st : c.systematic)
-    systematic[st.name] = {{"status", st.status}, {"z", number(st.z)}, {"z_threshold", number(st.z_threshold)},
-                           {"effect", number(st.effect)}, {"effect_floor", number(st.effect_floor)}, {"at", st.at},
-                           {"failed", st.failed}};
+  for (const StatisticRecord& st : c.systematic) {
+    ordered_json o = ordered_json::object();
+    for (auto [key, field] : kStatisticText) o[key] = st.*field;
+    for (auto [key, field] : kStatisticNumbers) o[key] = number(st.*field);
+    o["failed"] = st.failed;
+    systematic[st.name] = std::move(o);
+  }
   ordered_json phases = ordered_json::object();
   for (auto [name, field] : kTimingPhases) phases[name] = number(c.timing.*field);
   ordered_json j = {{"id", c.id}, {"kernel", c.kernel}, {"status", name(c.status)}, {"reason", c.reason},

@@ -111,28 +111,45 @@ __device__ inline void group_sum(float (&v)[N]) {
     for (int off = kLanes / 2; off > 0; off >>= 1) v[m] += MOE_SHFL_XOR(v[m], off, kLanes);
 }
 
+// The weight row a lane's group owns in the block's row tile, clamped into [0, rows): a group past the last row
+// still loads and takes part in the shuffles (row_ok false: it writes nothing).
+struct GroupRow {
+  int lane;
+  bool row_ok;
+  std::int64_t row;
+};
+__device__ inline GroupRow group_row(std::int64_t rows) {
+  const std::int64_t r = std::int64_t(blockIdx.x) * kGroups + int(threadIdx.x) / kLanes;
+  return {int(threadIdx.x) % kLanes, r < rows, r < rows ? r : rows - 1};
+}
+
+// One pass's slots (up to KT tokens of the expert from t0) into shared memory for the whole block; how many.
+template <int KT>
+__device__ inline int load_pass(const FusedMoeArgs& a, std::int64_t t0, std::int64_t end, SlotInfo* sinfo) {
+  const int n = int(end - t0 < KT ? end - t0 : KT);
+  if (int(threadIdx.x) < n) sinfo[threadIdx.x] = slot_info(a, a.sorted_slots[t0 + threadIdx.x]);
+  __syncthreads();
+  return n;
+}
+
 // Stage 1 for one row tile of one expert set: lane `lane` of a group takes chunks of V columns (one 16-byte weight
 // load each, chunk_width) at c = lane * V + j * kLanes * V, ahead1 chunks fetched before any is decoded, then
 // decoded 8 columns at a time. Each token's sum runs over the columns in increasing c whatever the fetch grouping.
 template <int F, int V, int KT>
 __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set, std::int64_t e, std::int64_t begin,
                                     std::int64_t end, std::int64_t mid_stride, SlotInfo* sinfo) {
-  const int lane = int(threadIdx.x) % kLanes;
   const std::int64_t inter = set.inter, h = a.hidden;
-  const std::int64_t i = std::int64_t(blockIdx.x) * kGroups + int(threadIdx.x) / kLanes;
-  const bool row_ok = i < inter;  // every lane still takes part in the shuffles
+  const GroupRow g = group_row(inter);
   const bool fast = chunked<F>(set);
   constexpr int kAhead1 = ahead1<KT>();
   std::int64_t rg, ru;
-  gate_up_rows(a, inter, row_ok ? i : inter - 1, rg, ru);
+  gate_up_rows(a, inter, g.row, rg, ru);
   for (std::int64_t t0 = begin; t0 < end; t0 += KT) {
-    const int n = int(end - t0 < KT ? end - t0 : KT);
-    if (int(threadIdx.x) < n) sinfo[threadIdx.x] = slot_info(a, a.sorted_slots[t0 + threadIdx.x]);
-    __syncthreads();
+    const int n = load_pass<KT>(a, t0, end, sinfo);
     float ag[KT], au[KT];
 #pragma unroll
     for (int m = 0; m < KT; ++m) ag[m] = au[m] = 0.0f;
-    for (std::int64_t c0 = std::int64_t(lane) * V; c0 < h; c0 += kAhead1 * kLanes * V) {
+    for (std::int64_t c0 = std::int64_t(g.lane) * V; c0 < h; c0 += kAhead1 * kLanes * V) {
       RawChunk rawg[kAhead1], rawu[kAhead1];
       if constexpr (F >= 0) {
         static_for<kAhead1>([&](auto uc) {
@@ -179,10 +196,10 @@ __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set,
     }
     group_sum(ag);
     group_sum(au);
-    if (lane == 0 && row_ok) {
+    if (g.lane == 0 && g.row_ok) {
 #pragma unroll
       for (int m = 0; m < KT; ++m)
-        if (m < n) a.mid[sinfo[m].slot * mid_stride + i] = stage1_output(a, sinfo[m], rg, ru, ag[m], au[m]);
+        if (m < n) a.mid[sinfo[m].slot * mid_stride + g.row] = stage1_output(a, sinfo[m], rg, ru, ag[m], au[m]);
     }
     __syncthreads();  // sinfo is refilled by the next pass
   }
@@ -191,21 +208,17 @@ __device__ void grouped_stage1_body(const FusedMoeArgs& a, const ExpertSet& set,
 template <int F, int V, int KT>
 __device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set, std::int64_t e, std::int64_t begin,
                                     std::int64_t end, std::int64_t mid_stride, SlotInfo* sinfo) {
-  const int lane = int(threadIdx.x) % kLanes;
   const std::int64_t inter = set.inter, h = a.hidden;
-  const std::int64_t r = std::int64_t(blockIdx.x) * kGroups + int(threadIdx.x) / kLanes;
-  const bool row_ok = r < h;
-  const std::int64_t row = row_ok ? r : h - 1;
+  const GroupRow g = group_row(h);
+  const std::int64_t row = g.row;
   const bool fast = chunked<F>(set);
   constexpr int kAhead2 = ahead2<KT>();
   for (std::int64_t t0 = begin; t0 < end; t0 += KT) {
-    const int n = int(end - t0 < KT ? end - t0 : KT);
-    if (int(threadIdx.x) < n) sinfo[threadIdx.x] = slot_info(a, a.sorted_slots[t0 + threadIdx.x]);
-    __syncthreads();
+    const int n = load_pass<KT>(a, t0, end, sinfo);
     float acc[KT];
 #pragma unroll
     for (int m = 0; m < KT; ++m) acc[m] = 0.0f;
-    for (std::int64_t c0 = std::int64_t(lane) * V; c0 < inter; c0 += kAhead2 * kLanes * V) {
+    for (std::int64_t c0 = std::int64_t(g.lane) * V; c0 < inter; c0 += kAhead2 * kLanes * V) {
       RawChunk raw[kAhead2];
       if constexpr (F >= 0) {
 #pragma unroll
@@ -239,7 +252,7 @@ __device__ void grouped_stage2_body(const FusedMoeArgs& a, const ExpertSet& set,
       }
     }
     group_sum(acc);
-    if (lane == 0 && row_ok) {
+    if (g.lane == 0 && g.row_ok) {
 #pragma unroll
       for (int m = 0; m < KT; ++m)
         if (m < n) stage2_output(a, sinfo[m], row, acc[m]);
