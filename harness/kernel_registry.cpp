@@ -60,8 +60,9 @@ Mutation parse_mutant_of(const std::string& name, const std::string& spec, const
   return *parsed;
 }
 
-// host-contract@ROUNDS[@DECLARES]: the host kernel rounding at the points ROUNDS names on top of every case, and
-// declaring DECLARES (default: ROUNDS, an honest kernel); `default` names no point (kernels/host/host_contract_kernel.hpp).
+// host-contract@ROUNDS[@DECLARES]: the host kernel rounding at the points ROUNDS names whatever the problem it is
+// handed says (gate_up=f32: never rounds h), and declaring DECLARES (default: ROUNDS, an honest kernel); `default`
+// names no point (kernels/host/host_contract_kernel.hpp).
 std::unique_ptr<KernelUnderTest> host_rounding_variant(const std::string& id, double budget) {
   const std::string spec = id.substr(id.find('@') + 1);
   const auto at = spec.find('@');

@@ -122,3 +122,31 @@ TEST(RoundingContractPipeline, AnOptionsDeclarationReplacesTheKernels) {
 
 }  // namespace
 }  // namespace moe
+
+namespace moe {
+namespace {
+
+// A nightly case on which h rounded to bf16 differs measurably from h kept in fp32 (measured on the host nightly:
+// reports/runs/2026-12-01-cpu-rounding-contract/RUN.md): both lies about the gate_up point fail it, the truth passes.
+TEST(RoundingContractPipeline, EitherLieAboutTheGateUpPointFailsANightlyCase) {
+  const std::string readme = MOE_README;
+  const Suite s = load_suite_file(readme.substr(0, readme.size() - std::string("README.md").size()) + "cases/nightly.yaml");
+  const CaseSpec* c = nullptr;
+  for (const CaseSpec& x : s.cases)
+    if (x.id == "qwen3.5-35b-a3b/tp4/fp8pt.tok+sh.fp8ch.tok/silu/T5/decode/atomic") c = &x;
+  ASSERT_NE(c, nullptr);
+  HostContractKernel rounds_undeclared(HostContractKernel::kDefaultFlopBudget, nullptr, {text("gate_up=bf16"), {}}, "a");
+  HostContractKernel declares_unrounded(HostContractKernel::kDefaultFlopBudget, nullptr,
+                                        {text("gate_up=f32"), text("gate_up=bf16")}, "b");
+  HostContractKernel honest(HostContractKernel::kDefaultFlopBudget, nullptr, {text("gate_up=bf16"), text("gate_up=bf16")}, "c");
+  for (HostContractKernel* k : {&rounds_undeclared, &declares_unrounded}) {
+    const CaseRecord r = judged(*c, *k);
+    EXPECT_EQ(r.status, Status::fail) << k->id() << ": " << r.reason;
+  }
+  const CaseRecord ok = judged(*c, honest);
+  EXPECT_EQ(ok.status, Status::pass) << ok.reason;
+  EXPECT_EQ(ok.contract.effective, "gate_up=bf16");
+}
+
+}  // namespace
+}  // namespace moe
