@@ -10,6 +10,7 @@
 #include "harness/judge.hpp"
 #include "harness/probes.hpp"
 #include "harness/systematic.hpp"
+#include "harness/tuning/tuner.hpp"
 #include "harness/thresholds.hpp"
 #include "fixtures/tensor_element.hpp"
 
@@ -113,6 +114,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.reference_s = tm.generate + tm.fingerprint + tm.reference;
 
     Checkpoint working = pristine.clone();
+    const std::string table_note = opt.dispatch_table ? apply_dispatch_table(*opt.dispatch_table, spec, kernel, device) : "";
     kernel.prepare(p, working);
     tm.clone_prepare = lap(t);
     Tensor out("out", p.output_dtype, {p.tokens, p.hidden});
@@ -120,7 +122,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     const RunInfo info = kernel.run(p, working, routing, out);
     tm.kernel = lap(t) - info.upload_s;
     tm.upload = info.upload_s;
-    rec.variant = info.variant;
+    rec.variant = info.variant + table_note;
     rec.kernel_us = info.median_us;
     if (opt.after_kernel_hook) opt.after_kernel_hook(pristine);
     const bool mutated = pristine.fingerprint() != fingerprint;

@@ -40,6 +40,8 @@ struct RunOptions {
   bool isolation = true;
   std::optional<double> case_timeout_s;
   std::filesystem::path resume;
+  // --dispatch-table: each case dispatches from its row of a tuned table (docs/tuning.md); empty: none.
+  std::filesystem::path dispatch_table;
 };
 
 // Returns the process exit code (README "Exit codes"): 128 + N when signal N (SIGINT, SIGTERM) stopped the run;

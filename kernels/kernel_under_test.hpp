@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fixtures/checkpoint.hpp"
+#include "fixtures/error.hpp"
 #include "fixtures/problem.hpp"
 #include "fixtures/rounding_contract.hpp"
 #include "fixtures/tensor.hpp"
@@ -54,6 +55,16 @@ class KernelUnderTest {
   // Whether run() measures its speed (warm-ups and timed repeats) after the verdict run. Off for runs that only
   // want verdicts, e.g. a bisect step (`run --no-timing`); kernels that do not time themselves ignore it.
   virtual void set_timing(bool on) {}
+  // The dispatch variants the kernel offers for p (`moe-harness tune`, docs/tuning.md), each as the option text
+  // select_dispatch() takes; "" is the kernel's own rules, always first. A kernel with one path offers only "".
+  virtual std::vector<std::string> dispatch_variants(const ProblemSpec& p) const { return {""}; }
+  // Runs from now on with `choice` (one of dispatch_variants(), or a tuned table's text; "": the kernel's own rules).
+  // An unknown choice is bad input naming it.
+  virtual void select_dispatch(const std::string& choice) {
+    if (!choice.empty())
+      throw_bad_input("dispatch table", "dispatch", "kernel " + id() + " has no dispatch choice '" + choice + "'",
+                      "tune the table for this kernel (moe-harness tune --kernel " + id() + ")");
+  }
   // Checks of where the kernel's inputs came from that only it can answer, as (check, "ran" | "not run: <why>") for
   // the report's probes: an output computed elsewhere says whether its fixture fingerprint was compared.
   virtual std::vector<std::pair<std::string, std::string>> input_checks() const { return {}; }

@@ -37,6 +37,12 @@ ReferenceSet compute_references(const CaseSpec& c, const Fixture& f, ReferenceCa
   return cache ? cache->get(c, rc, f.pristine, f.fingerprint) : moe::compute_references(rc, f.pristine);
 }
 
+Tensor new_output(const ProblemSpec& p) {
+  Tensor out("out", p.output_dtype, {p.tokens, p.hidden});
+  fill_sentinel(out, 0);
+  return out;
+}
+
 Thresholds thresholds(const CaseSpec& c) { return case_thresholds(c); }
 
 CaseRecord judge(const CaseSpec& c, const Fixture& f, const ReferenceSet& refs, const Tensor& out,

@@ -5,17 +5,16 @@
 #include "harness/cli/number_checks.hpp"  // the validators of every numeric option
 
 namespace moe::cli {
-void add_formats_command(CLI::App& app, int& exit_code);
-void add_list_command(CLI::App& app, int& exit_code);
-void add_describe_command(CLI::App& app, int& exit_code);
-void add_run_command(CLI::App& app, int& exit_code);
-void add_export_command(CLI::App& app, int& exit_code);
-void add_selftest_command(CLI::App& app, int& exit_code);
-void add_compare_command(CLI::App& app, int& exit_code);
-void add_gate_command(CLI::App& app, int& exit_code);
-void add_calibrate_command(CLI::App& app, int& exit_code);
-void add_merge_command(CLI::App& app, int& exit_code);
-void add_judge_command(CLI::App& app, int& exit_code);
-void add_html_command(CLI::App& app, int& exit_code);
-void add_report_command(CLI::App& app, int& exit_code);
+// Each adds its subcommand to app; exit_code receives its exit status.
+using AddCommand = void(CLI::App& app, int& exit_code);
+AddCommand add_formats_command, add_list_command, add_describe_command, add_run_command, add_export_command,
+    add_selftest_command, add_compare_command, add_gate_command, add_calibrate_command, add_merge_command,
+    add_judge_command, add_html_command, add_report_command, add_tune_command, add_check_table_command;
+
+// Every subcommand, in the order `moe-harness --help` lists them.
+inline constexpr AddCommand* kCommands[] = {
+    add_formats_command, add_list_command, add_describe_command, add_run_command, add_export_command,
+    add_selftest_command, add_compare_command, add_gate_command, add_calibrate_command, add_merge_command,
+    add_judge_command, add_html_command, add_report_command, add_tune_command, add_check_table_command,
+};
 }  // namespace moe::cli

@@ -17,19 +17,7 @@ int main(int argc, char** argv) {
                        "Print the version and the source tree this binary was built from, then exit");
   app.require_subcommand(1);
   int exit_code = 0;
-  moe::cli::add_formats_command(app, exit_code);
-  moe::cli::add_list_command(app, exit_code);
-  moe::cli::add_describe_command(app, exit_code);
-  moe::cli::add_run_command(app, exit_code);
-  moe::cli::add_export_command(app, exit_code);
-  moe::cli::add_selftest_command(app, exit_code);
-  moe::cli::add_compare_command(app, exit_code);
-  moe::cli::add_gate_command(app, exit_code);
-  moe::cli::add_calibrate_command(app, exit_code);
-  moe::cli::add_merge_command(app, exit_code);
-  moe::cli::add_judge_command(app, exit_code);
-  moe::cli::add_html_command(app, exit_code);
-  moe::cli::add_report_command(app, exit_code);
+  for (auto add : moe::cli::kCommands) add(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,6 +2,7 @@
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/isolation_options.hpp"
+#include "harness/tuning/tuning_table.hpp"
 
 namespace moe::cli {
 
@@ -32,6 +33,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--reference-cache", opt->reference_cache,
                   "directory keeping references across runs, keyed by (case, reference version, case hash, fixture "
                   "fingerprint)");
+  cmd->add_option("--dispatch-table", opt->dispatch_table,
+                  "a table `moe-harness tune` wrote: each case dispatches from its row (the report's variant names "
+                  "the row; a case the table does not cover says so)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--host-budget", opt->host_budget, "FLOP budget above which the host kernel declines a case")->transform(positive_real(1e30));
   const IsolationOptions isolation(cmd);
   auto resume = std::make_shared<std::string>();
@@ -46,7 +51,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     if (*resume_opt)  // the journal holds the run's options; only how cases are executed may change
       for (const char* o : {"--suite", "--filter", "--kernel", "--plugin", "--no-timing", "--dispatch", "--seed",
                             "--report-dir", "--junit", "--json", "--require-device", "--reference-cache", "--host-budget",
-                            "--gtest"})
+                            "--dispatch-table", "--gtest"})
         if (cmd->count(o))
           throw_bad_input("command line", o, "--resume takes the run's options from its journal",
                           std::string("drop ") + o + " (only --no-isolation, --case-timeout and --verbose go with --resume)");
@@ -55,6 +60,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     if (*seed_opt) opt->seed = *seed;
     if (*no_timing) opt->timing = false;
     opt->dispatch = gpu::parse_dispatch_options(*dispatch);
+    if (!opt->dispatch_table.empty()) read_tuning_table(opt->dispatch_table.string());  // bad input before any work
     if (*req) {
       opt->device.required = true;
       opt->device.arch = *require;

@@ -8,6 +8,7 @@
 
 #include "harness/isolation/executor.hpp"
 #include "harness/reference_cache.hpp"
+#include "harness/tuning/tuning_table.hpp"
 #include "harness/weight_cache.hpp"
 
 namespace moe {
@@ -33,6 +34,7 @@ class CaseContext {
   DeviceRequirement requirement_;
   WeightCache weights_;
   std::optional<ReferenceCache> references_;
+  std::optional<TuningTable> dispatch_table_;
 };
 
 }  // namespace moe

@@ -33,6 +33,7 @@ struct ExecConfig {
   bool timing = true;
   std::string reference_cache;           // on-disk references and weights; empty: none
   DeviceRequirement device;
+  std::string dispatch_table;            // `run --dispatch-table`: a tuned table's path; empty: none
 };
 
 struct CaseRequest {

@@ -49,7 +49,8 @@ nlohmann::ordered_json run_options_to_json(const RunOptions& o) {
           {"plugins", plugins}, {"seed", o.seed ? nlohmann::ordered_json(*o.seed) : nlohmann::ordered_json(nullptr)},
           {"junit", absolute_path(o.junit)}, {"json", absolute_path(o.json)}, {"device_required", o.device.required},
           {"device_arch", o.device.arch}, {"reference_cache", absolute_path(o.reference_cache)}, {"timing", o.timing},
-          {"host_budget", o.host_budget}, {"dispatch", wire::dispatch_to_json(o.dispatch)}, {"gtest_args", o.gtest_args},
+          {"host_budget", o.host_budget}, {"dispatch", wire::dispatch_to_json(o.dispatch)},
+          {"dispatch_table", absolute_path(o.dispatch_table)}, {"gtest_args", o.gtest_args},
           {"gtest_total_shards", env("GTEST_TOTAL_SHARDS")}, {"gtest_shard_index", env("GTEST_SHARD_INDEX")}};
 }
 
@@ -68,6 +69,7 @@ RunOptions run_options_from_json(const nlohmann::ordered_json& j) {
   o.timing = j.at("timing");
   o.host_budget = j.at("host_budget");
   if (j.contains("dispatch")) o.dispatch = wire::dispatch_options(j.at("dispatch"));  // journals before --dispatch: none
+  if (j.contains("dispatch_table")) o.dispatch_table = j.at("dispatch_table").get<std::string>();
   o.gtest_args = j.at("gtest_args").get<std::vector<std::string>>();
   return o;
 }
@@ -85,6 +87,7 @@ ExecConfig exec_config_for(const RunOptions& o) {
   c.timing = o.timing;
   c.reference_cache = absolute_path(o.reference_cache);
   c.device = o.device;
+  c.dispatch_table = absolute_path(o.dispatch_table);
   return c;
 }
 

@@ -26,7 +26,7 @@ gpu::DispatchOptions dispatch_options(const json& j) {
 json to_json(const ExecConfig& c) {
   return {{"type", "config"}, {"suite_files", c.suite_files}, {"kernel_ids", c.kernel_ids}, {"plugins", c.plugins},
           {"host_budget", c.host_budget}, {"dispatch", dispatch_to_json(c.dispatch)}, {"timing", c.timing},
-          {"reference_cache", c.reference_cache},
+          {"reference_cache", c.reference_cache}, {"dispatch_table", c.dispatch_table},
           {"device_required", c.device.required}, {"device_arch", c.device.arch}};
 }
 
@@ -39,6 +39,7 @@ ExecConfig exec_config(const json& j) {
   c.dispatch = dispatch_options(j.at("dispatch"));
   c.timing = j.at("timing");
   c.reference_cache = j.at("reference_cache");
+  c.dispatch_table = j.at("dispatch_table");
   c.device.required = j.at("device_required");
   c.device.arch = j.at("device_arch");
   return c;

@@ -1,5 +1,6 @@
 #include "kernels/gpu/dispatch_options.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "fixtures/error.hpp"
@@ -8,8 +9,8 @@ namespace moe::gpu {
 
 std::string dispatch_option_spellings() { return "grouped_tokens_per_pass=auto|8, grouped_mma=on|off, decode_mma=on|off"; }
 
-DispatchOptions parse_dispatch_options(const std::vector<std::string>& items) {
-  DispatchOptions o;
+DispatchOptions parse_dispatch_options(const std::vector<std::string>& items, const DispatchOptions& base) {
+  DispatchOptions o = base;
   for (const std::string& item : items) {
     const std::size_t eq = item.find('=');
     const std::string key = item.substr(0, eq), value = eq == std::string::npos ? "" : item.substr(eq + 1);
@@ -34,6 +35,17 @@ DispatchOptions parse_dispatch_options(const std::vector<std::string>& items) {
     }
   }
   return o;
+}
+
+std::vector<std::string> split_dispatch_choice(const std::string& choice) {
+  std::vector<std::string> items;
+  std::size_t start = 0;
+  while (start < choice.size()) {
+    const std::size_t comma = std::min(choice.find(',', start), choice.size());
+    items.push_back(choice.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return items;
 }
 
 void refuse_retired_dispatch_env() {

@@ -16,8 +16,11 @@ struct DispatchOptions {
 };
 
 // Each item is KEY=VALUE: grouped_tokens_per_pass=auto|8, grouped_mma=on|off, decode_mma=on|off; a later item for
-// the same key wins. Anything else is bad input (exit 2) naming the item and the accepted spellings.
-DispatchOptions parse_dispatch_options(const std::vector<std::string>& items);
+// the same key wins, every item over `base`. Anything else is bad input (exit 2) naming the item and the accepted
+// spellings.
+DispatchOptions parse_dispatch_options(const std::vector<std::string>& items, const DispatchOptions& base = {});
+// A tuned table's choice ("grouped_mma=off,decode_mma=off"; "" for none) as its items.
+std::vector<std::string> split_dispatch_choice(const std::string& choice);
 // The accepted KEY=VALUE spellings, for help texts and error messages.
 std::string dispatch_option_spellings();
 // The environment variables that were these switches (MOE_GROUPED_TOKENS_PER_PASS, MOE_GROUPED_MMA, MOE_DECODE_MMA)

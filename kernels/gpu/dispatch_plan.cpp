@@ -98,4 +98,16 @@ std::string variant(const Plan& plan) {
   return v;
 }
 
+std::vector<std::string> distinct_dispatch_choices(const ProblemSpec& p, BuildCaps build, const DispatchOptions& base) {
+  std::vector<std::string> choices, variants;
+  for (const char* c : {"", "grouped_tokens_per_pass=8", "grouped_mma=off", "decode_mma=off",
+                        "grouped_tokens_per_pass=8,grouped_mma=off"}) {
+    const std::string v = variant(plan(p, build, parse_dispatch_options(split_dispatch_choice(c), base)));
+    if (std::find(variants.begin(), variants.end(), v) != variants.end()) continue;
+    variants.push_back(v);
+    choices.push_back(c);
+  }
+  return choices;
+}
+
 }  // namespace moe::gpu

@@ -53,6 +53,11 @@ struct Plan {
 //    placement (the operands come from the prepared fp32 rows, split into bf16 hi + lo: mma_decode.hip).
 Plan plan(const ProblemSpec& p, BuildCaps build, const DispatchOptions& options);
 
+// The dispatch choices (--dispatch item lists, split_dispatch_choice's form) that give p a plan of its own over the
+// run's switches `base`: "" (the rules) first, then each further choice whose variant differs from every earlier
+// one. What `moe-harness tune` times for the GPU kernels.
+std::vector<std::string> distinct_dispatch_choices(const ProblemSpec& p, BuildCaps build, const DispatchOptions& base);
+
 // The report's variant, from the plan alone: PATH/REDUCE/WEIGHT[+ACT][/shared-separate:PATH], PATH one of
 // one_stage, two_stage (row-wise), grouped-t2, grouped-t8, grouped-mma, grouped-mma-decode.
 std::string variant(const Plan& plan);

@@ -50,6 +50,15 @@ Support GpuFusedMoeKernel::supports(const ProblemSpec& p, const DeviceInfo*) con
   return Support::yes();
 }
 
+std::vector<std::string> GpuFusedMoeKernel::dispatch_variants(const ProblemSpec& p) const {
+  if (mutant_build_) return {""};  // the mutant build has one path per case
+  return gpu::distinct_dispatch_choices(p, {gpu::grouped_mma_built(), gpu::decode_mma_built()}, run_dispatch_);
+}
+
+void GpuFusedMoeKernel::select_dispatch(const std::string& choice) {
+  dispatch_ = gpu::parse_dispatch_options(gpu::split_dispatch_choice(choice), run_dispatch_);
+}
+
 RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r, Tensor& out) {
   if (const auto& lost = sticky_device_error())  // in process only: an isolated worker has exited by now
     throw_harness_error("gpu-fused-moe", "the GPU context was lost in an earlier case (" + *lost +

@@ -16,7 +16,7 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   // with the runtime's message for that case, not a crash).
   explicit GpuFusedMoeKernel(bool fail_launch_for_test = false) : fail_launch_(fail_launch_for_test) {}
   // The run's A/B switches (`run --dispatch`): the plan's rules they turn off or force.
-  explicit GpuFusedMoeKernel(const gpu::DispatchOptions& dispatch) : dispatch_(dispatch) {}
+  explicit GpuFusedMoeKernel(const gpu::DispatchOptions& dispatch) : run_dispatch_(dispatch), dispatch_(dispatch) {}
   // An in-kernel mutant (kernels/mutants/mutation.hpp): the kernels' mutant build carrying one bug from the catalog,
   // for the selftest. The input/output mutants are a MutantKernel around the mutant build without a bug.
   explicit GpuFusedMoeKernel(Mutation mutation) : mutation_(mutation), mutant_build_(mutation != Mutation::none) {}
@@ -40,12 +40,17 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   RoundingContract rounding_contract(const ProblemSpec&) const override { return fp32_stages(); }
   bool deterministic(const ProblemSpec& p) const override { return p.reduce != ReduceMode::fused_atomic; }
   void set_timing(bool on) override { timing_ = on; }
+  // The plans the A/B switches can give p, each once ("" first: the rules under the run's switches); a choice is
+  // a --dispatch item list ("grouped_mma=off,decode_mma=off") applied over the run's switches.
+  std::vector<std::string> dispatch_variants(const ProblemSpec& p) const override;
+  void select_dispatch(const std::string& choice) override;
 
  private:
   // Every constructor first refuses the retired A/B environment variables (dispatch_options.hpp).
   bool env_checked_ = (gpu::refuse_retired_dispatch_env(), true);
   bool fail_launch_ = false;
-  gpu::DispatchOptions dispatch_;
+  gpu::DispatchOptions run_dispatch_;  // the run's switches
+  gpu::DispatchOptions dispatch_;      // what plans the next case: the run's switches with the selected choice
   Mutation mutation_ = Mutation::none;
   bool mutant_build_ = false;  // launch_fused_moe_mutant (with mutation_, possibly none) instead of launch_fused_moe
   bool timing_ = true;

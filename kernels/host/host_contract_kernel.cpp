@@ -196,7 +196,7 @@ std::vector<float> expert_forward(const ProblemSpec& p, const ExpertWeights& w, 
     std::vector<float> zi(static_cast<std::size_t>(inter));
     const float* hi = hv.data() + i * 2 * inter;
     for (std::int64_t j = 0; j < inter; ++j) zi[j] = round_to(gated(hi, inter, j, ap), p.intermediate);
-    quantize_activation_row(zi, q);
+    if (hooks.quantize_intermediate()) quantize_activation_row(zi, q);
     std::copy(zi.begin(), zi.end(), z.begin() + i * inter);
   }
   matvec({&w, &q, false, e, h, inter, inter}, b2, z, n, y, hooks);

@@ -37,6 +37,9 @@ struct HostKernelHooks {
   // activation_scale: one scale forced on every routed input's fp8 per-token quantization, 0 for each token's own
   // (contract: 0).
   virtual float forced_token_scale() const { return 0.0f; }
+  // intermediate_quantization: whether the rounded intermediate is quantized with the scheme's activation format
+  // before stage 2 (contract: yes, where the scheme quantizes activations).
+  virtual bool quantize_intermediate() const { return true; }
   // activation: the stage-1 activation's parameters for a routed or a shared expert (contract: as given).
   virtual void activation(GateParams& ap, bool shared) const {}
   // slot_sum: whether token tok's routed slot j reaches the token's sum (contract: every local slot).

@@ -237,7 +237,8 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args, const LaunchPlan& plan) {
       });
       MOE_GPU_CHECK_LAUNCH("stage1_kernel");
     }
-    if (quant) {  // the intermediate, already rounded to its dtype, quantized per slot row as each set declares
+    // The intermediate, already rounded to its dtype, quantized per slot row as each set declares.
+    if (quant && !MOE_MUT(a, intermediate_requant_skipped)) {
       quantize(a.mid, slots, a.routed.inter, max_inter, a.routed.aq, per, false, "quantize_rows_kernel (intermediate, routed)");
       if (a.n_shared > 0)
         quantize(a.mid, slots, a.shared.inter, max_inter, a.shared.aq, per, true, "quantize_rows_kernel (intermediate, shared)");

@@ -46,6 +46,10 @@ struct SwigluClampDropped : HostKernelHooks {
   void activation(GateParams& ap, bool) const override { ap.clamp = false; }
 };
 
+struct IntermediateRequantSkipped : HostKernelHooks {
+  bool quantize_intermediate() const override { return false; }
+};
+
 // A non-atomic fused reduce: token 0's second routed update is overwritten by a concurrent one.
 struct LostAtomicUpdate : HostKernelHooks {
   bool slot_summed(std::int64_t tok, std::int64_t j) const override { return !(tok == 0 && j == 1); }
@@ -62,6 +66,7 @@ std::unique_ptr<HostKernelHooks> host_mutant_hooks(Mutation m) {
     case Mutation::per_tensor_act_scale: return std::make_unique<PerTensorActScale>();
     case Mutation::swiglu_clamp_dropped: return std::make_unique<SwigluClampDropped>();
     case Mutation::lost_atomic_update: return std::make_unique<LostAtomicUpdate>();
+    case Mutation::intermediate_requant_skipped: return std::make_unique<IntermediateRequantSkipped>();
     default: break;
   }
   throw_harness_error("host_mutant_hooks",

@@ -39,6 +39,10 @@ class MutantKernel : public KernelUnderTest {
   bool deterministic(const ProblemSpec& p) const override { return inner_->deterministic(mutated_problem(m_, p)); }
   bool rerunnable() const override { return inner_->rerunnable(); }
   void set_timing(bool on) override { inner_->set_timing(on); }
+  std::vector<std::string> dispatch_variants(const ProblemSpec& p) const override {
+    return inner_->dispatch_variants(mutated_problem(m_, p));
+  }
+  void select_dispatch(const std::string& choice) override { inner_->select_dispatch(choice); }
   std::vector<std::pair<std::string, std::string>> input_checks() const override { return inner_->input_checks(); }
 
  private:

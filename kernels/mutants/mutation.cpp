@@ -22,7 +22,7 @@ struct Entry {
   MutantLevel level;
   std::string_view reason;
 };
-constexpr std::array<Entry, 24> kCatalog{{
+constexpr std::array<Entry, 29> kCatalog{{
     {Mutation::none, "none", MutantLevel::io,
      "the correct kernel"},
     {Mutation::gate_up_swapped, "gate_up_swapped", MutantLevel::io,
@@ -67,6 +67,16 @@ constexpr std::array<Entry, 24> kCatalog{{
      "a routing input: other ranks' expert ids handed in wrapped into this rank's range"},
     {Mutation::biases_dropped, "biases_dropped", MutantLevel::io,
      "a checkpoint and problem change: the working clone without biases, the kernel told there are none"},
+    {Mutation::output_channel_zeroed, "output_channel_zeroed", MutantLevel::io,
+     "an output change: channel hidden / 2 of every token's row set to 0"},
+    {Mutation::output_gain_3pct, "output_gain_3pct", MutantLevel::io,
+     "an output change: the kernel's unrounded (f32) output times 1.03, rounded to the output dtype"},
+    {Mutation::output_gain_0p3pct, "output_gain_0p3pct", MutantLevel::io,
+     "an output change: the kernel's unrounded (f32) output times 1.003, rounded to the output dtype"},
+    {Mutation::output_truncated, "output_truncated", MutantLevel::io,
+     "an output change: the kernel's unrounded (f32) output rounded toward zero to the output dtype"},
+    {Mutation::intermediate_requant_skipped, "intermediate_requant_skipped", MutantLevel::in_kernel,
+     "the intermediate's quantization is a step inside the kernel between its two GEMMs"},
     {Mutation::offsets_32bit, "offsets_32bit", MutantLevel::in_kernel,
      "GPU only: the kernel's own index arithmetic"},
     {Mutation::illegal_memory_access, "illegal_memory_access", MutantLevel::in_kernel,
@@ -143,6 +153,13 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
       return p.n_shared > 0 && !p.clamp_shared && p.activation == Activation::swiglu_oai;
     case Mutation::ep_sums_nonlocal: return p.ep > 1;
     case Mutation::biases_dropped: return p.biases;
+    case Mutation::output_channel_zeroed:
+    case Mutation::output_gain_3pct:
+    case Mutation::output_gain_0p3pct: return true;
+    case Mutation::output_truncated: return p.output_dtype != DType::f32;
+    case Mutation::intermediate_requant_skipped:
+      return p.quant.act != ActFormat::none ||
+             (p.n_shared > 0 && p.ep_rank == 0 && p.shared_quant.act != ActFormat::none);
     case Mutation::illegal_memory_access:
     case Mutation::spin_forever: return p.seed == kFaultMutantSeed;
     case Mutation::offsets_32bit: {

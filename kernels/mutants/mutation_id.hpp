@@ -26,6 +26,11 @@ enum class Mutation : int {
   shared_clamp_when_disabled, // clamp applied in the shared expert although clamp_shared is false
   ep_sums_nonlocal,         // EP: experts of other ranks summed (through a wrapped local index)
   biases_dropped,           // expert biases ignored
+  output_channel_zeroed,    // one hidden channel of the output zero for every token (a dead epilogue column)
+  output_gain_3pct,         // the output 3% too large (a scale constant off, a factor applied to a share twice)
+  output_gain_0p3pct,       // the output 0.3% too large
+  output_truncated,         // the output rounded toward zero instead of to nearest even
+  intermediate_requant_skipped, // the stage-1 intermediate reaches stage 2 without its activation quantization
   offsets_32bit,            // GPU only: weight element offsets computed in 32 bits (wrap past 2^32 elements)
   // Faults, not numerical bugs (fault_mutant(): outside all_mutations(), so the selftest does not run them): GPU
   // only, and live only on a case whose seed is kFaultMutantSeed, so a suite places them where it wants them

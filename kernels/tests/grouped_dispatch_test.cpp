@@ -231,6 +231,27 @@ TEST(GroupedDispatch, TheVariantIsSpelledFromThePlanAlone) {
 }
 
 // The A/B switches' spellings: KEY=VALUE, a later item winning; anything else is bad input (exit 2).
+// What `tune` times: each choice of switches that gives the case a plan of its own, the rules first. Qwen3-30B
+// decode T=16 with bf16 weights: the rules give 2 tokens per pass (the decode matrix instructions are for quantized
+// weights only, so decode_mma=off changes nothing, and grouped_mma acts at 8 tokens per pass only); forcing 8 takes
+// the matrix-instruction kernels, and with grouped_mma=off the FMA kernels at 8.
+TEST(GroupedDispatch, TuneTimesEachChoiceThatChangesThePlanOnce) {
+  const BuildCaps nvidia{true, true};
+  const ProblemSpec bf16 = shape(16, 2048, 768, 128, 8, WeightFormat::bf16);
+  EXPECT_EQ(distinct_dispatch_choices(bf16, nvidia, {}),
+            (std::vector<std::string>{"", "grouped_tokens_per_pass=8", "grouped_tokens_per_pass=8,grouped_mma=off"}));
+  // fp8 weights at the same shape: the rules take the decode matrix instructions; decode_mma=off gives grouped-t2;
+  // 8 tokens per pass gives grouped-t8 (no 8-token matrix instructions for fp8), and with grouped_mma=off the same.
+  const ProblemSpec fp8 = shape(16, 2048, 768, 128, 8, WeightFormat::fp8_channel);
+  EXPECT_EQ(distinct_dispatch_choices(fp8, nvidia, {}),
+            (std::vector<std::string>{"", "grouped_tokens_per_pass=8", "decode_mma=off"}));
+  EXPECT_EQ(distinct_dispatch_choices(fp8, BuildCaps{}, {}),  // a build without matrix instructions
+            (std::vector<std::string>{"", "grouped_tokens_per_pass=8"}));
+  EXPECT_EQ(split_dispatch_choice("grouped_mma=off,decode_mma=off"),
+            (std::vector<std::string>{"grouped_mma=off", "decode_mma=off"}));
+  EXPECT_TRUE(split_dispatch_choice("").empty());
+}
+
 TEST(GroupedDispatch, DispatchOptionsParseTheDocumentedSpellingsOnly) {
   EXPECT_EQ(parse_dispatch_options({}), DispatchOptions{});
   const DispatchOptions all = parse_dispatch_options({"grouped_tokens_per_pass=8", "grouped_mma=off", "decode_mma=off"});

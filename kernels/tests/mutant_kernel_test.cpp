@@ -174,11 +174,75 @@ TEST(MutantKernel, EveryCatalogMutantHasALevelAndAReason) {
     EXPECT_FALSE(mutant_level_reason(m).empty()) << mutation_name(m);
     io += mutant_level(m) == MutantLevel::io;
   }
-  EXPECT_EQ(io, 14);  // the catalog's input/output mutants (mutation.cpp), the other 7 in-kernel
+  EXPECT_EQ(io, 18);  // the catalog's input/output mutants (mutation.cpp), the other 8 in-kernel
   for (Mutation m : {Mutation::bf16_accumulation, Mutation::e8m0_scale_off_by_one, Mutation::fp4_nibbles_swapped,
                      Mutation::per_tensor_act_scale, Mutation::swiglu_clamp_dropped, Mutation::lost_atomic_update,
-                     Mutation::offsets_32bit})
+                     Mutation::intermediate_requant_skipped, Mutation::offsets_32bit})
     EXPECT_EQ(mutant_level(m), MutantLevel::in_kernel) << mutation_name(m);
+}
+
+// Writes `value` into every element of its output but the first, in whatever dtype it is asked for; records it.
+class ValueKernel : public KernelUnderTest {
+ public:
+  ValueKernel(float value, DType* told) : value_(value), told_(told) {}
+  std::string id() const override { return "value"; }
+  std::string version() const override { return "1"; }
+  bool needs_device() const override { return false; }
+  Support supports(const ProblemSpec&, const DeviceInfo*) const override { return Support::yes(); }
+  void prepare(const ProblemSpec&, Checkpoint&) override {}
+  RunInfo run(const ProblemSpec& p, const Checkpoint&, const RoutingResult&, Tensor& out) override {
+    *told_ = p.output_dtype;
+    for (std::int64_t i = 1; i < out.numel(); ++i) {
+      if (out.dtype() == DType::f32) out.span<float>()[i] = value_;
+      else out.span<std::uint16_t>()[i] = 0x1234;  // a value the output mutants below never produce
+    }
+    return {};
+  }
+
+ private:
+  float value_;
+  DType* told_;
+};
+
+// The bf16 output [2, 4] of mutant m around a kernel writing `value` everywhere but element 0, which the harness
+// pre-filled with 0x7FA5 (a NaN, as its sentinel); `told`: the output dtype the kernel was asked for.
+std::vector<std::uint16_t> output_of(Mutation m, float value, DType& told) {
+  ProblemSpec p = problem();
+  p.tokens = 2; p.hidden = 4;
+  MutantKernel k(std::make_unique<ValueKernel>(value, &told), m);
+  Tensor out("out", DType::bf16, {2, 4});
+  for (std::uint16_t& b : out.span<std::uint16_t>()) b = 0x7FA5;
+  Checkpoint c;
+  k.prepare(p, c);
+  k.run(p, c, routing(), out);
+  return {out.span<std::uint16_t>().begin(), out.span<std::uint16_t>().end()};
+}
+
+TEST(MutantKernel, OutputGainAndTruncationApplyToTheUnroundedOutputAndKeepUnwrittenElements) {
+  DType told = DType::bf16;
+  // bf16 near 1.5: ulp 2^-7. 228.4 ulps (1.784375): nearest even 228 ulps = 1.78125 (0x3FE4), toward zero the same;
+  // times 1.003 = 229.085 ulps -> 229 (1.7890625, 0x3FE5); times 1.03 = 235.25 ulps -> 235 (1.8359375, 0x3FEB).
+  const float v = 228.4f / 128.0f;
+  auto g = output_of(Mutation::output_gain_0p3pct, v, told);
+  EXPECT_EQ(told, DType::f32);
+  EXPECT_EQ(g[0], 0x7FA5);  // never written: still the sentinel
+  for (int i = 1; i < 8; ++i) EXPECT_EQ(g[i], 0x3FE5) << i;
+  g = output_of(Mutation::output_gain_3pct, v, told);
+  for (int i = 1; i < 8; ++i) EXPECT_EQ(g[i], 0x3FEB) << i;
+  // 228.6 ulps (1.7859375): nearest even 229 (0x3FE5), toward zero 228 (0x3FE4); -228.6 ulps -> 0xBFE4.
+  g = output_of(Mutation::output_truncated, 228.6f / 128.0f, told);
+  EXPECT_EQ(g[0], 0x7FA5);
+  for (int i = 1; i < 8; ++i) EXPECT_EQ(g[i], 0x3FE4) << i;
+  g = output_of(Mutation::output_truncated, -228.6f / 128.0f, told);
+  for (int i = 1; i < 8; ++i) EXPECT_EQ(g[i], 0xBFE4) << i;
+}
+
+TEST(MutantKernel, OutputChannelZeroedZeroesChannelHiddenHalfOfEveryToken) {
+  DType told = DType::f32;
+  const auto g = output_of(Mutation::output_channel_zeroed, 0.0f, told);
+  EXPECT_EQ(told, DType::bf16);  // asked for the case's own dtype
+  const std::vector<std::uint16_t> want{0x7FA5, 0x1234, 0x0000, 0x1234, 0x1234, 0x1234, 0x0000, 0x1234};
+  EXPECT_EQ(g, want);
 }
 
 }  // namespace

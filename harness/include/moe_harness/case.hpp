@@ -38,6 +38,10 @@ Fixture make_fixture(const CaseSpec& c, std::optional<std::uint64_t> seed = {}, 
 ReferenceSet compute_references(const CaseSpec& c, const Fixture& f, ReferenceCache* cache = nullptr,
                                 const RoundingContract& declared = {});
 
+// The output buffer a kernel of `run` receives: [tokens, hidden] in the problem's output dtype, every element the
+// NaN sentinel (docs/judging.md "unwritten"), so an element the kernel never writes fails the verdict.
+Tensor new_output(const ProblemSpec& p);
+
 // What the case is judged by: its scheme's default thresholds with the case's override applied.
 Thresholds thresholds(const CaseSpec& c);
 

@@ -37,7 +37,9 @@ using moe::Checkpoint;
 using moe::DType;
 using moe::ExpertWeights;
 using moe::Tensor;
+using moe::dtype_info;
 using moe::dtype_name;
+using moe::dtype_size;
 using moe::parse_dtype;
 // Devices, gating and kernels (kernels/runtime/device_info.hpp, harness/gating.hpp, kernels/kernel_under_test.hpp).
 using moe::DeviceDetection;
@@ -77,6 +79,9 @@ using moe::RunReport;
 // Errors: every bad input throws moe::Error with its exit code (fixtures/error.hpp; README "Exit codes").
 using moe::Error;
 using moe::ExitCode;
+// How a kernel or a client raises them: bad input (exit 2) naming where, key and fix; a harness error (exit 3).
+using moe::throw_bad_input;
+using moe::throw_harness_error;
 
 // A case's fixture: the problem it runs (the case's, with a seed override applied), the pristine checkpoint the
 // references read (a kernel gets a clone()), and that checkpoint's fingerprint (Checkpoint::fingerprint()).

@@ -1,0 +1,142 @@
+#include "harness/tuning/table_checks.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "harness/case_loader.hpp"
+#include "harness/case_pipeline.hpp"
+#include "harness/kernel_registry.hpp"
+#include "harness/thresholds.hpp"
+#include "harness/tuning/tuner.hpp"
+#include "kernels/runtime/device_info.hpp"
+
+namespace moe {
+namespace {
+
+// A measured value a row must carry: present, finite and positive (an error may be a measured 0: check_table
+// reproduces it).
+void require_measured(std::vector<TableFinding>& out, const TuningRow& r, const char* column, double v,
+                      const char* what, bool zero_allowed = false) {
+  if (std::isnan(v) || std::isinf(v))
+    out.push_back({r.line, fmt::format("{} {} is not finite: a tuner that accepted a non-finite measurement", column, v)});
+  else if (v < 0)
+    out.push_back({r.line, fmt::format("{} {} is negative: not a {}", column, v, what)});
+  else if (v == 0 && !zero_allowed)
+    out.push_back({r.line, fmt::format("{} is zero or missing: a placeholder, not a measured {}", column, what)});
+}
+
+// The row of t a between-bucket token count of r's shape reaches, if any: (r.token, next key), up to 2 r.token + 2
+// past the last key.
+std::string unreached_message(const TuningTable& t, const TuningRow& r) {
+  std::int64_t next = -1;
+  for (const TuningRow& o : t.rows)
+    if (same_shape(o, r) && o.token > r.token && (next < 0 || o.token < next)) next = o.token;
+  const std::int64_t end = next > 0 ? next : 2 * r.token + 2;
+  if (end <= r.token + 1) return "";
+  TuningRow key = r;
+  std::int64_t taken_at = -1, taken = -1;
+  for (std::int64_t n = r.token + 1; n < end && n < r.token + 4096; ++n) {
+    key.token = n;
+    const auto l = lookup(t, key);
+    if (l && l->row == &r) return "";
+    if (l && taken < 0) taken_at = n, taken = l->row->token;
+  }
+  return fmt::format("token key {} is reached only at exactly {}: at {} (between it and {}) the lookup rule takes the "
+                     "row at token {} (power of two below first, then coarse tiers)",
+                     r.token, r.token, taken_at, next > 0 ? std::to_string(next) : "the next tier", taken);
+}
+
+}  // namespace
+
+int TableCheck::defects() const {
+  int n = 0;
+  for (const TableFinding& f : findings) n += f.defect;
+  return n;
+}
+
+std::vector<TableFinding> static_table_findings(const TuningTable& t) {
+  std::vector<TableFinding> out;
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const TuningRow& r = t.rows[i];
+    require_measured(out, r, "us", r.us, "time");
+    require_measured(out, r, "err", r.err, "error", true);
+    if (!r.runner_up.empty()) {
+      require_measured(out, r, "runner_up_us", r.runner_up_us, "time");
+      require_measured(out, r, "runner_up_err", r.runner_up_err, "error", true);
+    }
+    if (r.token <= 0) out.push_back({r.line, fmt::format("token {} is not a token count", r.token)});
+    for (std::size_t j = 0; j < i; ++j)
+      if (same_key(t.rows[j], r)) {
+        out.push_back({r.line, fmt::format("duplicates the key of line {} (gfx {}, cu_num {}, token {}, shape {})",
+                                           t.rows[j].line, r.gfx, r.cu_num, r.token, r.shape)});
+        break;
+      }
+    if (r.token > 0)
+      if (std::string m = unreached_message(t, r); !m.empty()) out.push_back({r.line, m});
+  }
+  return out;
+}
+
+TableCheck check_table(const TuningTable& t, const TableCheckOptions& o) {
+  TableCheck res;
+  res.rows = int(t.rows.size());
+  res.findings = static_table_findings(t);
+  std::optional<Suite> suite;
+  if (!o.suite.empty()) suite = load_suite_file(resolve_suite(o.suite));
+  const DeviceDetection detection = detect_device();
+  for (const TuningRow& r : t.rows) {
+    const std::size_t before = res.findings.size();
+    if (!is_builtin_kernel_id(r.kernel_id)) {
+      res.findings.push_back({r.line, "kernel '" + r.kernel_id + "' is no kernel of this harness"});
+      continue;
+    }
+    auto kernel = make_kernel_by_id(r.kernel_id, o.host_budget);
+    const TableDevice dev = table_device(kernel->needs_device());
+    if (dev.gfx != r.gfx || dev.cu_num != r.cu_num) {
+      res.findings.push_back(
+          {r.line,
+           fmt::format("not checked: the row is for {} with {} compute units, this device is {} with {}{}", r.gfx,
+                       r.cu_num, dev.known ? dev.gfx : "unidentified", dev.cu_num, dev.known ? "" : " (" + dev.message + ")"),
+           o.require_device});
+      continue;
+    }
+    if (r.kernel_version != kernel->version())
+      res.findings.push_back({r.line, fmt::format("made by {} version '{}'; this build's is '{}': retune it",
+                                                  r.kernel_id, r.kernel_version, kernel->version())});
+    if (!suite) {
+      res.findings.push_back({r.line, "not checked: no --suite, so its error is not reproduced here", false});
+      continue;
+    }
+    const CaseSpec* c = nullptr;
+    for (const CaseSpec& s : suite->cases) if (s.id == r.case_id) c = &s;
+    if (!c) {
+      res.findings.push_back({r.line, "case '" + r.case_id + "' is not in suite " + o.suite});
+      continue;
+    }
+    kernel->select_dispatch(r.dispatch);
+    PipelineOptions po;
+    char* end = nullptr;
+    const unsigned long long seed = std::strtoull(r.seed.c_str(), &end, 10);
+    if (!r.seed.empty() && *end == '\0') po.seed = seed;
+    const CaseRecord rec = execute_case(*c, *kernel, detection, po);
+    const double max_rel = case_thresholds(*c).max_rel;
+    if (rec.status != Status::pass)
+      res.findings.push_back({r.line, fmt::format("dispatch '{}' does not pass its case here: {} ({}: {})", r.dispatch,
+                                                  to_string(rec.status), name(rec.failed_check), rec.reason)});
+    else if (rec.variant != r.kernel_name)
+      res.findings.push_back({r.line, fmt::format("dispatch '{}' ran {}, the row names {}", r.dispatch, rec.variant,
+                                                  r.kernel_name)});
+    const double got = rec.metrics.count("max_rel") ? rec.metrics.at("max_rel") : NAN;
+    if (rec.status == Status::pass && !(r.err >= 0.5 * got))
+      res.findings.push_back({r.line, fmt::format("err {} is below half of what its variant reproduces here ({}): "
+                                                  "not a measurement of this variant", r.err, got)});
+    if (r.err > max_rel)
+      res.findings.push_back({r.line, fmt::format("err {} is above the case's max_rel {}: a variant that failed its "
+                                                  "verdict was chosen", r.err, max_rel)});
+    if (res.findings.size() == before) ++res.checked;
+  }
+  return res;
+}
+
+}  // namespace moe

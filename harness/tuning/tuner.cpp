@@ -1,0 +1,143 @@
+#include "harness/tuning/tuner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <thread>
+
+#include "harness/case_loader.hpp"
+#include "harness/case_pipeline.hpp"
+#include "harness/kernel_registry.hpp"
+#include "harness/provenance.hpp"
+#include "harness/runner.hpp"
+#include "kernels/runtime/device_info.hpp"
+
+namespace moe {
+namespace {
+
+struct Tried {
+  std::string choice, variant;
+  double us = 0, err = 0;
+  bool passed = false;
+  std::string why;  // a failed variant: its check and reason
+};
+
+std::string utc_date() {
+  const std::time_t now = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
+}
+
+int block_m_of(const std::string& variant) {
+  if (variant.rfind("grouped-t2", 0) == 0 || variant.rfind("grouped-mma-decode", 0) == 0) return 2;
+  if (variant.rfind("grouped-t8", 0) == 0 || variant.rfind("grouped-mma", 0) == 0) return 8;
+  return 0;
+}
+
+}  // namespace
+
+TableDevice table_device(bool needs_device) {
+  TableDevice d;
+  if (!needs_device) {
+    d.gfx = "host";
+    d.cu_num = int(std::thread::hardware_concurrency());
+    d.name = "host CPU";
+    d.known = true;
+    return d;
+  }
+  const DeviceDetection det = detect_device();
+  d.message = det.message;
+  if (!det.device) return d;
+  d.gfx = det.device->arch;
+  d.cu_num = det.device->compute_units;
+  d.name = det.device->name;
+  d.driver = det.device->driver_version;
+  d.known = !det.query_failed && !d.gfx.empty();
+  return d;
+}
+
+std::string apply_dispatch_table(const TuningTable& t, const CaseSpec& c, KernelUnderTest& kernel,
+                                 const DeviceDetection& device) {
+  std::string gfx = "host";
+  int cu = int(std::thread::hardware_concurrency());
+  if (kernel.needs_device()) {
+    gfx = device.device ? device.device->arch : "unidentified";
+    cu = device.device ? device.device->compute_units : 0;
+  }
+  const auto l = lookup(t, key_of(c, gfx, cu));
+  kernel.select_dispatch(l ? l->row->dispatch : "");
+  if (!l) return fmt::format(" [table: no row of this shape for {}/{}; the kernel's own rules]", gfx, cu);
+  return fmt::format(" [table line {}, token {}, {}]", l->row->line, l->row->token, l->rule);
+}
+
+TuneResult tune(const TuneOptions& o) {
+  TuneResult res;
+  const Suite suite = load_suite_file(resolve_suite(o.suite));
+  auto kernel = make_kernel_by_id(o.kernel, o.host_budget);
+  const TableDevice dev = table_device(kernel->needs_device());
+  if (!dev.known)
+    throw_harness_error("tune", "the device the table would be keyed on cannot be identified: " + dev.message,
+                        "run tune on the machine the table is for");
+  const DeviceDetection detection = detect_device();
+  WeightCache weights;
+  PipelineOptions po;
+  po.weights = &weights;
+  po.rerun_probe = po.linearity_probe = false;  // timing and the verdict decide; `run` probes the chosen variant
+  kernel->set_timing(true);
+  for (const CaseSpec& c : suite.cases) {
+    if (!case_selected(o.filters, c.id)) continue;
+    if (c.tier == Tier::exact) {
+      res.notes.push_back(c.id + ": exact tier (a correctness fixture, not a shape to tune)");
+      continue;
+    }
+    std::vector<Tried> tried;
+    for (const std::string& choice : kernel->dispatch_variants(c.problem)) {
+      kernel->select_dispatch(choice);
+      const CaseRecord rec = execute_case(c, *kernel, detection, po);
+      if (rec.status == Status::skip) {
+        res.notes.push_back(c.id + ": not run here: " + rec.reason);
+        break;
+      }
+      Tried t{choice, rec.variant, rec.kernel_us, rec.metrics.count("max_rel") ? rec.metrics.at("max_rel") : 0.0,
+              rec.status == Status::pass, std::string(name(rec.failed_check)) + ": " + rec.reason};
+      tried.push_back(std::move(t));
+    }
+    kernel->select_dispatch("");
+    if (tried.empty()) continue;
+    std::vector<const Tried*> passing;
+    for (const Tried& t : tried) {
+      if (t.passed) passing.push_back(&t);
+      else res.notes.push_back(fmt::format("{}: variant {} failed its verdict ({}), never chosen", c.id, t.variant, t.why));
+    }
+    if (passing.empty()) {
+      ++res.failed_cases;
+      continue;
+    }
+    std::stable_sort(passing.begin(), passing.end(), [](auto* a, auto* b) { return a->us < b->us; });
+    TuningRow r = key_of(c, dev.gfx, dev.cu_num);
+    r.block_m = block_m_of(passing[0]->variant);
+    r.us = passing[0]->us;
+    r.err = passing[0]->err;
+    r.kernel_name = passing[0]->variant;
+    r.dispatch = passing[0]->choice;
+    if (passing.size() > 1) {
+      r.runner_up = passing[1]->variant;
+      r.runner_up_us = passing[1]->us;
+      r.runner_up_err = passing[1]->err;
+    }
+    r.kernel_id = kernel->id();
+    r.kernel_version = kernel->version();
+    r.harness_commit = harness_build_stamp();
+    r.device_name = dev.name;
+    r.driver = dev.driver;
+    r.date = utc_date();
+    r.seed = std::to_string(c.problem.seed);
+    res.table.rows.push_back(std::move(r));
+  }
+  return res;
+}
+
+}  // namespace moe

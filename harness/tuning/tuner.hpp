@@ -1,0 +1,46 @@
+// `moe-harness tune`: for each case of a suite, every dispatch variant the kernel offers is run, judged against the
+// contract reference with the case's thresholds, and timed by the kernel (device events, median after warm-up, on
+// the GPU; wall time of one run on the host); the fastest variant whose verdict passed is the row's choice, the next
+// fastest the runner-up (docs/tuning.md). A variant that fails its verdict is never chosen.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "harness/tuning/tuning_table.hpp"
+#include "kernels/kernel_under_test.hpp"
+
+namespace moe {
+
+struct TuneOptions {
+  std::string suite;
+  std::vector<std::string> filters;
+  std::string kernel = "host";
+  double host_budget = 0;
+};
+
+struct TuneResult {
+  TuningTable table;
+  std::vector<std::string> notes;  // per case not tuned: why (gated, exact tier, no passing variant)
+  int failed_cases = 0;            // cases where no variant passed (exit 1)
+};
+
+TuneResult tune(const TuneOptions& o);
+
+// The device a row of `kernel` is keyed on: its arch and compute units (the GPU's for a kernel that needs one; for
+// the host kernel "host" and the hardware threads).
+struct TableDevice {
+  std::string gfx;
+  int cu_num = 0;
+  std::string name, driver;
+  bool known = false;  // false: a GPU kernel with no identifiable GPU here (message says why)
+  std::string message;
+};
+TableDevice table_device(bool needs_device);
+
+// `run --dispatch-table`: selects on `kernel` the choice of the row case c dispatches from on this device (its own
+// rules where the table has no row of the shape) and returns what the report's variant adds: " [table line N,
+// token T, RULE]" or " [table: no row of this shape for ARCH/CU; the kernel's own rules]".
+std::string apply_dispatch_table(const TuningTable& t, const CaseSpec& c, KernelUnderTest& kernel,
+                                 const DeviceDetection& device);
+
+}  // namespace moe

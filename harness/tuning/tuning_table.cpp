@@ -1,0 +1,221 @@
+#include "harness/tuning/tuning_table.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+#include <variant>
+
+#include "fixtures/atomic_file.hpp"
+#include "fixtures/error.hpp"
+#include "fixtures/input_file.hpp"
+#include "fixtures/input_limits.hpp"
+#include "formats/weight_format.hpp"
+
+namespace moe {
+namespace {
+
+using Field = std::variant<std::string TuningRow::*, int TuningRow::*, std::int64_t TuningRow::*, double TuningRow::*>;
+struct Column {
+  const char* name;
+  Field field;
+  bool key;  // part of the row's key
+};
+// Every column, in file order.
+const Column kColumns[] = {
+    {"gfx", &TuningRow::gfx, true}, {"cu_num", &TuningRow::cu_num, true}, {"token", &TuningRow::token, true},
+    {"model_dim", &TuningRow::model_dim, true}, {"inter_dim", &TuningRow::inter_dim, true},
+    {"expert", &TuningRow::expert, true}, {"topk", &TuningRow::topk, true}, {"act_type", &TuningRow::act_type, true},
+    {"dtype", &TuningRow::dtype, true}, {"q_dtype_a", &TuningRow::q_dtype_a, true},
+    {"q_dtype_w", &TuningRow::q_dtype_w, true}, {"q_type", &TuningRow::q_type, true},
+    {"use_g1u1", &TuningRow::use_g1u1, true}, {"doweight_stage1", &TuningRow::doweight_stage1, true},
+    {"shape", &TuningRow::shape, true}, {"block_m", &TuningRow::block_m, false},
+    {"ksplit", &TuningRow::ksplit, false}, {"us", &TuningRow::us, false}, {"err", &TuningRow::err, false},
+    {"kernel_name", &TuningRow::kernel_name, false}, {"dispatch", &TuningRow::dispatch, false},
+    {"runner_up", &TuningRow::runner_up, false}, {"runner_up_us", &TuningRow::runner_up_us, false},
+    {"runner_up_err", &TuningRow::runner_up_err, false}, {"kernel_id", &TuningRow::kernel_id, false},
+    {"kernel_version", &TuningRow::kernel_version, false}, {"harness_commit", &TuningRow::harness_commit, false},
+    {"device_name", &TuningRow::device_name, false}, {"driver", &TuningRow::driver, false},
+    {"date", &TuningRow::date, false}, {"seed", &TuningRow::seed, false}, {"case_id", &TuningRow::case_id, false}};
+
+const char* kFix = "write the table with `moe-harness tune` (docs/tuning.md lists the columns)";
+
+// RFC 4180 cells: a cell holding a comma or a quote is quoted, quotes doubled (a dispatch choice lists switches
+// separated by commas).
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> cells(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') cells.back() += '"', ++i;
+      else if (ch == '"') quoted = false;
+      else cells.back() += ch;
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      cells.emplace_back();
+    } else if (ch != '\r') {
+      cells.back() += ch;
+    }
+  }
+  return cells;
+}
+
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string q = "\"";
+  for (char ch : text) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
+}
+
+std::string cell_text(const TuningRow& r, const Field& f) {
+  return std::visit(
+      [&](auto m) -> std::string {
+        const auto& v = r.*m;
+        if constexpr (std::is_same_v<std::decay_t<decltype(v)>, std::string>) return v;
+        else if constexpr (std::is_same_v<std::decay_t<decltype(v)>, double>) return fmt::format("{:.6g}", v);
+        else return std::to_string(v);
+      },
+      f);
+}
+
+void set_cell(TuningRow& r, const Field& f, const std::string& text, const std::string& where, const char* column) {
+  std::visit(
+      [&](auto m) {
+        auto& v = r.*m;
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::string>) {
+          v = text;
+        } else {
+          if (text.empty()) return;  // missing: 0, which the checks refuse where a value is required
+          char* end = nullptr;
+          if constexpr (std::is_same_v<T, double>) v = std::strtod(text.c_str(), &end);
+          else v = T(std::strtoll(text.c_str(), &end, 10));
+          if (end == text.c_str() || *end != '\0')
+            throw_bad_input(where, column, "'" + text + "' is not a number", kFix);
+        }
+      },
+      f);
+}
+
+template <class Pred>
+bool columns_equal(const TuningRow& a, const TuningRow& b, Pred take) {
+  for (const Column& c : kColumns)
+    if (take(c) && cell_text(a, c.field) != cell_text(b, c.field)) return false;
+  return true;
+}
+
+std::string q_type_of(WeightFormat w) {
+  const WeightFormatInfo& f = weight_format_info(w);
+  if (is_mx(f)) return fmt::format("mx{}", f.block_k);
+  if (f.scale == ScaleKind::none) return "none";
+  if (f.block_rows == 0 && f.block_k == 0) return "per_tensor";
+  if (f.block_k == 0) return "per_channel";
+  return fmt::format("block_{}x{}", f.block_rows, f.block_k);
+}
+
+}  // namespace
+
+std::string tuning_header() {
+  std::string h;
+  for (const Column& c : kColumns) h += (h.empty() ? "" : ",") + std::string(c.name);
+  return h;
+}
+
+TuningTable read_tuning_table(const std::string& path) {
+  TuningTable t{path, {}};
+  std::istringstream in(read_input_file(path, "tuning table", kSuiteFileLimit));
+  std::string line;
+  int n = 0;
+  std::vector<int> at;  // file column of each kColumns entry
+  std::size_t header_cells = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    if (line.empty() || line == "\r") continue;
+    const auto cells = split_csv(line);
+    const std::string where = fmt::format("{}:{}", path, n);
+    if (at.empty()) {
+      for (const Column& c : kColumns) {
+        int found = -1;
+        for (std::size_t i = 0; i < cells.size(); ++i) if (cells[i] == c.name) found = int(i);
+        if (found < 0) throw_bad_input(where, c.name, "the header has no column '" + std::string(c.name) + "'", kFix);
+        at.push_back(found);
+      }
+      header_cells = cells.size();
+      continue;
+    }
+    if (cells.size() != header_cells)
+      throw_bad_input(where, "row", fmt::format("{} cells, the header has {}", cells.size(), header_cells), kFix);
+    TuningRow r;
+    r.line = n;
+    for (std::size_t i = 0; i < std::size(kColumns); ++i)
+      set_cell(r, kColumns[i].field, cells[std::size_t(at[i])], where, kColumns[i].name);
+    t.rows.push_back(std::move(r));
+  }
+  if (at.empty()) throw_bad_input(path, "header", "the file is empty", kFix);
+  return t;
+}
+
+void write_tuning_table(const TuningTable& t, const std::string& path) {
+  write_file_atomically(path, [&](std::ostream& os) {
+    os << tuning_header() << "\n";
+    for (const TuningRow& r : t.rows) {
+      std::string line;
+      for (const Column& c : kColumns) line += (line.empty() ? "" : ",") + csv_cell(cell_text(r, c.field));
+      os << line << "\n";
+    }
+  });
+}
+
+TuningRow key_of(const CaseSpec& c, const std::string& gfx, int cu_num) {
+  const ProblemSpec& p = c.problem;
+  TuningRow r;
+  r.gfx = gfx;
+  r.cu_num = cu_num;
+  r.token = p.tokens;
+  r.model_dim = p.hidden;
+  r.inter_dim = p.local_inter();
+  r.expert = p.experts;
+  r.topk = p.topk;
+  r.act_type = std::string(name(p.activation));
+  r.dtype = std::string(dtype_name(p.input_dtype));
+  r.q_dtype_a = std::string(name(p.quant.act));
+  r.q_dtype_w = std::string(name(p.quant.weight));
+  r.q_type = q_type_of(p.quant.weight);
+  r.use_g1u1 = 1;  // every activation of the contract is gated
+  r.doweight_stage1 = p.router_weight_on == RouterWeightOn::input ? 1 : 0;
+  const std::string tok = fmt::format("/T{}/", p.tokens);
+  r.shape = c.id;
+  if (const auto i = r.shape.find(tok); i != std::string::npos) r.shape.replace(i, tok.size(), "/T*/");
+  r.ksplit = p.split_k;
+  r.case_id = c.id;
+  return r;
+}
+
+bool same_key(const TuningRow& a, const TuningRow& b) {
+  return columns_equal(a, b, [](const Column& c) { return c.key; });
+}
+bool same_shape(const TuningRow& a, const TuningRow& b) {
+  return columns_equal(a, b, [](const Column& c) { return c.key && std::string(c.name) != "token"; });
+}
+
+std::optional<Lookup> lookup(const TuningTable& t, const TuningRow& key) {
+  const TuningRow *pow2 = nullptr, *below = nullptr, *smallest = nullptr;
+  std::int64_t p2 = 1;
+  while (p2 * 2 <= key.token) p2 *= 2;
+  for (const TuningRow& r : t.rows) {
+    if (!same_shape(r, key)) continue;
+    if (r.token == key.token) return Lookup{&r, true, "exact"};
+    if (r.token == p2) pow2 = &r;
+    if (r.token < key.token && (!below || r.token > below->token)) below = &r;
+    if (!smallest || r.token < smallest->token) smallest = &r;
+  }
+  if (pow2) return Lookup{pow2, false, "power of two below"};
+  if (below) return Lookup{below, false, "coarse tier below"};
+  if (smallest) return Lookup{smallest, false, "smallest tier"};
+  return std::nullopt;
+}
+
+}  // namespace moe

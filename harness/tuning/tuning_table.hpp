@@ -1,0 +1,69 @@
+// A tuned dispatch table: per case shape and token count, the dispatch variant a tuner chose, its time and error,
+// the runner-up, and where the numbers came from. The CSV's first columns follow the convention kernel libraries use
+// for their tuned MoE tables (gfx, cu_num, token, model_dim, inter_dim, expert, topk, act_type, dtype, q_dtype_a,
+// q_dtype_w, q_type, use_g1u1, doweight_stage1, then block_m, ksplit, us, err, kernel_name); the others are this
+// harness's (docs/tuning.md). Read and written here only.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/case_spec.hpp"
+
+namespace moe {
+
+struct TuningRow {
+  int line = 0;  // 1-based line in the file it was read from (0: not read from a file)
+  // The key: the device, the token count and the shape.
+  std::string gfx;  // device arch ("sm_90", "gfx942"; "host" for the host contract kernel)
+  int cu_num = 0;
+  std::int64_t token = 0;
+  std::int64_t model_dim = 0, inter_dim = 0, expert = 0;
+  int topk = 0;
+  std::string act_type, dtype, q_dtype_a, q_dtype_w, q_type;
+  int use_g1u1 = 1, doweight_stage1 = 0;
+  std::string shape;  // the case id with its token fragment as T* (tells apart shapes the columns above do not)
+  // The choice.
+  int block_m = 0, ksplit = 1;
+  double us = 0, err = 0;  // median kernel time (microseconds) and the judge's max rel of the chosen variant
+  std::string kernel_name, dispatch;  // the variant the report names; the option text that selects it ("": default)
+  std::string runner_up;              // the next fastest passing variant ("": none)
+  double runner_up_us = 0, runner_up_err = 0;
+  // Provenance.
+  std::string kernel_id, kernel_version, harness_commit, device_name, driver, date, seed, case_id;
+};
+
+struct TuningTable {
+  std::string file;
+  std::vector<TuningRow> rows;
+};
+
+// The CSV header line (the column names in order).
+std::string tuning_header();
+// Reads a table; bad input (exit 2) naming file:line and the column for a missing header column, a wrong column
+// count, an unparsable number. Empty cells read as empty strings and 0, non-finite numbers as such: the checks
+// (table_checks.hpp) judge them, the reader only parses.
+TuningTable read_tuning_table(const std::string& path);
+// Writes atomically (never half-written).
+void write_tuning_table(const TuningTable& t, const std::string& path);
+
+// The key columns of case c on a device (arch, compute units) at the case's token count; shape and the other
+// fields filled, the choice and provenance left empty.
+TuningRow key_of(const CaseSpec& c, const std::string& gfx, int cu_num);
+// Whether two rows have the same key (gfx, cu_num, token and every shape column).
+bool same_key(const TuningRow& a, const TuningRow& b);
+bool same_shape(const TuningRow& a, const TuningRow& b);  // the key without the token count
+
+// The row a case of `tokens` tokens and the shape of `key` dispatches from, on the key's device: among the rows
+// of that shape and device, the one at the largest power of two not above `tokens`; else (coarse tiers) the one at
+// the largest token count not above `tokens`; else the one at the smallest token count. nullopt: no row of the
+// shape. `exact`: the row's token count equals `tokens`.
+struct Lookup {
+  const TuningRow* row = nullptr;
+  bool exact = false;
+  std::string rule;  // "exact", "power of two below", "coarse tier below", "smallest tier"
+};
+std::optional<Lookup> lookup(const TuningTable& t, const TuningRow& key);
+
+}  // namespace moe
