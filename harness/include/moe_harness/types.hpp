@@ -9,6 +9,7 @@
 #include "formats/dtype.hpp"
 #include "fixtures/error.hpp"
 #include "fixtures/problem.hpp"
+#include "fixtures/rounding_contract.hpp"
 #include "fixtures/tensor.hpp"
 #include "harness/case_loader.hpp"
 #include "harness/case_pipeline.hpp"
@@ -56,6 +57,12 @@ using moe::Thresholds;
 using moe::WeightCache;
 // The pipeline's options: seed override, caches, probe switches, test hooks (harness/case_pipeline.hpp).
 using moe::PipelineOptions;
+// Rounding contracts (fixtures/rounding_contract.hpp): a kernel's declaration, its text form and parser.
+using moe::RoundingContract;
+using moe::parse_rounding_contract;
+using moe::parse_rounding_contract_or_throw;
+using moe::to_text;
+using moe::ContractRecord;
 // Records and reports (reports/run_report.hpp, reports/report_files.hpp, reports/report_reader.hpp); a record's
 // status and failed check with their report.json spellings (reports/verdict.hpp).
 using moe::CaseRecord;
