@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 #include <map>
+#include <tuple>
+
+#include "fixtures/rounding_contract.hpp"
 
 #include "harness/case_field_kinds.hpp"
 #include "harness/isolation/case_limits.hpp"
@@ -84,6 +87,29 @@ void read_cu(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec& c
   if (!cu.IsScalar() && !cu.IsSequence()) r.fail(cu.Mark(), f.key, "expected a CU count or a list of them", "write [80, 304]");
   if (cu.IsScalar()) c.targets.compute_units.push_back(int(r.integer(cu, f.key, f.lo, f.hi)));
   else for (const auto& e : cu) c.targets.compute_units.push_back(int(r.integer(e, f.key, f.lo, f.hi)));
+}
+
+// The rounding points no other key sets (fixtures/rounding_contract.hpp), in the contract's text form; the other
+// three have their keys (intermediate, shared_path, output_dtype): one way to set each.
+void read_rounding_contract(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec& c) {
+  const std::string text = r.string(v, f.key, 256);
+  const RoundingContractParse parsed = parse_rounding_contract(text);
+  if (!parsed.contract) r.fail(v.mark(), f.key, "'" + printable(text) + "': " + parsed.problem, parsed.fix);
+  const RoundingContract& k = *parsed.contract;
+  for (const auto& [named, point, key] : {std::tuple{k.act.has_value(), "act", "intermediate"},
+                                          std::tuple{k.shared.has_value(), "shared", "shared_path"},
+                                          std::tuple{k.output.has_value(), "output", "output_dtype"}})
+    if (named)
+      r.fail(v.mark(), f.key, std::string("the point ") + point + " has its own key",
+             std::string("write it as the case key ") + key + ", and gate_up, slot and reduce here");
+  c.problem = with_contract(c.problem, k);
+}
+std::string rounding_fragment(const P& p) {
+  std::string s;
+  for (const auto& [d, tag] : {std::pair{p.gate_up_dtype, "/gu-"}, std::pair{p.slot_dtype, "/slot-"},
+                               std::pair{p.reduce_dtype, "/sum-"}})
+    if (d != IntermediateDtype::f32) s += tag + std::string(name(d));
+  return s;
 }
 
 // Quantization keys, the same for the routed (`quant`) and the shared experts (`shared_quant`).
@@ -195,6 +221,13 @@ std::vector<CaseField> table() {
       integer<InProblem<&P::split_k>>("split_k", "execution.split_k", 1, 64, ID(92, p.split_k > 1 ? "/sk" + str(p.split_k) : "")),
       choice<InProblem<&P::shared_path>>("shared_path", "execution.shared_path",
                                          ID(62, p.n_shared > 0 && p.shared_path == SharedPath::separate ? "-sep" : "")),
+      // case.json names every point: rounding.contract the whole contract's text, dtypes.* the three new points.
+      custom("rounding_contract", "rounding.contract", true, &read_rounding_contract, JSON(contract_text(p)),
+             ID(103, rounding_fragment(p))),
+      derived("dtypes.gate_up", JSON(std::string(name(p.gate_up_dtype)))),
+      derived("dtypes.slot", JSON(std::string(name(p.slot_dtype)))),
+      derived("dtypes.reduce", JSON(std::string(name(p.reduce_dtype)))),
+      boolean<At<&CaseSpec::pin_rounding>>("pin_rounding_contract", "rounding.pinned", ID(104, c.pin_rounding ? "/pinned" : "")),
       unsigned64<InProblem<&P::seed>>("seed", "seed", ID(140, p.seed != 0 ? "/s" + std::to_string(p.seed) : "")),
       // The generated data: the input distribution and the weight scale, where they are not the defaults.
       mapping("input", true),

@@ -67,7 +67,10 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
     if (!check) rec.status = Status::error;
     rec.reason = systematic_reason(*s);
   }
-  rec.details = j.details() + systematic_lines(rec.systematic);
+  rec.contract = refs.rounding;
+  const ContractRecord& rc = refs.rounding;
+  const bool plain = rc.effective == "default" && rc.source != "pinned" && rc.not_applied.empty();
+  rec.details = j.details() + systematic_lines(rec.systematic) + (rc.effective.empty() || plain ? "" : contract_line(rc));
   // Non-finite metrics (an output with unwritten or non-finite elements) are written as null in report.json.
   rec.metrics = {{"min_cos", j.min_cos}, {"max_rel", j.max_rel}, {"max_abs", j.max_abs},
                  {"mismatch_fraction", j.mismatch_fraction}, {"non_finite", double(j.non_finite)},
@@ -91,17 +94,21 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.reason = g.reason;
     return rec;
   }
-  const ProblemSpec p = case_problem(spec, opt.seed);
+  const ProblemSpec given = case_problem(spec, opt.seed);
   try {
     CaseTiming& tm = rec.timing;
     Clock::time_point t = Clock::now();
-    Checkpoint pristine = pristine_checkpoint(spec, p, opt.weights);
+    Checkpoint pristine = pristine_checkpoint(spec, given, opt.weights);
     tm.generate = lap(t);
     const std::uint64_t fingerprint = pristine.fingerprint();
     rec.fixture_fingerprint = fingerprint;
     tm.fingerprint = lap(t);
-    const ReferenceSet refs = opt.references ? opt.references->get(spec, p, pristine, fingerprint)
-                                             : compute_references(p, pristine);
+    // The contract the case is judged against for this kernel; the kernel runs that contract's problem.
+    const ResolvedContract contract = resolve_contract(
+        spec, given, opt.declared_contract ? *opt.declared_contract : kernel.rounding_contract(given));
+    const ProblemSpec& p = contract.problem;
+    const ReferenceSet refs = opt.references ? opt.references->get(spec, contract, pristine, fingerprint)
+                                             : compute_references(contract, pristine);
     const RoutingResult& routing = refs.routing;
     tm.reference = lap(t);
     rec.reference_s = tm.generate + tm.fingerprint + tm.reference;
@@ -124,7 +131,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
       throw_harness_error(spec.id, "reference inputs were mutated: the pristine checkpoint's fingerprint changed "
                                    "while the kernel ran (a converter wrote into tensors it was never given?)",
                           "kernels must only touch the working clone handed to prepare()");
-    if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(p, std::move(pristine));  // shown unchanged
+    if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(given, std::move(pristine));  // shown unchanged
 
     if (opt.capture) {
       std::vector<float> o(static_cast<std::size_t>(out.numel()));
@@ -141,6 +148,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.failed_check = verdict.failed_check;
     rec.reason = verdict.reason;
     rec.systematic = std::move(verdict.systematic);
+    rec.contract = verdict.contract;
     tm.judge = lap(t);
     rec.probes = kernel.input_checks();
     const ProbeOutcome probes =

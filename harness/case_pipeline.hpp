@@ -1,6 +1,7 @@
 // One (case, kernel) from fixture to verdict (docs/architecture.md "The data flow of one case"):
 //   gate -> generate the pristine checkpoint (fingerprinted) -> route -> contract + ideal references from the
-//   pristine tensors -> kernel.prepare() on a CLONE -> kernel.run() into a NaN-sentinel-filled output ->
+//   pristine tensors, under the rounding contract the case and the kernel's declaration give
+//   (harness/rounding_resolution.hpp; the kernel is handed that contract's problem) -> kernel.prepare() on a CLONE -> kernel.run() into a NaN-sentinel-filled output ->
 //   pristine fingerprint unchanged? (else a harness error: "reference inputs were mutated") -> judge -> structural
 //   probes on a pass (harness/probes.hpp): rerun into the inverse sentinel; linearity (router weights doubled).
 //   The record's probes say which of them ran and why the others did not.
@@ -30,6 +31,9 @@ struct PipelineOptions {
   ReferenceCache* references = nullptr;  // on-disk references kept across runs; nullptr: compute every time
   bool rerun_probe = true;            // second run into the inverse sentinel (bit-identical if deterministic)
   bool linearity_probe = true;        // exact router-weight probes on deterministic kernels (harness/probes.hpp)
+  // Replaces the kernel's rounding_contract() declaration (a client that declares for a kernel it wraps); the
+  // case's rules still apply (harness/rounding_resolution.hpp).
+  std::optional<RoundingContract> declared_contract;
   // Test hook for the harness's own self-checks: called with the pristine checkpoint after the kernel ran, to
   // emulate a bug that wrote into tensors the reference reads (must surface as a harness error, never a pass).
   std::function<void(Checkpoint& pristine)> after_kernel_hook;

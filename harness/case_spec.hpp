@@ -35,6 +35,9 @@ struct CaseSpec {
   ToleranceOverride tolerance;
   std::vector<std::string> tags;
   std::vector<std::string> kernels;  // empty: every kernel
+  // The case's rounding contract is the one every kernel is judged against, whatever a kernel declares
+  // (`pin_rounding_contract: true`; docs/judging.md "The rounding contract").
+  bool pin_rounding = false;
   std::optional<double> timeout_s;   // the watchdog's limit for this case (harness/isolation/case_limits.hpp)
   std::string source;                // "file:line"
 };

@@ -59,6 +59,22 @@ Mutation parse_mutant_of(const std::string& name, const std::string& spec, const
                     "use one of: " + mutation_names());
   return *parsed;
 }
+
+// host-contract@ROUNDS[@DECLARES]: the host kernel rounding at the points ROUNDS names whatever the problem it is
+// handed says (gate_up=f32: never rounds h), and declaring DECLARES (default: ROUNDS, an honest kernel); `default`
+// names no point (kernels/host/host_contract_kernel.hpp).
+std::unique_ptr<KernelUnderTest> host_rounding_variant(const std::string& id, double budget) {
+  const std::string spec = id.substr(id.find('@') + 1);
+  const auto at = spec.find('@');
+  HostRounding r;
+  r.rounds = parse_rounding_contract_or_throw(spec.substr(0, at), "command line", "--kernel");
+  r.declares = at == std::string::npos ? r.rounds
+                                       : parse_rounding_contract_or_throw(spec.substr(at + 1), "command line", "--kernel");
+  if (r.rounds.output)
+    throw_bad_input("command line", "--kernel", "'" + id + "' rounds its output to another dtype than the case's",
+                    "leave output out of the points the kernel rounds at: the output dtype is the case's");
+  return std::make_unique<HostContractKernel>(budget, nullptr, std::move(r), id);
+}
 }  // namespace
 
 std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, double host_budget,
@@ -70,6 +86,7 @@ std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, doubl
   const Mutation m =
       tilde == std::string::npos ? Mutation::none : parse_mutant_of(id.substr(tilde + 1), id, "--kernel");
   const bool io = m != Mutation::none && mutant_level(m) == MutantLevel::io;
+  if (tilde == std::string::npos && base.rfind("host-contract@", 0) == 0) return host_rounding_variant(base, budget);
   if (base == "host-contract" && (tilde == std::string::npos || m != Mutation::none) && !gpu_only(m)) {
     if (tilde == std::string::npos) return std::make_unique<HostContractKernel>(budget);
     // an input/output mutant around the clean kernel; an in-kernel one through the kernel's hook points
@@ -92,7 +109,9 @@ std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, doubl
                     "configure with `cmake --preset cuda` or `--preset hip` to build them");
 #endif
   throw_bad_input("command line", "--kernel", "unknown kernel '" + id + "'",
-                  "use one of: " + available_kernel_ids() + " (or host, gpu, all; a mutant as KERNEL~MUTANT)");
+                  "use one of: " + available_kernel_ids() +
+                      " (or host, gpu, all; a mutant as KERNEL~MUTANT; host-contract@ROUNDS[@DECLARES] for the host "
+                      "kernel rounding at more points)");
 }
 
 std::unique_ptr<KernelUnderTest> make_plugin_kernel(const std::string& spec) {
@@ -125,7 +144,8 @@ std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std
 #endif
   for (const auto& raw : ids) {
     const std::string id = canonical_kernel_id(raw);
-    if (id.find('~') != std::string::npos) {  // a mutant of the catalog, after the clean kernels
+    if (id.find('~') != std::string::npos || id.rfind("host-contract@", 0) == 0) {
+      // a mutant of the catalog or a rounding variant of the host kernel, after the clean kernels
       out.push_back(make_kernel_by_id(id, host_budget, dispatch));
       continue;
     }

@@ -18,12 +18,17 @@ namespace moe {
 
 std::string reference_version() { return MOE_REFERENCE_VERSION; }
 
-ReferenceSet compute_references(const ProblemSpec& p, const Checkpoint& pristine) {
+ReferenceSet compute_references(const ResolvedContract& rc, const Checkpoint& pristine) {
   ReferenceSet r;
-  r.routing = route(p, pristine);
-  r.contract = reference_moe(p, pristine, r.routing, ReferenceKind::contract);
-  r.ideal = reference_moe(p, pristine, r.routing, ReferenceKind::ideal);
+  r.routing = route(rc.problem, pristine);
+  r.contract = reference_moe(rc.problem, pristine, r.routing, ReferenceKind::contract);
+  r.ideal = reference_moe(rc.problem, pristine, r.routing, ReferenceKind::ideal);
+  r.rounding = rc.record;
   return r;
+}
+
+ReferenceSet compute_references(const ProblemSpec& p, const Checkpoint& pristine) {
+  return compute_references(case_contract(p), pristine);
 }
 
 ReferenceCache::ReferenceCache(std::filesystem::path dir) : dir_(std::move(dir)) {
@@ -34,13 +39,13 @@ ReferenceCache::ReferenceCache(std::filesystem::path dir) : dir_(std::move(dir))
                     "give a writable directory");
 }
 
-std::string ReferenceCache::key(const CaseSpec& c, std::uint64_t fingerprint) {
+std::string ReferenceCache::key(const CaseSpec& c, const std::string& contract, std::uint64_t fingerprint) {
   // Every field of the canonical case except where it was written (moving a case in its file keeps its entry).
   nlohmann::json j = nlohmann::json::parse(case_to_json_text(c));
   j.erase("source");
   const std::string canon = j.dump();
-  return fmt::format("{}|ref={}|case={:016x}|fixture={:016x}", c.id, reference_version(),
-                     hash_bytes(canon.data(), canon.size()), fingerprint);
+  return fmt::format("{}|ref={}|case={:016x}|contract={}|fixture={:016x}", c.id, reference_version(),
+                     hash_bytes(canon.data(), canon.size()), contract, fingerprint);
 }
 
 std::optional<ReferenceSet> ReferenceCache::load(const std::filesystem::path& file, const std::string& key,
@@ -70,16 +75,18 @@ std::optional<ReferenceSet> ReferenceCache::load(const std::filesystem::path& fi
   }
 }
 
-ReferenceSet ReferenceCache::get(const CaseSpec& c, const ProblemSpec& p, const Checkpoint& pristine,
+ReferenceSet ReferenceCache::get(const CaseSpec& c, const ResolvedContract& rc, const Checkpoint& pristine,
                                  std::uint64_t fingerprint) {
-  const std::string k = key(c, fingerprint);
+  const ProblemSpec& p = rc.problem;
+  const std::string k = key(c, rc.record.effective, fingerprint);
   const std::filesystem::path file = dir_ / fmt::format("{:016x}.safetensors", hash_bytes(k.data(), k.size()));
   if (auto hit = load(file, k, p)) {
     ++hits_;
+    hit->rounding = rc.record;  // the same values for every kernel judged under this contract; its own record
     return std::move(*hit);
   }
   ++misses_;
-  ReferenceSet r = compute_references(p, pristine);
+  ReferenceSet r = compute_references(rc, pristine);
   Tensor ids("topk_ids", DType::i32, {r.routing.tokens, r.routing.k}), w("topk_weights", DType::f32, {r.routing.tokens, r.routing.k});
   std::copy(r.routing.ids.begin(), r.routing.ids.end(), ids.span<std::int32_t>().begin());
   std::copy(r.routing.weights.begin(), r.routing.weights.end(), w.span<float>().begin());

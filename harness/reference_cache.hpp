@@ -1,9 +1,10 @@
 // Reference results kept on disk between runs, so a developer bisecting a regression (ci/bisect-run) or rerunning
 // a nightly filter never recomputes a CPU reference it already has. Keyed by
-//   (case id, reference version, canonical case hash, fixture fingerprint)
+//   (case id, reference version, canonical case hash, effective rounding contract, fixture fingerprint)
 // where the reference version is a hash of every reference/ and fixtures/ source at configure time (so a commit
 // that changes the oracle's math or the fixture generator misses the cache), the case hash covers every field of the
-// canonical case, and the fingerprint the pristine tensors actually generated (a --seed override changes it).
+// canonical case, and the fingerprint the pristine tensors actually generated (a --seed override changes it); the contract is the one the
+// case is judged against for this kernel (harness/rounding_resolution.hpp), which a kernel's declaration may change.
 // One safetensors file per entry holding routing ids and weights and both references, with the full key in its
 // metadata (checked on load). An unreadable or mismatched entry is a miss, recomputed and rewritten, never an error.
 #pragma once
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "harness/case_spec.hpp"
+#include "harness/rounding_resolution.hpp"
 #include "reference/moe/reference_moe.hpp"
 #include "reference/routing/routing.hpp"
 
@@ -21,9 +23,12 @@ namespace moe {
 struct ReferenceSet {
   RoutingResult routing;
   Values contract, ideal;
+  ContractRecord rounding;  // the rounding contract `contract` was computed under, for the record
 };
 
-// Routing, contract and ideal references of p on the pristine checkpoint (no cache).
+// Routing, contract and ideal references on the pristine checkpoint (no cache): of the effective contract's problem,
+// or of p under its own contract.
+ReferenceSet compute_references(const ResolvedContract& rc, const Checkpoint& pristine);
 ReferenceSet compute_references(const ProblemSpec& p, const Checkpoint& pristine);
 
 std::string reference_version();  // hash of the oracle's sources, fixed at configure time
@@ -32,11 +37,11 @@ class ReferenceCache {
  public:
   explicit ReferenceCache(std::filesystem::path dir);
   // From the cache when present under this key, else computed and stored.
-  ReferenceSet get(const CaseSpec& c, const ProblemSpec& p, const Checkpoint& pristine, std::uint64_t fingerprint);
+  ReferenceSet get(const CaseSpec& c, const ResolvedContract& rc, const Checkpoint& pristine, std::uint64_t fingerprint);
   std::size_t hits() const { return hits_; }
   std::size_t misses() const { return misses_; }
   const std::filesystem::path& dir() const { return dir_; }
-  static std::string key(const CaseSpec& c, std::uint64_t fingerprint);
+  static std::string key(const CaseSpec& c, const std::string& contract, std::uint64_t fingerprint);
 
  private:
   std::optional<ReferenceSet> load(const std::filesystem::path& file, const std::string& key, const ProblemSpec& p) const;

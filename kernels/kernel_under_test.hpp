@@ -9,6 +9,7 @@
 #include "fixtures/checkpoint.hpp"
 #include "fixtures/error.hpp"
 #include "fixtures/problem.hpp"
+#include "fixtures/rounding_contract.hpp"
 #include "fixtures/tensor.hpp"
 #include "kernels/runtime/device_info.hpp"
 #include "reference/routing/routing.hpp"
@@ -42,6 +43,10 @@ class KernelUnderTest {
   // `out` [T, H] in the output dtype, pre-filled with a NaN sentinel. Judged on `routing` (the reference's ids and
   // weights), so routing differences never blur a GEMM verdict.
   virtual RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) = 0;
+  // The rounding points this kernel fixes for p (fixtures/rounding_contract.hpp, docs/adding-a-kernel.md): where it
+  // rounds and to what, whatever the case says; the case decides every point it does not name, and a case that pins
+  // its contract decides them all (docs/judging.md "The rounding contract"). Default: none, the case's contract.
+  virtual RoundingContract rounding_contract(const ProblemSpec& p) const { return {}; }
   // Whether two runs on the same inputs must agree bit for bit (a fused-atomic float reduce need not).
   virtual bool deterministic(const ProblemSpec& p) const { return true; }
   // Whether run() can be called again to probe for unwritten elements and non-determinism (an output read back

@@ -167,6 +167,10 @@ void write_case_detail(std::ostream& o, const ReportCase& c, std::size_t max_poi
   put(o, "<details open id=\"{}\" class=\"detail\"><summary><span class=\"{}\">{}</span> <h3><code>{}</code></h3> {}</summary>\n",
       anchor(c), esc(to_string(c.status)), esc(to_string(c.status)), esc(c.id), esc(c.kernel));
   if (!c.reason.empty()) put(o, "<p class=\"{}\">{}</p>\n", esc(to_string(c.status)), esc(c.reason));
+  if (!c.contract.effective.empty())
+    put(o, "<p class=\"contract\">rounding contract <code>{}</code> ({}; declared <code>{}</code>{})</p>\n",
+        esc(c.contract.effective), esc(c.contract.source), esc(c.contract.declared),
+        c.contract.not_applied.empty() ? "" : "; not applied <code>" + esc(c.contract.not_applied) + "</code>");
   Series deficit{std::vector<double>(c.token_cos.size()), "cos"};
   for (std::size_t i = 0; i < c.token_cos.size(); ++i) deficit.values[i] = 1.0 - c.token_cos[i];  // NaN stays NaN
   const double cos_limit = 1.0 - metric(c, "threshold_min_cos").value_or(NAN);

@@ -78,6 +78,14 @@ CaseRecord record_from(const J& c, const std::string& file, const std::string& p
       r.systematic.push_back(std::move(st));
     }
   }
+  if (c.contains("rounding_contract")) {  // absent for a case no contract was resolved for, and in older reports
+    const std::string k = F.key(path, "rounding_contract");
+    const J& o = F.get(c, path, "rounding_contract", JsonWant::object);
+    r.contract = {F.str(o, k, "effective"), F.str(o, k, "source"), F.str(o, k, "declared"), F.str(o, k, "not_applied")};
+    if (r.contract.source != "default" && r.contract.source != "case" && r.contract.source != "kernel" &&
+        r.contract.source != "pinned")
+      F.fail(F.key(k, "source"), "'" + r.contract.source.substr(0, 40) + "' is not default, case, kernel or pinned");
+  }
   r.token_cos = F.numbers(c, path, "token_cos");
   r.token_rel = F.numbers(c, path, "token_rel");
   const J& t = F.get(c, path, "timing", JsonWant::object);
@@ -155,13 +163,17 @@ ordered_json case_record_to_json(const CaseRecord& c) {
   }
   ordered_json phases = ordered_json::object();
   for (auto [name, field] : kTimingPhases) phases[name] = number(c.timing.*field);
-  return {{"id", c.id}, {"kernel", c.kernel}, {"status", name(c.status)}, {"reason", c.reason},
-          {"failed_check", name(c.failed_check)}, {"source", c.source}, {"variant", c.variant},
-          {"metrics", m}, {"probes", probes}, {"systematic", systematic},
-          {"token_cos", numbers(c.token_cos)}, {"token_rel", numbers(c.token_rel)},
-          {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)},
-                      {"phases_s", phases}}},
-          {"fixture_fingerprint", fmt::format("{:016x}", c.fixture_fingerprint)}, {"details", c.details}};
+  ordered_json j = {{"id", c.id}, {"kernel", c.kernel}, {"status", name(c.status)}, {"reason", c.reason},
+                    {"failed_check", name(c.failed_check)}, {"source", c.source}, {"variant", c.variant},
+                    {"metrics", m}, {"probes", probes}, {"systematic", systematic}};
+  if (!c.contract.effective.empty())
+    j["rounding_contract"] = {{"effective", c.contract.effective}, {"source", c.contract.source},
+                              {"declared", c.contract.declared}, {"not_applied", c.contract.not_applied}};
+  j.update({{"token_cos", numbers(c.token_cos)}, {"token_rel", numbers(c.token_rel)},
+            {"timing", {{"kernel_us", number(c.kernel_us)}, {"reference_s", number(c.reference_s)},
+                        {"phases_s", phases}}},
+            {"fixture_fingerprint", fmt::format("{:016x}", c.fixture_fingerprint)}, {"details", c.details}});
+  return j;
 }
 
 CaseRecord case_record_from_json(const nlohmann::ordered_json& j, const std::string& file, const std::string& path) {

@@ -93,6 +93,7 @@ ReadReport parse_report(const Json& j, const std::string& f) {
     rc.token_rel = std::move(c.token_rel);
     rc.timing = c.timing;
     rc.systematic = std::move(c.systematic);
+    rc.contract = std::move(c.contract);
     r.cases.push_back(std::move(rc));
   }
   return r;

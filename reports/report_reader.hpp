@@ -21,6 +21,7 @@ struct ReportCase {
   std::vector<double> token_cos, token_rel;
   CaseTiming timing;  // timing.phases_s; zeros for a report written without it
   std::vector<StatisticRecord> systematic;  // absent in reports written before the systematic checks: empty
+  ContractRecord contract;                  // absent for skips and in reports written before contracts: empty
 };
 
 struct ReadReport {

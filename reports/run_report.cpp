@@ -87,6 +87,16 @@ std::string to_markdown(const RunReport& r) {
   if (any_nan)
     s += "\nNaN: a token with unwritten or non-finite elements has no cos or rel (null in report.json); it is the "
          "case's worst token.\n";
+  // The rounding contracts the judged cases were judged against, where any is not today's default.
+  std::map<std::pair<std::string, std::string>, std::vector<const CaseRecord*>> contracts;
+  for (const CaseRecord& c : r.cases)
+    if (!c.contract.effective.empty()) contracts[{c.contract.effective, c.contract.source}].push_back(&c);
+  if (!contracts.empty() && !(contracts.size() == 1 && contracts.begin()->first.first == "default")) {
+    s += "\nRounding contracts judged against (by contract and source):\n\n";
+    for (const auto& [key, recs] : contracts)
+      s += fmt::format("- `{}` from {} ({} case(s), e.g. `{}` on {})\n", key.first, key.second, recs.size(),
+                       recs.front()->id, recs.front()->kernel);
+  }
   // Checks that did not run, grouped by check and reason: never to be read as checks that found nothing.
   std::map<std::pair<std::string, std::string>, std::vector<const CaseRecord*>> not_run;
   for (const CaseRecord& c : r.cases)

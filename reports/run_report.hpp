@@ -49,6 +49,15 @@ struct StatisticRecord {
   }
 };
 
+// The rounding contract a judged case was judged against (docs/judging.md "The rounding contract"): its canonical
+// text (fixtures/rounding_contract.hpp), where it came from (default, case, kernel or pinned), what the kernel
+// declared ("default": nothing) and the declared points the case did not apply ("" when none). Empty `effective`:
+// no contract was resolved (a skipped case, a report written before contracts).
+struct ContractRecord {
+  std::string effective, source, declared, not_applied;
+  bool operator==(const ContractRecord&) const = default;
+};
+
 struct CaseRecord {
   std::string id, kernel;
   Status status = Status::error;  // never left unset: a record no code filled in is not a verdict
@@ -66,6 +75,7 @@ struct CaseRecord {
   std::string details;  // multi-line diagnostics (worst tokens and elements)
   std::uint64_t fixture_fingerprint = 0;
   std::vector<StatisticRecord> systematic;  // statistical tier, judged cases: gain, channel, rounding_bias, expert
+  ContractRecord contract;
 };
 
 // Each phase summed over the cases (CaseRecord or ReportCase: anything with a `timing`).

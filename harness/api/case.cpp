@@ -31,8 +31,16 @@ Fixture make_fixture(const CaseSpec& c, std::optional<std::uint64_t> seed, Weigh
   return f;
 }
 
-ReferenceSet compute_references(const CaseSpec& c, const Fixture& f, ReferenceCache* cache) {
-  return cache ? cache->get(c, f.problem, f.pristine, f.fingerprint) : moe::compute_references(f.problem, f.pristine);
+ReferenceSet compute_references(const CaseSpec& c, const Fixture& f, ReferenceCache* cache,
+                                const RoundingContract& declared) {
+  const ResolvedContract rc = resolve_contract(c, f.problem, declared);
+  return cache ? cache->get(c, rc, f.pristine, f.fingerprint) : moe::compute_references(rc, f.pristine);
+}
+
+Tensor new_output(const ProblemSpec& p) {
+  Tensor out("out", p.output_dtype, {p.tokens, p.hidden});
+  fill_sentinel(out, 0);
+  return out;
 }
 
 Thresholds thresholds(const CaseSpec& c) { return case_thresholds(c); }

@@ -145,3 +145,37 @@ TEST(CaseLoader, ASweepPastTheSuiteLimitIsRefusedBeforeExpanding) {
                "1000000 cases per suite");
 }
 }  // namespace moe
+
+namespace moe {
+
+TEST(CaseLoader, RoundingContractKeySetsItsPointsAndSpellsThemInTheId) {
+  const Suite s = load_suite_text(std::string(kHead) +
+                                      "  - {tokens: 2, rounding_contract: 'slot=bf16,gate_up=bf16'}\n"
+                                      "  - {tokens: 2, rounding_contract: 'reduce=f16', pin_rounding_contract: true}\n"
+                                      "  - {tokens: 2, rounding_contract: default}\n",
+                                  "s.yaml");
+  ASSERT_EQ(s.cases.size(), 3u);
+  EXPECT_EQ(s.cases[0].problem.gate_up_dtype, IntermediateDtype::bf16);
+  EXPECT_EQ(s.cases[0].problem.slot_dtype, IntermediateDtype::bf16);
+  EXPECT_EQ(s.cases[0].problem.reduce_dtype, IntermediateDtype::f32);
+  EXPECT_NE(s.cases[0].id.find("/gu-bf16/slot-bf16"), std::string::npos) << s.cases[0].id;
+  EXPECT_FALSE(s.cases[0].pin_rounding);
+  EXPECT_EQ(s.cases[1].problem.reduce_dtype, IntermediateDtype::f16);
+  EXPECT_TRUE(s.cases[1].pin_rounding);
+  EXPECT_NE(s.cases[1].id.find("/sum-f16/pinned"), std::string::npos) << s.cases[1].id;
+  EXPECT_EQ(s.cases[2].id.find("/gu-"), std::string::npos) << s.cases[2].id;  // default: today's id
+}
+
+TEST(CaseLoader, RoundingContractKeyRefusesBadTextAndPointsThatHaveTheirOwnKey) {
+  expect_error(std::string(kHead) + "  - {tokens: 2, rounding_contract: 'gate_up=bf8'}\n", 4, "rounding_contract",
+               "does not take 'bf8'");
+  expect_error(std::string(kHead) + "  - {tokens: 2, rounding_contract: 'sum=bf16'}\n", 4, "rounding_contract",
+               "unknown rounding point 'sum'");
+  expect_error(std::string(kHead) + "  - {tokens: 2, rounding_contract: 'act=f16'}\n", 4, "rounding_contract",
+               "intermediate");
+  expect_error(std::string(kHead) + "  - {tokens: 2, rounding_contract: 'output=f32'}\n", 4, "rounding_contract",
+               "output_dtype");
+  expect_error(std::string(kHead) + "  - {tokens: 2, pin_rounding_contract: maybe}\n", 4, "pin_rounding_contract");
+}
+
+}  // namespace moe

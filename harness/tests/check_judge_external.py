@@ -72,6 +72,32 @@ def main():
         md = open(f"{rep}/summary.md").read()
         assert "Checks not run" in md and "`linearity_one_expert` not run: the kernel cannot run" in md, md
 
+    # The rounding contract of an external output: the runner rounding like vLLM's pipeline (--round
+    # gate_up=bf16,slot=bf16) passes when judge is told so (--contract), and fails the exact-tier case, whose slots are
+    # not bf16 values, when it is not; a contract judge cannot parse is bad input (exit 2).
+    suite = f"{work}/contract.yaml"
+    open(suite, "w").write("suite: contract\ncases:\n  - {hidden: 136, inter: 128, experts: 8, topk: 2, tokens: 4, "
+                           "tier: exact, routing: {kind: precomputed}}\n")
+    (exact_case,) = run(exe, "list", "--suite", suite).stdout.split()
+    r = run(exe, "export", exact_case, "--suite", suite, "--out", f"{work}/exact")
+    assert r.returncode == 0, r.stderr
+    vllm_out = f"{work}/exact/vllm.safetensors"
+    r = run(sys.executable, runner, f"{work}/exact", vllm_out, "--round", "gate_up=bf16,slot=bf16")
+    assert r.returncode == 0, r.stderr
+    res, report, _ = judge(exact_case, vllm_out, "vllm", "--suite", suite, "--contract", "gate_up=bf16,slot=bf16")
+    assert res.returncode == 0, (res.stdout[-2000:], res.stderr[-2000:])
+    (c,) = report["cases"]
+    assert c["status"] == "pass" and c["rounding_contract"] == {
+        "effective": "gate_up=bf16,slot=bf16", "source": "kernel", "declared": "gate_up=bf16,slot=bf16",
+        "not_applied": ""}, c
+    res, report, _ = judge(exact_case, vllm_out, "vllm-undeclared", "--suite", suite)
+    assert res.returncode == 1, res.stdout[-2000:]
+    (c,) = report["cases"]
+    assert c["failed_check"] == "bitwise" and c["rounding_contract"]["effective"] == "default", c
+    res, report, rep = judge(exact_case, vllm_out, "bad-contract", "--suite", suite, "--contract", "gate_up=bf17")
+    assert res.returncode == 2 and "--contract" in res.stderr and "bf17" in res.stderr, res.stderr
+    assert report is None and not os.path.exists(rep), rep
+
     # Bugs an external kernel could have: each must fail the verdict (exit 1), never pass.
     case, d = CASES[0], f"{work}/ex0"
     for bug, checks in [("swap_gate_up", {"min_cos", "max_rel", "mismatch_fraction"}),

@@ -41,8 +41,8 @@ TEST(ReferenceCache, AHitIsBitIdenticalToComputingAndCountsAsOne) {
   for (const CaseSpec& c : s.cases) {
     const Checkpoint ck = generate_checkpoint(c.problem);
     const ReferenceSet direct = compute_references(c.problem, ck);
-    const ReferenceSet first = cache.get(c, c.problem, ck, ck.fingerprint());
-    const ReferenceSet second = cache.get(c, c.problem, ck, ck.fingerprint());
+    const ReferenceSet first = cache.get(c, case_contract(c.problem), ck, ck.fingerprint());
+    const ReferenceSet second = cache.get(c, case_contract(c.problem), ck, ck.fingerprint());
     for (const ReferenceSet* r : {&first, &second}) {
       EXPECT_TRUE(same_bits(r->contract, direct.contract)) << c.id;
       EXPECT_TRUE(same_bits(r->ideal, direct.ideal)) << c.id;
@@ -63,11 +63,11 @@ TEST(ReferenceCache, EveryPartOfTheKeyMatters) {
   CaseSpec tightened = a;
   tightened.problem.swiglu_alpha = 1.5f;
   EXPECT_EQ(a.id, tightened.id);
-  EXPECT_NE(ReferenceCache::key(a, 1), ReferenceCache::key(tightened, 1));
-  EXPECT_NE(ReferenceCache::key(a, 1), ReferenceCache::key(a, 2));  // another fixture (e.g. --seed)
+  EXPECT_NE(ReferenceCache::key(a, "default", 1), ReferenceCache::key(tightened, "default", 1));
+  EXPECT_NE(ReferenceCache::key(a, "default", 1), ReferenceCache::key(a, "default", 2));  // another fixture (e.g. --seed)
   const Suite s3 = suite(", tolerance: {min_cos: 0.9999}");  // judging only: the reference is the same
-  EXPECT_EQ(ReferenceCache::key(a, 1), ReferenceCache::key(s3.cases[0], 1));
-  EXPECT_NE(ReferenceCache::key(a, 1).find(reference_version()), std::string::npos);
+  EXPECT_EQ(ReferenceCache::key(a, "default", 1), ReferenceCache::key(s3.cases[0], "default", 1));
+  EXPECT_NE(ReferenceCache::key(a, "default", 1).find(reference_version()), std::string::npos);
   EXPECT_EQ(reference_version().size(), 64u);  // a SHA-256 of the oracle's sources
 
   ReferenceCache cache(fresh_dir("key"));
@@ -75,8 +75,8 @@ TEST(ReferenceCache, EveryPartOfTheKeyMatters) {
   other_seed.seed = 99;
   const Checkpoint ck0 = generate_checkpoint(a.problem), ck1 = generate_checkpoint(other_seed);
   ASSERT_NE(ck0.fingerprint(), ck1.fingerprint());
-  cache.get(a, a.problem, ck0, ck0.fingerprint());
-  const ReferenceSet r1 = cache.get(a, other_seed, ck1, ck1.fingerprint());
+  cache.get(a, case_contract(a.problem), ck0, ck0.fingerprint());
+  const ReferenceSet r1 = cache.get(a, case_contract(other_seed), ck1, ck1.fingerprint());
   EXPECT_EQ(cache.hits(), 0u);
   EXPECT_TRUE(same_bits(r1.contract, compute_references(other_seed, ck1).contract));
 }
@@ -87,15 +87,15 @@ TEST(ReferenceCache, ADamagedEntryIsRecomputedNotUsed) {
   const fs::path dir = fresh_dir("damaged");
   const Checkpoint ck = generate_checkpoint(c.problem);
   const ReferenceSet direct = compute_references(c.problem, ck);
-  { ReferenceCache cache(dir); cache.get(c, c.problem, ck, ck.fingerprint()); }
+  { ReferenceCache cache(dir); cache.get(c, case_contract(c.problem), ck, ck.fingerprint()); }
   for (const auto& e : fs::directory_iterator(dir)) fs::resize_file(e.path(), fs::file_size(e.path()) / 2);  // truncated
   ReferenceCache cache(dir);
-  const ReferenceSet r = cache.get(c, c.problem, ck, ck.fingerprint());
+  const ReferenceSet r = cache.get(c, case_contract(c.problem), ck, ck.fingerprint());
   EXPECT_EQ(cache.hits(), 0u);
   EXPECT_EQ(cache.misses(), 1u);
   EXPECT_TRUE(same_bits(r.contract, direct.contract));
   ReferenceCache again(dir);  // and the rewritten entry is whole again
-  again.get(c, c.problem, ck, ck.fingerprint());
+  again.get(c, case_contract(c.problem), ck, ck.fingerprint());
   EXPECT_EQ(again.hits(), 1u);
 }
 

@@ -41,13 +41,33 @@ const Column kColumns[] = {
 
 const char* kFix = "write the table with `moe-harness tune` (docs/tuning.md lists the columns)";
 
+// RFC 4180 cells: a cell holding a comma or a quote is quoted, quotes doubled (a dispatch choice lists switches
+// separated by commas).
 std::vector<std::string> split_csv(const std::string& line) {
   std::vector<std::string> cells(1);
-  for (char ch : line) {
-    if (ch == ',') cells.emplace_back();
-    else if (ch != '\r') cells.back() += ch;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char ch = line[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < line.size() && line[i + 1] == '"') cells.back() += '"', ++i;
+      else if (ch == '"') quoted = false;
+      else cells.back() += ch;
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      cells.emplace_back();
+    } else if (ch != '\r') {
+      cells.back() += ch;
+    }
   }
   return cells;
+}
+
+std::string csv_cell(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos) return text;
+  std::string q = "\"";
+  for (char ch : text) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return q + "\"";
 }
 
 std::string cell_text(const TuningRow& r, const Field& f) {
@@ -143,7 +163,7 @@ void write_tuning_table(const TuningTable& t, const std::string& path) {
     os << tuning_header() << "\n";
     for (const TuningRow& r : t.rows) {
       std::string line;
-      for (const Column& c : kColumns) line += (line.empty() ? "" : ",") + cell_text(r, c.field);
+      for (const Column& c : kColumns) line += (line.empty() ? "" : ",") + csv_cell(cell_text(r, c.field));
       os << line << "\n";
     }
   });

@@ -30,6 +30,10 @@ class ExternalOutputKernel : public KernelUnderTest {
   Support supports(const ProblemSpec&, const DeviceInfo*) const override { return Support::yes(); }
   void prepare(const ProblemSpec&, Checkpoint&) override {}
   RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
+  // What the program that wrote the file declares about its rounding (`moe-harness judge --contract TEXT`); none:
+  // it followed the case's contract (case.json names every point).
+  void declare_contract(const RoundingContract& c) { declared_ = c; }
+  RoundingContract rounding_contract(const ProblemSpec&) const override { return declared_; }
   // Re-reading the same file proves nothing: the inverse-sentinel rerun probe does not apply.
   bool rerunnable() const override { return false; }
   // The fixture fingerprint the producer recorded, if it did.
@@ -46,6 +50,7 @@ class ExternalOutputKernel : public KernelUnderTest {
   Tensor output_;
   std::optional<std::uint64_t> fingerprint_;
   bool fingerprint_matched_ = false, fingerprint_waived_ = false;
+  RoundingContract declared_;
 };
 
 // The `moe-harness judge` flag that accepts an output file without the fixture fingerprint.

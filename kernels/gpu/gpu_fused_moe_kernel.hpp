@@ -35,6 +35,9 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   // The kernel decodes both e4m3 flavours itself, so it converts nothing.
   void prepare(const ProblemSpec& p, Checkpoint& working) override {}
   RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
+  // The kernels keep h, each slot and the top-k sum in fp32 (kernels/moe/), whatever the case names there; the
+  // intermediate, the shared path and the output follow the case.
+  RoundingContract rounding_contract(const ProblemSpec&) const override { return fp32_stages(); }
   bool deterministic(const ProblemSpec& p) const override { return p.reduce != ReduceMode::fused_atomic; }
   void set_timing(bool on) override { timing_ = on; }
   // The plans the A/B switches can give p, each once ("" first: the rules under the run's switches); a choice is

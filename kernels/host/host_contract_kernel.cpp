@@ -188,6 +188,7 @@ std::vector<float> expert_forward(const ProblemSpec& p, const ExpertWeights& w, 
   const float* b2 = !w.w2_bias.empty() ? w.w2_bias.span<float>().data() + e * h : nullptr;
   std::vector<float> hv, y;
   matvec({&w, &q, true, e, 2 * inter, h, inter}, b13, a, n, hv, hooks);
+  for (float& v : hv) v = round_to(v, p.gate_up_dtype);  // h as the activation reads it
   GateParams ap{p.activation, p.layout, p.swiglu_alpha, p.swiglu_limit, !shared || p.clamp_shared};
   hooks.activation(ap, shared);
   std::vector<float> z(static_cast<std::size_t>(n * inter));
@@ -226,8 +227,9 @@ Support HostContractKernel::supports(const ProblemSpec& p, const DeviceInfo*) co
   return Support::yes();
 }
 
-RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& routing, Tensor& out) {
+RunInfo HostContractKernel::run(const ProblemSpec& given, const Checkpoint& c, const RoutingResult& routing, Tensor& out) {
   const auto start = std::chrono::steady_clock::now();
+  const ProblemSpec p = with_contract(given, rounding_.rounds);
   const std::int64_t t = p.tokens, h = p.hidden, k = routing.k;
   const std::int64_t first = p.first_local_expert(), local = p.local_experts();
   HostKernelHooks& hooks = *hooks_;
@@ -302,6 +304,7 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
     if (!on_input && !wk.shared)
       for (std::int64_t i = 0; i < n; ++i)
         for (std::int64_t col = 0; col < h; ++col) wk.y[i * h + col] *= slots[wk.rows[i]].weight;
+    for (float& v : wk.y) v = round_to(v, p.slot_dtype);  // each slot's output as the sum reads it
   });
   errors.rethrow();
   // A separate shared path: the shared experts' own output and the routed output summed as the model does
@@ -315,7 +318,7 @@ RunInfo HostContractKernel::run(const ProblemSpec& p, const Checkpoint& c, const
       if (!sl.counted || sl.work < 0) continue;
       const float* y = works[sl.work].y.data() + sl.row * h;
       float* dst = j >= k && separate ? shared.data() : acc.data();
-      for (std::int64_t col = 0; col < h; ++col) dst[col] += y[col];
+      for (std::int64_t col = 0; col < h; ++col) dst[col] = round_to(dst[col] + y[col], p.reduce_dtype);
     }
     for (std::int64_t col = 0; col < h; ++col)
       store_element(out, tok * h + col, separate ? separate_paths_sum(acc[col], shared[col], out.dtype()) : acc[col]);

@@ -13,19 +13,32 @@
 // It declines, with a reason, cases whose work exceeds its budget, so a nightly run on it finishes in minutes.
 #pragma once
 #include <memory>
+#include <string>
 
 #include "kernels/host/host_kernel_hooks.hpp"
 #include "kernels/kernel_under_test.hpp"
 
 namespace moe {
 
+// A host kernel that rounds at more points than the problem it is given names, and what it declares
+// (fixtures/rounding_contract.hpp): `rounds` is applied on top of every problem before the kernel's own code runs,
+// `declares` is its rounding_contract(). Rounding like vLLM's pipeline and saying so is
+// {gate_up=bf16,slot=bf16, gate_up=bf16,slot=bf16}; a kernel that lies declares anything else.
+struct HostRounding {
+  RoundingContract rounds, declares;
+};
+
 class HostContractKernel : public KernelUnderTest {
  public:
   static constexpr double kDefaultFlopBudget = 4e9;
   // hooks: the kernel's named hook points (host_kernel_hooks.hpp); null: the plain ones, the correct kernel.
-  explicit HostContractKernel(double flop_budget = kDefaultFlopBudget, std::unique_ptr<HostKernelHooks> hooks = nullptr)
-      : budget_(flop_budget), hooks_(hooks ? std::move(hooks) : std::make_unique<HostKernelHooks>()) {}
-  std::string id() const override { return "host-contract"; }
+  // rounding: its extra rounding points and its declaration (none: the case's contract); `id` names the variant.
+  explicit HostContractKernel(double flop_budget = kDefaultFlopBudget, std::unique_ptr<HostKernelHooks> hooks = nullptr,
+                              HostRounding rounding = {}, std::string id = "host-contract")
+      : budget_(flop_budget), hooks_(hooks ? std::move(hooks) : std::make_unique<HostKernelHooks>()),
+        rounding_(std::move(rounding)), id_(std::move(id)) {}
+  std::string id() const override { return id_; }
+  RoundingContract rounding_contract(const ProblemSpec&) const override { return rounding_.declares; }
   std::string version() const override { return "1"; }
   bool needs_device() const override { return false; }
   Support supports(const ProblemSpec& p, const DeviceInfo* device) const override;
@@ -37,6 +50,8 @@ class HostContractKernel : public KernelUnderTest {
  private:
   double budget_;
   std::unique_ptr<HostKernelHooks> hooks_;
+  HostRounding rounding_;
+  std::string id_;
 };
 
 }  // namespace moe

@@ -34,6 +34,8 @@ class MutantKernel : public KernelUnderTest {
   }
   void prepare(const ProblemSpec& p, Checkpoint& working) override;
   RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
+  // The inner kernel's declaration: a bug does not change what the kernel says it computes.
+  RoundingContract rounding_contract(const ProblemSpec& p) const override { return inner_->rounding_contract(p); }
   bool deterministic(const ProblemSpec& p) const override { return inner_->deterministic(mutated_problem(m_, p)); }
   bool rerunnable() const override { return inner_->rerunnable(); }
   void set_timing(bool on) override { inner_->set_timing(on); }

@@ -17,7 +17,10 @@
  * Return 0 for success; otherwise write a message into err (NUL-terminated, at most err_len bytes) and return
  * non-zero: the case is reported as an error of that case, not a crash of the run. All strings are UTF-8.
  *
- * Version history: 1 (2026-11-30) first version.
+ * Optional symbols: the loader looks them up by name; a plugin without them loads and runs as before (ABI 1).
+ *   moe_plugin_rounding_contract  (moe_plugin_rounding_contract_fn, since 2026-12-01) the kernel's rounding contract.
+ *
+ * Version history: 1 (2026-11-30) first version; 2026-12-01 the optional moe_plugin_rounding_contract (ABI still 1).
  */
 #ifndef MOE_PLUGIN_H
 #define MOE_PLUGIN_H
@@ -105,6 +108,18 @@ typedef struct moe_plugin_api {
 } moe_plugin_api;
 
 typedef const moe_plugin_api* (*moe_plugin_entry_fn)(uint32_t host_abi_version);
+
+/* Optional: where the kernel rounds for problem p (docs/numerics.md "The rounding points of the kernel contract"),
+ * as the contract's text form: the points it fixes, "point=value" joined by commas (gate_up, act, slot, reduce,
+ * shared, output; e.g. "gate_up=bf16,slot=bf16"), or "default" for none. case_contract is the case's own contract in
+ * the same form (its points that differ from the defaults), since moe_problem does not carry every point. Write
+ * NUL-terminated text into `text` (at most text_len bytes) and return 0; non-zero with a message in `text`: the case
+ * is an error. The case decides every point not named, unless it pins its contract. Without the symbol the plugin is
+ * judged as keeping h, each slot and the top-k sum in fp32 ("gate_up=f32,slot=f32,reduce=f32": moe_problem does not
+ * tell it otherwise) and following the case's other points. Export it like the entry (MOE_PLUGIN_EXPORT). */
+#define MOE_PLUGIN_ROUNDING_CONTRACT_SYMBOL "moe_plugin_rounding_contract"
+typedef int (*moe_plugin_rounding_contract_fn)(const moe_problem* p, const char* case_contract, char* text,
+                                               size_t text_len);
 
 #ifdef __cplusplus
 }

@@ -134,6 +134,29 @@ PluginKernel::PluginKernel(const std::filesystem::path& path) : path_(path) {
                        sanitize_utf8(std::string_view(text, n))),
            fmt::format("return a UTF-8 {} without control characters (kernels/plugin/moe_plugin.h: all strings are UTF-8)", field));
   }
+  // Optional symbols (moe_plugin.h): absent in plugins built before them, which load as before.
+  if (void* sym = ::dlsym(handle_, MOE_PLUGIN_ROUNDING_CONTRACT_SYMBOL)) {
+    try {
+      check_plugin_entry_is_code(sym, where);
+    } catch (const Error& e) {
+      fail(std::string(MOE_PLUGIN_ROUNDING_CONTRACT_SYMBOL) + ": " + e.problem(), e.fix());
+    }
+    rounding_contract_ = reinterpret_cast<moe_plugin_rounding_contract_fn>(sym);
+  }
+}
+
+RoundingContract PluginKernel::rounding_contract(const ProblemSpec& p) const {
+  if (!rounding_contract_) return fp32_stages();
+  const moe_problem m = to_plugin_problem(p);
+  const std::string case_contract = contract_text(p);
+  char text[512] = {0};
+  const int rc = rounding_contract_(&m, case_contract.c_str(), text, sizeof text);
+  text[sizeof text - 1] = '\0';
+  const std::string where = "plugin " + path_.string();
+  if (rc != 0)
+    throw_bad_input(where, MOE_PLUGIN_ROUNDING_CONTRACT_SYMBOL, "returned " + std::to_string(rc) + ": " + message(text, "(no message)"),
+                    "return 0 with the contract's text (moe_plugin.h)");
+  return parse_rounding_contract_or_throw(sanitize_utf8(text), where, MOE_PLUGIN_ROUNDING_CONTRACT_SYMBOL);
 }
 
 PluginKernel::~PluginKernel() {

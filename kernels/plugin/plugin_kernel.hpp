@@ -23,11 +23,15 @@ class PluginKernel : public KernelUnderTest {
   void prepare(const ProblemSpec& p, Checkpoint& working) override;
   RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
   bool deterministic(const ProblemSpec& p) const override;
+  // Through the optional moe_plugin_rounding_contract; without it gate_up=f32,slot=f32,reduce=f32 (moe_plugin.h).
+  // Text it cannot parse, or a non-zero return, is bad input naming the plugin (the case becomes an error).
+  RoundingContract rounding_contract(const ProblemSpec& p) const override;
 
  private:
   std::filesystem::path path_;
   void* handle_ = nullptr;
   const moe_plugin_api* api_ = nullptr;
+  moe_plugin_rounding_contract_fn rounding_contract_ = nullptr;  // optional symbol
 };
 
 // The C view of a problem.

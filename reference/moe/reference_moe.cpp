@@ -53,6 +53,13 @@ Scratch<S>& thread_scratch() {
   return s;
 }
 
+// A rounding point of fixtures/rounding_contract.hpp: f32 there means not rounded (the fp64 validation mode keeps
+// its doubles), bf16 and f16 round.
+template <class S>
+void round_point(S* v, std::int64_t n, IntermediateDtype d) {
+  if (d != IntermediateDtype::f32) round_to_dtype(v, n, d);
+}
+
 template <class S>
 void gemm_with_dequant(const ExpertJob& job, WeightMatrix which, std::int64_t hidden, const MapMat<S>& a,
                        MapMat<S>& out, LargeVector<S>& wbuf) {
@@ -128,6 +135,7 @@ void run_expert(const ProblemSpec& s, const ExpertJob& job, const S* x_in, const
     for (std::int64_t i = 0; i < n; ++i)
       for (std::int64_t c = 0; c < 2 * inter; ++c) h1(i, c) += S(b[c]);
   }
+  if (contract) round_point(h1.data(), n * 2 * inter, s.gate_up_dtype);  // h before the activation, bias included
   ActivationParams ap{s.activation, s.layout, s.swiglu_alpha, s.swiglu_limit, !job.shared || s.clamp_shared};
   for (std::int64_t i = 0; i < n; ++i) apply_activation(h1.row(i).data(), z.row(i).data(), inter, ap);
   if (contract) {
@@ -141,6 +149,7 @@ void run_expert(const ProblemSpec& s, const ExpertJob& job, const S* x_in, const
     const S w = weight_on_input ? S(1) : S(as.weight);
     S* dst = slots + as.slot * h;
     for (std::int64_t c = 0; c < h; ++c) dst[c] = (y(i, c) + (b2 ? S(b2[c]) : S(0))) * w;
+    if (contract) round_point(dst, h, s.slot_dtype);  // the slot's output as the top-k sum reads it
   }
 }
 
@@ -225,6 +234,7 @@ Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, Re
       const S* src = slots + (i * per_token + j) * h;
       S* dst = separate && j >= k ? shared.data() : acc.data();
       for (std::int64_t col = 0; col < h; ++col) dst[col] += src[col];
+      if (contract) round_point(dst, h, s.reduce_dtype);  // the accumulator's dtype: rounded after each addition
     }
     if (contract) round_to_dtype(acc.data(), h, s.output_dtype);
     if (separate) {

@@ -8,8 +8,10 @@
 //  ideal:    the same stored weights, the unquantized input, no intermediate rounding, fp32 output: the recipe's
 //            own quantization error (informational, or a loose gate).
 //
-// Reduction order is fixed (per token: routed slots in top-k order, then shared experts), so the result does not
-// depend on thread count.
+// The contract's other rounding points (fixtures/rounding_contract.hpp), where the problem names them: the stage-1
+// output before the activation, each slot's weighted output, the top-k sum's accumulator after each addition; the
+// ideal reference rounds none. Reduction order is fixed (per token: routed slots in top-k order, then shared
+// experts), so the result does not depend on thread count.
 #pragma once
 #include <vector>
 

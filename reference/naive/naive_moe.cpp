@@ -145,6 +145,8 @@ double round_dtype(double v, IntermediateDtype d) {
     default: return double(float(v));
   }
 }
+// The contract's gate_up, slot and reduce points: f32 there is not rounded.
+double round_point(double v, IntermediateDtype d) { return d == IntermediateDtype::f32 ? v : round_dtype(v, d); }
 IntermediateDtype as_intermediate(DType d) {
   return d == DType::bf16 ? IntermediateDtype::bf16 : d == DType::f16 ? IntermediateDtype::f16 : IntermediateDtype::f32;
 }
@@ -224,7 +226,7 @@ std::vector<double> expert(const ProblemSpec& s, const ExpertWeights& w, const Q
     double acc = 0.0;
     for (std::int64_t c = 0; c < h; ++c) acc += xin[c] * weight(w, q, true, ex, 2 * inter, h, r, c, inter);
     if (!w.w13_bias.empty()) acc += w.w13_bias.span<float>()[ex * 2 * inter + r];
-    hh[r] = acc;
+    hh[r] = contract ? round_point(acc, s.gate_up_dtype) : acc;
   }
   std::vector<double> z(inter);
   for (std::int64_t i = 0; i < inter; ++i) {
@@ -244,6 +246,14 @@ std::vector<double> expert(const ProblemSpec& s, const ExpertWeights& w, const Q
     y[r] = acc;
   }
   return y;
+}
+
+// One slot into its sum: the slot's output rounded to the slot dtype, then added, the sum rounded to the reduce dtype.
+void add_slot(std::vector<double>& sum, const std::vector<double>& y, const ProblemSpec& s, bool contract) {
+  for (std::size_t col = 0; col < sum.size(); ++col) {
+    const double v = contract ? round_point(y[col], s.slot_dtype) : y[col];
+    sum[col] = contract ? round_point(sum[col] + v, s.reduce_dtype) : sum[col] + v;
+  }
 }
 
 }  // namespace
@@ -274,7 +284,7 @@ std::vector<double> moe(const ProblemSpec& s, const Checkpoint& c, const NaiveRo
         y = expert(s, c.routed, s.quant, id, s.local_inter(), x, contract, false);
         for (auto& v : y) v *= wgt;
       }
-      for (std::int64_t col = 0; col < h; ++col) acc[col] += y[col];
+      add_slot(acc, y, s, contract);
     }
     // A separate shared path: routed and shared outputs each rounded to the output dtype, their sum rounded again.
     const bool separate = contract && s.shared_path == SharedPath::separate;
@@ -283,7 +293,7 @@ std::vector<double> moe(const ProblemSpec& s, const Checkpoint& c, const NaiveRo
     if (s.ep_rank == 0)
       for (int e = 0; e < s.n_shared; ++e) {
         auto y = expert(s, c.shared, s.shared_quant, e, s.local_shared_inter(), x, contract, true);
-        for (std::int64_t col = 0; col < h; ++col) (separate ? shared : acc)[col] += y[col];
+        add_slot(separate ? shared : acc, y, s, contract);
       }
     for (std::int64_t col = 0; col < h; ++col) {
       if (separate) out[i * h + col] = round_dtype(round_dtype(acc[col], od) + round_dtype(shared[col], od), od);

@@ -1,6 +1,6 @@
 // The engine (fp64 validation mode) against the independent naive fp64 implementation, per token to 1e-6
-// relative, on small problems of every routing x activation x quant scheme the reference supports; the fp32
-// engine within a sanity bound of the same.
+// relative, on small problems of every routing x activation x quant scheme the reference supports, and of every
+// scheme under every combination of the rounding points; the fp32 engine within a sanity bound of the same.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "fixtures/checkpoint.hpp"
+#include "fixtures/rounding_contract.hpp"
 #include "reference/moe/reference_moe.hpp"
 #include "reference/naive/naive_moe.hpp"
 
@@ -89,6 +90,32 @@ std::vector<Combo> combos() {
   return out;
 }
 
+// Every combination of the contract's gate_up, slot and reduce points (f32, bf16, f16) on a shared-expert case,
+// fused and separate, for every scheme; the activation and output points rotate through their dtypes.
+std::vector<Combo> rounding_combos() {
+  std::vector<Combo> out;
+  constexpr IntermediateDtype kD[] = {IntermediateDtype::f32, IntermediateDtype::bf16, IntermediateDtype::f16};
+  constexpr DType kOut[] = {DType::bf16, DType::f16, DType::f32};
+  int n = 0;
+  for (auto& sc : schemes())
+    for (IntermediateDtype gu : kD)
+      for (IntermediateDtype sl : kD)
+        for (IntermediateDtype rd : kD)
+          for (SharedPath path : {SharedPath::fused, SharedPath::separate}) {
+            ProblemSpec s;
+            s.hidden = 96; s.inter = 160; s.experts = 8; s.topk = 3; s.tokens = 3;
+            s.n_shared = 1; s.shared_inter = 64; s.shared_path = path;
+            s.quant = s.shared_quant = sc.q; s.input_dtype = sc.io;
+            s.gate_up_dtype = gu; s.slot_dtype = sl; s.reduce_dtype = rd;
+            s.intermediate = kD[(n + 1) % 3];
+            s.output_dtype = kOut[n % 3];
+            s.seed = 17 + n++;
+            if (validate(s)) continue;
+            out.push_back({std::string(sc.name) + "__" + contract_text(s), s});
+          }
+  return out;
+}
+
 double token_rel(const float* a, const double* b, std::int64_t h) {
   double num = 0, den = 0;
   for (std::int64_t i = 0; i < h; ++i) { num += (a[i] - b[i]) * (a[i] - b[i]); den += b[i] * b[i]; }
@@ -123,6 +150,12 @@ TEST_P(NaiveAgreement, EngineMatchesNaivePerToken) {
 
 INSTANTIATE_TEST_SUITE_P(AllCombos, NaiveAgreement, ::testing::ValuesIn(combos()),
                          [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(RoundingPoints, NaiveAgreement, ::testing::ValuesIn(rounding_combos()), [](const auto& info) {
+  std::string n = info.param.name;
+  for (char& ch : n)
+    if (ch == '=' || ch == ',') ch = '_';
+  return n;
+});
 
 TEST(NaiveAgreementCoverage, EveryRoutingActivationAndSchemeIsExercised) {
   const auto all = combos();

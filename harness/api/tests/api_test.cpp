@@ -188,6 +188,31 @@ TEST(Api, JudgeRefusesAnOutputOfTheWrongShapeOrDtype) {
   EXPECT_THROW(api::judge(c, f, r, buf.data(), buf.size() * 2, api::DType::bf16), api::Error);
 }
 
+TEST(Api, NewOutputIsTheSentinelFilledBufferOfTheCasesOutputDtype) {
+  // The sentinels of docs/judging.md: bf16 0x7FA5, f16 0x7DA5, f32 0x7FA5A5A5.
+  const std::pair<api::DType, std::uint32_t> want[] = {
+      {api::DType::bf16, 0x7FA5u}, {api::DType::f16, 0x7DA5u}, {api::DType::f32, 0x7FA5A5A5u}};
+  for (const auto& [dtype, bits] : want) {
+    api::ProblemSpec p = bf16_case().problem;
+    p.output_dtype = dtype;
+    const api::Tensor out = api::new_output(p);
+    EXPECT_EQ(out.dtype(), dtype);
+    EXPECT_EQ(out.shape(), (std::vector<std::int64_t>{p.tokens, p.hidden}));
+    const std::size_t size = api::dtype_info(dtype).bytes;
+    for (std::int64_t i = 0; i < out.numel(); ++i) {
+      std::uint32_t v = 0;
+      std::memcpy(&v, out.bytes() + i * size, size);
+      ASSERT_EQ(v, bits) << api::dtype_name(dtype) << " element " << i;
+    }
+    // Judged as it is, every element is unwritten.
+    const api::Fixture f = api::make_fixture(bf16_case());
+    if (dtype == api::DType::bf16) {
+      const api::CaseRecord r = api::judge(bf16_case(), f, api::compute_references(bf16_case(), f), out);
+      EXPECT_EQ(r.failed_check, api::Check::unwritten);
+    }
+  }
+}
+
 TEST(Api, RunCaseRunsThePipelineWithItsProbes) {
   const api::CaseSpec& c = bf16_case();
   const auto host = api::make_kernel("host");

@@ -31,13 +31,22 @@ GateDecision gate(const CaseSpec& c, const KernelUnderTest& kernel, const Device
 Fixture make_fixture(const CaseSpec& c, std::optional<std::uint64_t> seed = {}, WeightCache* weights = nullptr);
 
 // The reference routing and the contract and ideal references of the fixture; from `cache` when it holds them
-// (keyed by case, reference version, case hash and fingerprint), else computed (and stored there when given).
-ReferenceSet compute_references(const CaseSpec& c, const Fixture& f, ReferenceCache* cache = nullptr);
+// (keyed by case, reference version, case hash, effective rounding contract and fingerprint), else computed (and
+// stored there when given). `declared`: the rounding points the kernel fixes (parse_rounding_contract(), e.g.
+// "gate_up=bf16,slot=bf16"); the references follow the case's contract overridden by it unless the case pins its
+// contract (docs/judging.md "The rounding contract"), and carry that contract (ReferenceSet::rounding) into judge().
+ReferenceSet compute_references(const CaseSpec& c, const Fixture& f, ReferenceCache* cache = nullptr,
+                                const RoundingContract& declared = {});
+
+// The output buffer a kernel of `run` receives: [tokens, hidden] in the problem's output dtype, every element the
+// NaN sentinel (docs/judging.md "unwritten"), so an element the kernel never writes fails the verdict.
+Tensor new_output(const ProblemSpec& p);
 
 // What the case is judged by: its scheme's default thresholds with the case's override applied.
 Thresholds thresholds(const CaseSpec& c);
 
-// The verdict on a kernel's output [tokens, hidden] in the case's output dtype: the record `run` writes for it
+// The verdict on a kernel's output [tokens, hidden] in the case's output dtype, against refs (computed under the
+// contract the kernel declared to compute_references(), which the record names): the record `run` writes for it
 // (status, failed_check, reason, every metric with the thresholds, the systematic statistics, per-token cos and rel,
 // details), without the probes (they need a kernel to run again). A wrong shape or dtype is bad input; a non-finite reference an error.
 CaseRecord judge(const CaseSpec& c, const Fixture& f, const ReferenceSet& refs, const Tensor& out,
@@ -47,8 +56,9 @@ CaseRecord judge(const CaseSpec& c, const Fixture& f, const ReferenceSet& refs, 
                  DType dtype, const std::string& kernel_id = "external");
 
 // The whole pipeline on `kernel`: gate, fixture, references, prepare on a clone, run into the NaN sentinel, the
-// pristine check, the verdict, then the probes (rerun into the inverse sentinel, linearity). Never throws for the
-// case: a harness error is status error.
+// pristine check, the verdict, then the probes (rerun into the inverse sentinel, linearity). The kernel's
+// rounding_contract() is its declaration, or options.declared_contract when set. Never throws for the case: a
+// harness error is status error.
 CaseRecord run_case(const CaseSpec& c, KernelUnderTest& kernel, const DeviceDetection& device,
                     const PipelineOptions& options = {});
 

@@ -9,6 +9,7 @@
 #include "formats/dtype.hpp"
 #include "fixtures/error.hpp"
 #include "fixtures/problem.hpp"
+#include "fixtures/rounding_contract.hpp"
 #include "fixtures/tensor.hpp"
 #include "harness/case_loader.hpp"
 #include "harness/case_pipeline.hpp"
@@ -36,7 +37,9 @@ using moe::Checkpoint;
 using moe::DType;
 using moe::ExpertWeights;
 using moe::Tensor;
+using moe::dtype_info;
 using moe::dtype_name;
+using moe::dtype_size;
 using moe::parse_dtype;
 // Devices, gating and kernels (kernels/runtime/device_info.hpp, harness/gating.hpp, kernels/kernel_under_test.hpp).
 using moe::DeviceDetection;
@@ -54,6 +57,12 @@ using moe::Thresholds;
 using moe::WeightCache;
 // The pipeline's options: seed override, caches, probe switches, test hooks (harness/case_pipeline.hpp).
 using moe::PipelineOptions;
+// Rounding contracts (fixtures/rounding_contract.hpp): a kernel's declaration, its text form and parser.
+using moe::RoundingContract;
+using moe::parse_rounding_contract;
+using moe::parse_rounding_contract_or_throw;
+using moe::to_text;
+using moe::ContractRecord;
 // Records and reports (reports/run_report.hpp, reports/report_files.hpp, reports/report_reader.hpp); a record's
 // status and failed check with their report.json spellings (reports/verdict.hpp).
 using moe::CaseRecord;
@@ -70,6 +79,9 @@ using moe::RunReport;
 // Errors: every bad input throws moe::Error with its exit code (fixtures/error.hpp; README "Exit codes").
 using moe::Error;
 using moe::ExitCode;
+// How a kernel or a client raises them: bad input (exit 2) naming where, key and fix; a harness error (exit 3).
+using moe::throw_bad_input;
+using moe::throw_harness_error;
 
 // A case's fixture: the problem it runs (the case's, with a seed override applied), the pristine checkpoint the
 // references read (a kernel gets a clone()), and that checkpoint's fingerprint (Checkpoint::fingerprint()).

@@ -121,12 +121,14 @@ TEST(TuningTable, CsvRoundTripAndBadCells) {
   const auto dir = std::filesystem::temp_directory_path() / "moe_tuning_table_test";
   std::filesystem::create_directories(dir);
   TuningTable t = table({1, 2});
-  t.rows[1].dispatch = "grouped_mma=off";
+  t.rows[1].dispatch = "grouped_tokens_per_pass=8,grouped_mma=off";  // a cell with a comma: quoted
+  t.rows[1].device_name = "a \"quoted\" name";
   write_tuning_table(t, (dir / "t.csv").string());
   const TuningTable back = read_tuning_table((dir / "t.csv").string());
   ASSERT_EQ(back.rows.size(), 2u);
   EXPECT_TRUE(same_key(back.rows[1], t.rows[1]));
-  EXPECT_EQ(back.rows[1].dispatch, "grouped_mma=off");
+  EXPECT_EQ(back.rows[1].dispatch, "grouped_tokens_per_pass=8,grouped_mma=off");
+  EXPECT_EQ(back.rows[1].device_name, "a \"quoted\" name");
   EXPECT_EQ(back.rows[1].us, 12.0);
   EXPECT_EQ(back.rows[1].line, 3);
   std::ofstream(dir / "bad.csv") << tuning_header() << "\n" << "host,2,x\n";

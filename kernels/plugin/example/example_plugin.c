@@ -6,6 +6,12 @@
  * bug), so the tests can show a plugin's verdict is a real one. Built with -DEXAMPLE_PLUGIN_RACY every other call
  * perturbs one element slightly, as a float-atomic reduce does; with -DEXAMPLE_PLUGIN_DECLARES_NONDETERMINISTIC as
  * well it says so through the ABI, and the harness then does not ask for bit-identical reruns.
+ *
+ * Rounding contract: it exports the optional moe_plugin_rounding_contract, declaring where it rounds. Plain, it keeps
+ * h, each slot and the sum in fp32 (gate_up=f32,slot=f32,reduce=f32). Built with -DEXAMPLE_PLUGIN_ROUNDS_LIKE_VLLM it
+ * rounds h to bf16 before the activation and each slot's weighted output to bf16 before the sum, as vLLM's Triton
+ * pipeline does, and declares gate_up=bf16,slot=bf16; with -DEXAMPLE_PLUGIN_NO_CONTRACT_SYMBOL as well it rounds so
+ * without the symbol (a plugin built before the symbol existed), and the harness judges it as keeping them in fp32.
  */
 #include <math.h>
 #include <stdio.h>
@@ -68,6 +74,9 @@ static void expert(const moe_problem* p, const moe_tensor* w13, const moe_tensor
     float s = 0.0f;
     for (int64_t c = 0; c < H; ++c) s += load(w13, base + c) * x[c];
     h[r] = s + (b13 ? load(b13, e * 2 * inter + r) : 0.0f);
+#ifdef EXAMPLE_PLUGIN_ROUNDS_LIKE_VLLM
+    h[r] = round_to(MOE_DTYPE_BF16, h[r]);
+#endif
   }
   for (int64_t i = 0; i < inter; ++i) {
     float g, u;
@@ -83,7 +92,11 @@ static void expert(const moe_problem* p, const moe_tensor* w13, const moe_tensor
     const int64_t base = (e * H + r) * inter;
     float s = 0.0f;
     for (int64_t c = 0; c < inter; ++c) s += load(w2, base + c) * y[c];
+#ifdef EXAMPLE_PLUGIN_ROUNDS_LIKE_VLLM
+    acc[r] += round_to(MOE_DTYPE_BF16, scale * (s + (b2 ? load(b2, e * H + r) : 0.0f)));
+#else
     acc[r] += scale * (s + (b2 ? load(b2, e * H + r) : 0.0f));
+#endif
   }
 }
 
@@ -155,6 +168,21 @@ static int run(const moe_problem* p, const moe_tensor* ts, int32_t n, const int3
 static int deterministic(const moe_problem* p) { return 0; }
 #else
 #define deterministic NULL /* plain loops in a fixed order */
+#endif
+
+#ifndef EXAMPLE_PLUGIN_NO_CONTRACT_SYMBOL
+/* Where this kernel rounds, whatever the case's contract (case_contract) names: the points it fixes. */
+MOE_PLUGIN_EXPORT int moe_plugin_rounding_contract(const moe_problem* p, const char* case_contract, char* text,
+                                                   size_t text_len) {
+  (void)p;
+  (void)case_contract;
+#ifdef EXAMPLE_PLUGIN_ROUNDS_LIKE_VLLM
+  snprintf(text, text_len, "gate_up=bf16,slot=bf16,reduce=f32");
+#else
+  snprintf(text, text_len, "gate_up=f32,slot=f32,reduce=f32");
+#endif
+  return 0;
+}
 #endif
 
 static const moe_plugin_api kApi = {

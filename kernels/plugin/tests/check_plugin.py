@@ -75,6 +75,37 @@ def main():
     ran = [c for c in report["cases"] if c["status"] != "skip"]
     assert len(ran) == len(passed) and all(c["status"] == "fail" for c in ran), [c["status"] for c in ran]
 
+    # The rounding contract through the optional symbol moe_plugin_rounding_contract: the example declares that it
+    # keeps h, each slot and the sum in fp32 (today's default there, so each record's contract is its case's);
+    # built to round like vLLM's pipeline it declares gate_up=bf16,slot=bf16 and is judged against that, passing;
+    # the same rounding without the symbol is judged as fp32 stages and fails the exact-tier case, whose slots are
+    # not bf16 values (docs/numerics.md "The exact tier").
+    for c in passed:
+        rc = c["rounding_contract"]
+        assert rc["declared"] == "gate_up=f32,slot=f32,reduce=f32" and rc["not_applied"] == "", rc
+        assert (rc["effective"], rc["source"]) == ("default", "default") or rc["source"] == "case", rc
+        assert ("/mid-f16/out-f16" in c["id"]) == (rc["effective"] == "act=f16,output=f16"), (c["id"], rc)
+    suite = f"{work}/contract.yaml"
+    open(suite, "w").write("suite: contract\ncases:\n"
+                           "  - {hidden: 136, inter: 128, experts: 8, topk: 2, tokens: 4, tier: exact, routing: {kind: precomputed}}\n"
+                           "  - {hidden: 256, inter: 256, experts: 8, topk: 2, tokens: 16}\n")
+    for lib, code in (("vllm", 0), ("vllm_undeclared", 1)):
+        rep = f"{work}/{lib}"
+        r = subprocess.run([exe, "run", "--suite", suite, "--plugin", f"{plugins}/libmoe_example_plugin_{lib}.so",
+                            "--report-dir", rep], capture_output=True, text=True, timeout=300)
+        assert r.returncode == code, (lib, r.returncode, r.stdout[-3000:], r.stderr[-2000:])
+        cases = json.load(open(f"{rep}/report.json"))["cases"]
+        assert len(cases) == 2, cases
+        if lib == "vllm":
+            for c in cases:
+                assert c["status"] == "pass", c["reason"]
+                assert c["rounding_contract"]["effective"] == "gate_up=bf16,slot=bf16", c["rounding_contract"]
+                assert c["rounding_contract"]["source"] == "kernel", c["rounding_contract"]
+        else:
+            exact = [c for c in cases if "/exact" in c["id"]][0]
+            assert exact["status"] == "fail" and exact["failed_check"] == "bitwise", exact["reason"]
+            assert exact["rounding_contract"]["declared"] == "gate_up=f32,slot=f32,reduce=f32", exact["rounding_contract"]
+
     # The catalog's input/output mutants wrap any kernel: the example plugin with its router weights handed in
     # squared fails every case it runs, named PLUGIN_ID~MUTANT; an in-kernel mutant cannot wrap it (exit 2).
     r, report = run(exe, f"{plugins}/libmoe_example_plugin.so~router_weight_twice", f"{work}/wrapped")

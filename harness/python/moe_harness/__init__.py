@@ -1,0 +1,21 @@
+"""moe-harness in Python: suites, cases, fixtures, verdicts and reports over the harness's own C++ library (the
+public API moe::api, through the native extension moe_harness._moe_harness), so a verdict here is the verdict
+`moe-harness run` gives: the same fixture, references, thresholds, checks, probes and report files.
+
+    import moe_harness
+    for case in moe_harness.suite("smoke", filter="*fp8*"):
+        verdict = case.run(my_kernel)          # my_kernel(fixture, out): the pipeline with its probes
+        fx = case.fixture()                    # or step by step: the tensors, zero-copy ...
+        verdict = case.judge(my_output)        # ... and the verdict on an output (NumPy or any DLPack tensor)
+
+README "Python" has the whole tour; moe_harness.pytest_plugin runs a suite under pytest.
+"""
+from moe_harness._moe_harness import Error, Fixture, Tensor, build_stamp, native_kernel, version
+from moe_harness._case import Case, Suite, suite
+from moe_harness.session import Session
+from moe_harness.verdict import Verdict
+
+__version__ = version()
+
+__all__ = ["Case", "Error", "Fixture", "Session", "Suite", "Tensor", "Verdict", "build_stamp", "native_kernel",
+           "suite", "version"]

@@ -1,0 +1,96 @@
+#include "harness/python/native/python_kernel.hpp"
+
+#include <cstring>
+
+namespace moe::python {
+
+namespace {
+
+// kernel.NAME(case) when the kernel has it (a method or a plain value), else nullopt.
+std::optional<py::object> ask(const py::object& kernel, const char* name, const py::object& case_obj) {
+  if (kernel.is_none() || !py::hasattr(kernel, name)) return std::nullopt;
+  py::object v = kernel.attr(name);
+  return PyCallable_Check(v.ptr()) ? v(case_obj) : v;
+}
+
+}  // namespace
+
+PythonKernel::PythonKernel(py::object kernel, py::object case_obj, py::object spec, std::string id,
+                           std::string version, bool needs_device)
+    : kernel_(std::move(kernel)), case_(std::move(case_obj)), spec_(std::move(spec)), id_(std::move(id)),
+      version_(std::move(version)), needs_device_(needs_device) {
+  if (const auto s = ask(kernel_, "supports", case_)) {
+    if (py::isinstance<py::str>(*s)) support_ = api::Support::no(s->cast<std::string>());
+    else if (s->is_none() || (py::isinstance<py::bool_>(*s) && s->cast<bool>())) support_ = api::Support::yes();
+    else if (py::isinstance<py::bool_>(*s)) support_ = api::Support::no("the kernel's supports() returned False");
+    else throw py::type_error("kernel.supports(case) must return None (supported) or a reason string (not supported)");
+  }
+  if (const auto d = ask(kernel_, "deterministic", case_)) deterministic_ = d->cast<bool>();
+}
+
+PythonKernel::~PythonKernel() {
+  py::gil_scoped_acquire gil;  // the Python references below are dropped here, with the GIL
+  kernel_ = case_ = spec_ = fixture_ = py::object();
+  interrupt_type_ = interrupt_value_ = interrupt_trace_ = py::object();
+}
+
+void PythonKernel::python_failed(py::error_already_set& e, const char* what) {
+  if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) {
+    interrupt_type_ = e.type();
+    interrupt_value_ = e.value();
+    interrupt_trace_ = e.trace();
+  }
+  std::string text;
+  try {
+    const py::list lines = py::module_::import("traceback").attr("format_exception")(e.type(), e.value(), e.trace());
+    for (const py::handle l : lines) text += l.cast<std::string>();
+  } catch (const py::error_already_set&) {
+    text = e.what();
+  }
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  api::throw_harness_error(id_, std::string(what) + " raised a Python exception:\n" + text,
+                           "the traceback names the line; a case the kernel cannot compute belongs in its supports()");
+}
+
+void PythonKernel::reraise_interrupt() {
+  if (!interrupt_type_) return;
+  PyErr_Restore(interrupt_type_.release().ptr(), interrupt_value_.release().ptr(), interrupt_trace_.release().ptr());
+  throw py::error_already_set();
+}
+
+void PythonKernel::prepare(const api::ProblemSpec& p, api::Checkpoint& working) {
+  py::gil_scoped_acquire gil;
+  data_ = std::make_shared<FixtureData>();
+  data_->fixture.problem = p;
+  data_->fixture.pristine = std::move(working);  // the working clone, now shared with the Python views
+  try {
+    fixture_ = py::cast(FixtureObject{data_});
+    fixture_.attr("spec") = spec_;
+    fixture_.attr("case") = case_;
+    if (!kernel_.is_none() && py::hasattr(kernel_, "prepare")) kernel_.attr("prepare")(fixture_);
+  } catch (py::error_already_set& e) {
+    python_failed(e, "kernel.prepare(fixture)");
+  }
+}
+
+api::RunInfo PythonKernel::run(const api::ProblemSpec&, const api::Checkpoint&, const api::RoutingResult& routing,
+                               api::Tensor& out) {
+  py::gil_scoped_acquire gil;
+  if (interrupt_type_) api::throw_harness_error(id_, "interrupted", "");
+  if (!data_) api::throw_harness_error(id_, "run() before prepare()", "");
+  api::RunInfo info;
+  info.variant = "python";
+  try {
+    data_->set_routing(routing);
+    const TensorView view = owned_view(out.clone());
+    py::object out_obj = py::cast(view);
+    const py::object r = kernel_(fixture_, out_obj);
+    if (py::isinstance<py::str>(r)) info.variant = r.cast<std::string>();
+    std::memcpy(out.bytes(), view.tensor->bytes(), out.nbytes());
+  } catch (py::error_already_set& e) {
+    python_failed(e, "the kernel call kernel(fixture, out)");
+  }
+  return info;
+}
+
+}  // namespace moe::python

@@ -1,0 +1,60 @@
+// A Python callable as a KernelUnderTest, so that case.run() is moe::api::run_case on it: the same gating, NaN
+// sentinel, pristine check, verdict and structural probes (rerun into the inverse sentinel, linearity) as `run`.
+//
+// The kernel object: callable as kernel(fixture, out) -> None or a variant string, where `fixture` is a
+// moe_harness.Fixture over the working clone (plus the routing of this call) and `out` a writable moe_harness.Tensor
+// [tokens, hidden] pre-filled with the sentinel; optional methods prepare(fixture) (once per case, before the first
+// call), supports(case) -> None | reason string, deterministic(case) -> bool.
+//
+// The GIL: run_case runs with the GIL released (the reference and the judge are OpenMP code); each call into
+// Python takes it. supports() and deterministic() are asked before run_case (so an exception in them reaches the
+// caller as itself, never a skip). An exception in prepare() or the call becomes the case's error record with its
+// traceback; KeyboardInterrupt and SystemExit end the case the same way and are raised again once run_case returns.
+//
+// Lifetimes: prepare() takes the working clone's tensors into a FixtureData that the Python views share, and each
+// call gets its own output and routing tensors (copied back into the pipeline's output afterwards), so a view the
+// kernel keeps after the call never points into freed memory.
+//
+// The rounding contract a kernel declares (issue 21) belongs here once KernelUnderTest carries one: read from a
+// kernel attribute when the kernel object is taken, as supports and deterministic are.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "harness/python/native/handles.hpp"
+
+namespace moe::python {
+
+class PythonKernel final : public api::KernelUnderTest {
+ public:
+  // `case_obj` is what supports()/deterministic() are given; `spec` is set as the fixture's .spec.
+  PythonKernel(py::object kernel, py::object case_obj, py::object spec, std::string id, std::string version,
+               bool needs_device);
+  ~PythonKernel() override;
+
+  std::string id() const override { return id_; }
+  std::string version() const override { return version_; }
+  bool needs_device() const override { return needs_device_; }
+  api::Support supports(const api::ProblemSpec&, const api::DeviceInfo*) const override { return support_; }
+  void prepare(const api::ProblemSpec& p, api::Checkpoint& working) override;
+  api::RunInfo run(const api::ProblemSpec& p, const api::Checkpoint& working, const api::RoutingResult& routing,
+                   api::Tensor& out) override;
+  bool deterministic(const api::ProblemSpec&) const override { return deterministic_; }
+
+  // Raises the KeyboardInterrupt or SystemExit a call ended with, if any (GIL held).
+  void reraise_interrupt();
+
+ private:
+  [[noreturn]] void python_failed(py::error_already_set& e, const char* what);
+  py::object kernel_, case_, spec_;
+  std::string id_, version_;
+  bool needs_device_;
+  api::Support support_;
+  bool deterministic_ = true;
+  std::shared_ptr<FixtureData> data_;
+  py::object fixture_;  // the moe_harness.Fixture over data_
+  py::object interrupt_type_, interrupt_value_, interrupt_trace_;
+};
+
+}  // namespace moe::python

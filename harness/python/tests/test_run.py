@@ -1,0 +1,148 @@
+"""case.run(kernel) and Session: the Python path gives the record `moe-harness run` gives for the same kernel, its
+probes catch what they catch for native kernels, Python failures become error records, reports are `run`'s."""
+import json
+import subprocess
+import xml.etree.ElementTree as ET
+
+import jsonschema
+import numpy as np
+import pytest
+
+import moe_harness
+
+SMOKE = ["*/T3/decode/atomic", "*fp8*", "*mxfp4.mx8*", "*ep2r1*", "*-sep/*"]
+BF16 = "custom-h256i256e16k4-softmax_topk/tp1/bf16.a16/silu/T3/decode/atomic"
+
+
+def one(case_id):
+    (case,) = moe_harness.suite("smoke", filter=case_id)
+    return case
+
+
+def test_python_path_gives_runs_records(cli, tmp_path):
+    subprocess.run([cli, "run", "--suite", "smoke", "--kernel", "host", "--no-isolation", "--report-dir", str(tmp_path)]
+                   + [a for f in SMOKE for a in ("--filter", f)], check=True, capture_output=True)
+    native = {c["id"]: c for c in json.loads((tmp_path / "report.json").read_text())["cases"]}
+    host = moe_harness.native_kernel("host")
+    cases = list(moe_harness.suite("smoke", filter=SMOKE))
+    assert len(cases) == len(native) >= 8
+    calls = 0
+    for case in cases:
+        v, want = case.run(host), native[case.id]
+        assert v.kernel == want["kernel"] == "host-contract"
+        assert (v.status, v.failed_check, v.variant) == (want["status"], want["failed_check"], want["variant"])
+        assert v.fixture_fingerprint == int(want["fixture_fingerprint"], 16)
+        assert v.metrics["min_cos"] == want["metrics"]["min_cos"] and v.metrics["max_rel"] == want["metrics"]["max_rel"]
+        assert list(v.token_cos) == want["token_cos"]
+        assert {k: s for k, s in v.probes} == want["probes"]
+        # The verdict run, then one more for each probe that ran a kernel (rerun_identical compares the rerun).
+        calls += 1 + sum(v.probes[i][1] == "ran" for i in range(len(v.probes)) if v.probes[i][0] != "rerun_identical")
+    assert host.calls == calls
+
+
+def test_kernel_exception_is_an_error_record_with_the_traceback():
+    def kernel(fx, out):
+        return 1 / 0
+
+    v = one(BF16).run(kernel)
+    assert v.status == "error" and v.failed_check == "harness_error"
+    assert "ZeroDivisionError" in v.reason and "test_run.py" in v.reason and "return 1 / 0" in v.reason
+
+
+def test_keyboard_interrupt_in_the_kernel_is_raised_again():
+    def kernel(fx, out):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        one(BF16).run(kernel)
+
+
+def test_views_kept_after_the_call_stay_valid():
+    kept = []
+    host = moe_harness.native_kernel("host")
+
+    def kernel(fx, out):
+        kept.append((np.asarray(fx["w13"]), np.asarray(fx["topk_weights"]), np.asarray(out)))
+        return host(fx, out)
+
+    v = one(BF16).run(kernel)
+    assert v.passed and len(kept) == 4
+    w13, first_weights, first_out = kept[0]
+    assert np.array_equal(w13, np.asarray(one(BF16).fixture()["w13"]))
+    assert np.array_equal(kept[2][1], 2 * first_weights)  # the linearity probe doubled every router weight
+    assert not (first_out == 0x7FA5).any()  # the kernel's first output, every element written
+
+
+def test_a_kernel_that_writes_once_fails_the_rerun_probe():
+    host, calls = moe_harness.native_kernel("host"), []
+
+    def kernel(fx, out):
+        calls.append(1)
+        if len(calls) == 1:
+            host(fx, out)
+
+    v = one(BF16).run(kernel)
+    assert v.status == "fail" and v.failed_check == "rerun", v.explain()
+
+
+def test_a_kernel_that_caches_its_output_fails_the_linearity_probe():
+    host, cached = moe_harness.native_kernel("host"), []
+
+    def kernel(fx, out):
+        if not cached:
+            host(fx, out)
+            cached.append(np.asarray(out).copy())
+        np.asarray(memoryview(out)).view(np.uint16)[...] = cached[0]
+
+    v = one(BF16).run(kernel)
+    assert v.status == "fail" and v.failed_check == "linearity", v.explain()
+
+
+def test_a_kernel_that_writes_nothing_is_unwritten():
+    v = one(BF16).run(lambda fx, out: None)
+    assert v.status == "fail" and v.failed_check == "unwritten"
+
+
+class Declining:
+    id = "declining"
+
+    def supports(self, case):
+        return "no bf16 here" if case.spec["quant"]["weight"] == "bf16" else None
+
+    def __call__(self, fx, out):
+        raise AssertionError("never called for a declined case")
+
+
+def test_supports_reason_is_a_skip_and_gating_asks_the_device():
+    case = one(BF16)
+    v = case.run(Declining())
+    assert v.status == "skip" and v.kernel == "declining" and "no bf16 here" in v.reason
+    assert case.gate(kernel=Declining())[0] == "skip"
+    assert case.gate() == ("run", "")
+    decision, reason = case.gate(device="cuda")  # this CPU build has no GPU runtime
+    assert decision == "skip" and reason.startswith("no GPU")
+    assert case.gate(device="cuda", require_device=True)[0] == "fail"
+
+
+def test_session_writes_runs_report_files(tmp_path):
+    schema = json.loads(open(moe_harness_schema()).read())
+    host = moe_harness.native_kernel("host")
+    with moe_harness.Session(tmp_path / "rep", "my-kernel", "1.2", provenance={"torch": "1.13"}) as s:
+        for case in moe_harness.suite("smoke", filter="*/T3/*"):
+            s.run(case, host)
+        s.add(one(BF16).run(Declining()))
+    report = json.loads((tmp_path / "rep" / "report.json").read_text())
+    jsonschema.validate(report, schema)
+    assert report["provenance"]["suite"] == "smoke"
+    assert [k["id"] for k in report["provenance"]["kernels"]][:2] == ["my-kernel", "torch"]
+    assert [c["status"] for c in report["cases"]] == [v.status for v in s.verdicts]
+    assert {c["kernel"] for c in report["cases"]} == {"my-kernel", "declining"}
+    cases = ET.parse(tmp_path / "rep" / "junit.xml").getroot().iter("testcase")
+    assert len(list(cases)) == len(s.verdicts)
+    assert "<html" in (tmp_path / "rep" / "report.html").read_text()
+    assert one(BF16).id in (tmp_path / "rep" / "summary.md").read_text()
+
+
+def moe_harness_schema():
+    import os
+    return os.environ["MOE_REPORT_SCHEMA"]

@@ -1,0 +1,81 @@
+// Each rounding point of the contract (fixtures/rounding_contract.hpp) by hand, on one token, two bf16 experts,
+// H = 2, I = 1, router weights 0.75 / 0.25, intermediate and output f32 (so only the point under test rounds):
+//   x = [1, 3/512]; each expert's gate row [32, 0] and up row [1, 1]: g = 32, u = 1 + 3/512 = 1.005859375 (exact in
+//   fp32, not in bf16: its neighbours are 1 and 1.0078125, so bf16(u) = 1.0078125). silu(32) = 32 in fp32
+//   (sigmoid(32) rounds to 1), so z = 32u = 32.1875, or 32.25 when h is rounded to bf16 first.
+//   W2 column 0 is -3 in both experts: slots -72.421875 and -24.140625; column 1 is 1: slots 24.140625, 8.046875.
+// bf16 spacing is 0.5 in [64, 128), 0.25 in [32, 64), 0.125 in [16, 32), 0.0625 in [8, 16); ties go to even.
+//   default (no point):  column 0 -96.5625,  column 1 32.1875
+//   gate_up=bf16:        z = 32.25: -72.5625 - 24.1875 = -96.75;  24.1875 + 8.0625 = 32.25
+//   slot=bf16:           bf16(-72.421875) = -72.5, bf16(-24.140625) = -24.125: -96.625;
+//                        bf16(24.140625) = 24.125, bf16(8.046875) = 8.0625: 32.1875 (the same as no rounding)
+//   reduce=bf16:         bf16(-72.421875) = -72.5, then bf16(-72.5 - 24.140625 = -96.640625) = -96.5;
+//                        bf16(24.140625) = 24.125, then bf16(24.125 + 8.046875 = 32.171875) = 32.25
+//   gate_up=bf16,slot=bf16 (vLLM's pipeline): bf16(-72.5625) = -72.5 and bf16(-24.1875) = -24.25 (a tie: 193.5
+//                        steps of 0.125 goes to 194), -96.75; bf16(24.1875) = 24.25, bf16(8.0625) = 8.0625: 32.3125
+//   f16 (spacing 2^-5 in [32, 64), 2^-6 in [16, 32), 2^-7 in [8, 16)) keeps every value above: gate_up=f16 is the default's.
+#include <gtest/gtest.h>
+
+#include "fixtures/checkpoint.hpp"
+#include "fixtures/rounding_contract.hpp"
+#include "formats/bf16.hpp"
+#include "reference/moe/reference_moe.hpp"
+#include "reference/naive/naive_moe.hpp"
+
+namespace moe {
+namespace {
+
+struct Tiny {
+  ProblemSpec spec;
+  Checkpoint ckpt;
+};
+
+Tiny make(const char* contract) {
+  Tiny t;
+  ProblemSpec& s = t.spec;
+  s.hidden = 2; s.inter = 1; s.experts = 2; s.topk = 2; s.tokens = 1;
+  s.routing.kind = RoutingKind::precomputed;
+  s.intermediate = IntermediateDtype::f32;
+  s.output_dtype = DType::f32;
+  s = with_contract(s, *parse_rounding_contract(contract).contract);
+  Checkpoint& c = t.ckpt;
+  c.x = Tensor("x", DType::bf16, {1, 2});
+  c.x.span<std::uint16_t>()[0] = bf16_from_f32(1.0f);
+  c.x.span<std::uint16_t>()[1] = bf16_from_f32(3.0f / 512.0f);
+  c.router_logits = Tensor("router_logits", DType::f32, {1, 2});
+  c.topk_ids = Tensor("topk_ids", DType::i32, {1, 2});
+  c.topk_weights = Tensor("topk_weights", DType::f32, {1, 2});
+  c.topk_ids.span<std::int32_t>()[0] = 0; c.topk_ids.span<std::int32_t>()[1] = 1;
+  c.topk_weights.span<float>()[0] = 0.75f; c.topk_weights.span<float>()[1] = 0.25f;
+  c.routed = allocate_experts(s.quant, 2, 2, 1, false, "");
+  const float w13[4] = {32, 0, 1, 1};  // gate row, up row
+  const float w2[2] = {-3, 1};         // [H, I]
+  for (int e = 0; e < 2; ++e) quantize_expert_into(c.routed, s.quant, e, w13, w2, 2, 1);
+  return t;
+}
+
+void expect_out(const char* contract, double col0, double col1) {
+  const Tiny t = make(contract);
+  const auto r = route(t.spec, t.ckpt);
+  for (auto prec : {Precision::fp32, Precision::fp64}) {
+    const auto out = reference_moe(t.spec, t.ckpt, r, ReferenceKind::contract, prec);
+    EXPECT_NEAR(out[0], col0, 1e-9) << contract << (prec == Precision::fp32 ? " fp32" : " fp64");
+    EXPECT_NEAR(out[1], col1, 1e-9) << contract << (prec == Precision::fp32 ? " fp32" : " fp64");
+    // The ideal reference rounds at no point.
+    const auto ideal = reference_moe(t.spec, t.ckpt, r, ReferenceKind::ideal, prec);
+    EXPECT_NEAR(ideal[0], -96.5625, 1e-9) << contract;
+  }
+  const auto nv = naive::moe(t.spec, t.ckpt, naive::route(t.spec, t.ckpt), true);
+  EXPECT_NEAR(nv[0], col0, 1e-9) << contract << " naive";
+  EXPECT_NEAR(nv[1], col1, 1e-9) << contract << " naive";
+}
+
+TEST(RoundingPoints, NoPointRoundsByDefault) { expect_out("default", -96.5625, 32.1875); }
+TEST(RoundingPoints, GateUpRoundsHBeforeTheActivation) { expect_out("gate_up=bf16", -96.75, 32.25); }
+TEST(RoundingPoints, SlotRoundsEachWeightedSlot) { expect_out("slot=bf16", -96.625, 32.1875); }
+TEST(RoundingPoints, ReduceRoundsAfterEachAddition) { expect_out("reduce=bf16", -96.5, 32.25); }
+TEST(RoundingPoints, VllmPipelineRoundsGateUpAndSlotsTiesToEven) { expect_out("gate_up=bf16,slot=bf16", -96.75, 32.3125); }
+TEST(RoundingPoints, F16KeepsTheseValues) { expect_out("gate_up=f16,slot=f16,reduce=f16", -96.5625, 32.1875); }
+
+}  // namespace
+}  // namespace moe
