@@ -92,7 +92,7 @@ TableCheck check_table(const TuningTable& t, const TableCheckOptions& o) {
       continue;
     }
     auto kernel = make_kernel_by_id(r.kernel_id, o.host_budget);
-    const TableDevice dev = table_device(kernel->needs_device());
+    const TableDevice dev = table_device(kernel->needs_device(), detection);
     if (dev.gfx != r.gfx || dev.cu_num != r.cu_num) {
       res.findings.push_back(
           {r.line,

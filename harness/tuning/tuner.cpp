@@ -39,7 +39,7 @@ int block_m_of(const std::string& variant) {
 
 }  // namespace
 
-TableDevice table_device(bool needs_device) {
+TableDevice table_device(bool needs_device, const DeviceDetection& det) {
   TableDevice d;
   if (!needs_device) {
     d.gfx = "host";
@@ -48,7 +48,6 @@ TableDevice table_device(bool needs_device) {
     d.known = true;
     return d;
   }
-  const DeviceDetection det = detect_device();
   d.message = det.message;
   if (!det.device) return d;
   d.gfx = det.device->arch;
@@ -61,15 +60,11 @@ TableDevice table_device(bool needs_device) {
 
 std::string apply_dispatch_table(const TuningTable& t, const CaseSpec& c, KernelUnderTest& kernel,
                                  const DeviceDetection& device) {
-  std::string gfx = "host";
-  int cu = int(std::thread::hardware_concurrency());
-  if (kernel.needs_device()) {
-    gfx = device.device ? device.device->arch : "unidentified";
-    cu = device.device ? device.device->compute_units : 0;
-  }
-  const auto l = lookup(t, key_of(c, gfx, cu));
+  const TableDevice d = table_device(kernel.needs_device(), device);
+  const std::string gfx = d.known ? d.gfx : "unidentified";
+  const auto l = lookup(t, key_of(c, gfx, d.cu_num));
   kernel.select_dispatch(l ? l->row->dispatch : "");
-  if (!l) return fmt::format(" [table: no row of this shape for {}/{}; the kernel's own rules]", gfx, cu);
+  if (!l) return fmt::format(" [table: no row of this shape for {}/{}; the kernel's own rules]", gfx, d.cu_num);
   return fmt::format(" [table line {}, token {}, {}]", l->row->line, l->row->token, l->rule);
 }
 
@@ -77,11 +72,11 @@ TuneResult tune(const TuneOptions& o) {
   TuneResult res;
   const Suite suite = load_suite_file(resolve_suite(o.suite));
   auto kernel = make_kernel_by_id(o.kernel, o.host_budget);
-  const TableDevice dev = table_device(kernel->needs_device());
+  const DeviceDetection detection = detect_device();
+  const TableDevice dev = table_device(kernel->needs_device(), detection);
   if (!dev.known)
     throw_harness_error("tune", "the device the table would be keyed on cannot be identified: " + dev.message,
                         "run tune on the machine the table is for");
-  const DeviceDetection detection = detect_device();
   WeightCache weights;
   PipelineOptions po;
   po.weights = &weights;

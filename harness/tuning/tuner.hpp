@@ -35,7 +35,7 @@ struct TableDevice {
   bool known = false;  // false: a GPU kernel with no identifiable GPU here (message says why)
   std::string message;
 };
-TableDevice table_device(bool needs_device);
+TableDevice table_device(bool needs_device, const DeviceDetection& detection);
 
 // `run --dispatch-table`: selects on `kernel` the choice of the row case c dispatches from on this device (its own
 // rules where the table has no row of the shape) and returns what the report's variant adds: " [table line N,

@@ -26,18 +26,18 @@ class Session:
             self.suite = verdict.case.suite
         elif (verdict.case.suite.file, verdict.case.suite.seed) != (self.suite.file, self.suite.seed):
             raise ValueError(f"moe_harness.Session: verdict of {verdict.id!r} is from suite {verdict.case.suite.file}, "
-                             f"this session's is {self.suite.file}: use one Session per suite")
+                             f"the Session's is {self.suite.file}: use one Session per suite")
         self.verdicts.append(verdict)
         return verdict
 
     def run(self, case, kernel, **kwargs):
-        """case.run(kernel) under this session's kernel id and version; the verdict is added and returned."""
+        """case.run(kernel) under the Session's kernel id and version; the verdict is added and returned."""
         kwargs.setdefault("kernel_id", self.kernel_id)
         kwargs.setdefault("kernel_version", self.kernel_version)
         return self.add(case.run(kernel, **kwargs))
 
     def judge(self, case, out):
-        """case.judge(out) under this session's kernel id; the verdict is added and returned."""
+        """case.judge(out) under the Session's kernel id; the verdict is added and returned."""
         return self.add(case.judge(out, kernel_id=self.kernel_id))
 
     def count(self, status):
