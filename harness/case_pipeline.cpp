@@ -114,6 +114,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.reference_s = tm.generate + tm.fingerprint + tm.reference;
 
     Checkpoint working = pristine.clone();
+    const EndCase end_case(kernel);  // before `working` goes: the kernel's device copies of it are freed
     const std::string table_note = opt.dispatch_table ? apply_dispatch_table(*opt.dispatch_table, spec, kernel, device) : "";
     kernel.prepare(p, working);
     tm.clone_prepare = lap(t);

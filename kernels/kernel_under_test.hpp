@@ -55,6 +55,10 @@ class KernelUnderTest {
   // Whether run() measures its speed (warm-ups and timed repeats) after the verdict run. Off for runs that only
   // want verdicts, e.g. a bisect step (`run --no-timing`); kernels that do not time themselves ignore it.
   virtual void set_timing(bool on) {}
+  // The harness is done with the case the last run() calls were for (after its probes, or when the case threw): a
+  // kernel that keeps device copies of the working checkpoint across those calls frees them here. Every caller of
+  // run() calls it before the working checkpoint goes away (EndCase below does on every path).
+  virtual void end_case() {}
   // The dispatch variants the kernel offers for p (`moe-harness tune`, docs/tuning.md), each as the option text
   // select_dispatch() takes; "" is the kernel's own rules, always first. A kernel with one path offers only "".
   virtual std::vector<std::string> dispatch_variants(const ProblemSpec& p) const { return {""}; }
@@ -68,6 +72,18 @@ class KernelUnderTest {
   // Checks of where the kernel's inputs came from that only it can answer, as (check, "ran" | "not run: <why>") for
   // the report's probes: an output computed elsewhere says whether its fixture fingerprint was compared.
   virtual std::vector<std::pair<std::string, std::string>> input_checks() const { return {}; }
+};
+
+// Calls kernel.end_case() when the scope of one case's run() calls ends, however it ends.
+class EndCase {
+ public:
+  explicit EndCase(KernelUnderTest& k) : k_(k) {}
+  ~EndCase() { k_.end_case(); }
+  EndCase(const EndCase&) = delete;
+  EndCase& operator=(const EndCase&) = delete;
+
+ private:
+  KernelUnderTest& k_;
 };
 
 }  // namespace moe

@@ -39,6 +39,7 @@ class MutantKernel : public KernelUnderTest {
   bool deterministic(const ProblemSpec& p) const override { return inner_->deterministic(mutated_problem(m_, p)); }
   bool rerunnable() const override { return inner_->rerunnable(); }
   void set_timing(bool on) override { inner_->set_timing(on); }
+  void end_case() override { inner_->end_case(); }
   std::vector<std::string> dispatch_variants(const ProblemSpec& p) const override {
     return inner_->dispatch_variants(mutated_problem(m_, p));
   }

@@ -1,26 +1,45 @@
 /* moe-harness kernel plugin ABI (C). A kernel built outside this repository is judged by
  *   moe-harness run --plugin /path/to/libmykernel.so [--suite S] [--filter GLOB]...
- * The harness dlopen()s the library from that explicit path (never a search path), calls
+ * The harness dlopen()s the library from that explicit path (never a search path) and calls
  *   const moe_plugin_api* moe_plugin_entry(uint32_t host_abi_version);
- * and refuses the plugin, with a message naming both numbers, unless the returned table's abi_version equals the
- * host's MOE_PLUGIN_ABI_VERSION and its struct_size covers this version's table. A plugin that cannot serve the
- * host's version returns NULL.
+ * with its own MOE_PLUGIN_ABI_VERSION. A plugin returns the table of the newest version it serves that is not above
+ * the host's (a plugin may serve several), or NULL; on NULL the harness asks again with each older version down to
+ * MOE_PLUGIN_ABI_MIN_VERSION, so a plugin built against version 1 that only answers 1 still loads. The harness
+ * refuses the plugin, with a message naming both numbers, unless the table's abi_version lies between
+ * MOE_PLUGIN_ABI_MIN_VERSION and the version it was asked for, and its struct_size covers that version's table
+ * (MOE_PLUGIN_API_V1_SIZE, MOE_PLUGIN_API_V2_SIZE).
  *
- * Data: the harness hands prepare() the tensors of its WORKING copy of the checkpoint (never the pristine tensors the
- * reference reads; converting or shuffling them in place there is allowed), and run() those tensors, the reference
- * routing (topk ids are GLOBAL expert ids; local expert = id - first_local_expert, skip ids outside the local
- * range), and an output buffer [tokens, hidden] in output_dtype pre-filled with a NaN sentinel: every element must
- * be written. Tensor names and layouts are the checkpoint's (README "Export"): x [T,H]; router_logits [T,E];
- * w13 [E_l, 2*I_l, H] (rows in `layout`); w2 [E_l, H, I_l]; w13_scale, w2_scale, w13_bias [E_l, 2*I_l] f32,
- * w2_bias [E_l, H] f32; shared experts prefixed "shared_".
+ * Data: the harness hands prepare() the tensors of its WORKING copy of the checkpoint in host memory (never the
+ * pristine tensors the reference reads; converting or shuffling them in place there is allowed), and run() those
+ * tensors, the reference routing (topk ids are GLOBAL expert ids; local expert = id - first_local_expert, skip ids
+ * outside the local range), and an output buffer [tokens, hidden] in output_dtype pre-filled with a NaN sentinel:
+ * every element must be written. Tensor names and layouts are the checkpoint's (README "Export"): x [T,H];
+ * router_logits [T,E]; w13 [E_l, 2*I_l, H] (rows in `layout`); w2 [E_l, H, I_l]; w13_scale, w2_scale,
+ * w13_bias [E_l, 2*I_l] f32, w2_bias [E_l, H] f32; shared experts prefixed "shared_".
+ *
+ * Device memory (version 2, memory = MOE_MEMORY_DEVICE; GPU builds of the harness only, a host build declines every
+ * case of such a plugin saying it needs a GPU build): after prepare() the harness uploads the working tensors to
+ * the current device ONCE per case and keeps them there for every run_device() call of that case (the verdict run,
+ * the timed repeats, the probes' reruns); the routing is uploaded for each call (the probes change the weights).
+ * run_device() gets the same names, shapes and dtypes with device pointers in data, topk_ids and topk_weights in
+ * device memory, the output as a device buffer pre-filled with the NaN sentinel, and a moe_device_context with the
+ * stream and the device ordinal. It enqueues its work on that stream and may return before it finishes; the
+ * harness synchronizes the stream and checks the runtime's errors. The harness times only run_device(): device
+ * events recorded on the stream around it, two untimed warm-up calls, then the median of five, in microseconds
+ * (kernel_us); the uploads are the report's `upload` phase. A plugin may keep scratch memory across calls.
  *
  * Return 0 for success; otherwise write a message into err (NUL-terminated, at most err_len bytes) and return
  * non-zero: the case is reported as an error of that case, not a crash of the run. All strings are UTF-8.
  *
- * Optional symbols: the loader looks them up by name; a plugin without them loads and runs as before (ABI 1).
- *   moe_plugin_rounding_contract  (moe_plugin_rounding_contract_fn, since 2026-12-01) the kernel's rounding contract.
+ * The rounding contract (where the kernel rounds): version 2 tables carry it (rounding_contract, may be NULL);
+ * without it, in either version, the loader looks up the optional symbol moe_plugin_rounding_contract (a plugin
+ * without either is judged as keeping h, each slot and the top-k sum in fp32, see moe_plugin_rounding_contract_fn).
  *
- * Version history: 1 (2026-11-30) first version; 2026-12-01 the optional moe_plugin_rounding_contract (ABI still 1).
+ * Version history:
+ *   1 (2026-11-30) first version: host memory only.
+ *   1 (2026-12-01) the optional symbol moe_plugin_rounding_contract (the table unchanged).
+ *   2 (2026-12-01) the table grows memory, run_device and rounding_contract (struct_size covers them); the host
+ *     asks for older versions when a plugin declines its own. Version 1 tables load unchanged.
  */
 #ifndef MOE_PLUGIN_H
 #define MOE_PLUGIN_H
@@ -32,7 +51,8 @@
 extern "C" {
 #endif
 
-#define MOE_PLUGIN_ABI_VERSION 1u
+#define MOE_PLUGIN_ABI_VERSION 2u
+#define MOE_PLUGIN_ABI_MIN_VERSION 1u /* the oldest version this harness still loads */
 #define MOE_PLUGIN_ENTRY_SYMBOL "moe_plugin_entry"
 /* Put in front of the plugin's moe_plugin_entry definition (works with -fvisibility=hidden). */
 #define MOE_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -84,9 +104,30 @@ typedef struct moe_tensor {
   int32_t dtype;          /* enum moe_dtype */
   int32_t ndim;
   const int64_t* shape;   /* row-major; E2M1X2: last dimension in bytes */
-  void* data;             /* host memory; const in run() except the output */
+  void* data;             /* host memory (device memory in run_device); const except the output */
   size_t nbytes;
 } moe_tensor;
+
+/* Where the kernel rounds for problem p (docs/numerics.md "The rounding points of the kernel contract"),
+ * as the contract's text form: the points it fixes, "point=value" joined by commas (gate_up, act, slot, reduce,
+ * shared, output; e.g. "gate_up=bf16,slot=bf16"), or "default" for none. case_contract is the case's own contract in
+ * the same form (its points that differ from the defaults), since moe_problem does not carry every point. Write
+ * NUL-terminated text into `text` (at most text_len bytes) and return 0; non-zero with a message in `text`: the case
+ * is an error. The case decides every point not named, unless it pins its contract. Without the symbol the plugin is
+ * judged as keeping h, each slot and the top-k sum in fp32 ("gate_up=f32,slot=f32,reduce=f32": moe_problem does not
+ * tell it otherwise) and following the case's other points. As the optional symbol, export it like the entry (MOE_PLUGIN_EXPORT). */
+#define MOE_PLUGIN_ROUNDING_CONTRACT_SYMBOL "moe_plugin_rounding_contract"
+typedef int (*moe_plugin_rounding_contract_fn)(const moe_problem* p, const char* case_contract, char* text,
+                                               size_t text_len);
+
+enum moe_memory { MOE_MEMORY_HOST = 0, MOE_MEMORY_DEVICE = 1 }; /* 0: a version 2 table that leaves it out is host */
+
+/* What run_device() runs on (version 2). */
+typedef struct moe_device_context {
+  uint32_t struct_size;   /* sizeof(moe_device_context) in the harness's build */
+  int32_t device;         /* the device ordinal the buffers live on (the current device during the call) */
+  void* stream;           /* cudaStream_t or hipStream_t: enqueue all work here */
+} moe_device_context;
 
 typedef struct moe_plugin_api {
   uint32_t abi_version;   /* MOE_PLUGIN_ABI_VERSION the plugin was built against */
@@ -97,7 +138,8 @@ typedef struct moe_plugin_api {
   int (*supports)(const moe_problem* p, char* reason, size_t reason_len);
   /* May convert the working tensors in place (may be NULL: nothing to prepare). */
   int (*prepare)(const moe_problem* p, moe_tensor* tensors, int32_t n_tensors, char* err, size_t err_len);
-  /* Computes the output; writes the name of the path it took into variant. */
+  /* Computes the output in host memory; writes the name of the path it took into variant. NULL in device
+   * plugins (version 2, memory MOE_MEMORY_DEVICE). */
   int (*run)(const moe_problem* p, const moe_tensor* tensors, int32_t n_tensors, const int32_t* topk_ids,
              const float* topk_weights, int32_t k, moe_tensor* out, char* variant, size_t variant_len, char* err,
              size_t err_len);
@@ -105,21 +147,23 @@ typedef struct moe_plugin_api {
    * differ in the last bits between runs (float atomics): the harness then skips its bitwise rerun and linearity
    * probes for that problem instead of failing them. */
   int (*deterministic)(const moe_problem* p);
+  /* ---- version 2: read only when abi_version >= 2 ---- */
+  int32_t memory;         /* enum moe_memory: where run's or run_device's tensors live */
+  /* Device plugins (memory MOE_MEMORY_DEVICE) fill this instead of run: run's arguments with device pointers, and
+   * the stream and device to run on (see the top of this file). Host plugins leave it NULL. */
+  int (*run_device)(const moe_problem* p, const moe_tensor* tensors, int32_t n_tensors, const int32_t* topk_ids,
+                    const float* topk_weights, int32_t k, moe_tensor* out, const moe_device_context* ctx,
+                    char* variant, size_t variant_len, char* err, size_t err_len);
+  /* May be NULL: then the optional symbol moe_plugin_rounding_contract, if exported, else the fp32 default. */
+  moe_plugin_rounding_contract_fn rounding_contract;
 } moe_plugin_api;
+
+/* The table's size in each version (struct_size must be at least the declared version's). */
+#define MOE_PLUGIN_API_V1_SIZE offsetof(moe_plugin_api, memory)
+#define MOE_PLUGIN_API_V2_SIZE sizeof(moe_plugin_api)
 
 typedef const moe_plugin_api* (*moe_plugin_entry_fn)(uint32_t host_abi_version);
 
-/* Optional: where the kernel rounds for problem p (docs/numerics.md "The rounding points of the kernel contract"),
- * as the contract's text form: the points it fixes, "point=value" joined by commas (gate_up, act, slot, reduce,
- * shared, output; e.g. "gate_up=bf16,slot=bf16"), or "default" for none. case_contract is the case's own contract in
- * the same form (its points that differ from the defaults), since moe_problem does not carry every point. Write
- * NUL-terminated text into `text` (at most text_len bytes) and return 0; non-zero with a message in `text`: the case
- * is an error. The case decides every point not named, unless it pins its contract. Without the symbol the plugin is
- * judged as keeping h, each slot and the top-k sum in fp32 ("gate_up=f32,slot=f32,reduce=f32": moe_problem does not
- * tell it otherwise) and following the case's other points. Export it like the entry (MOE_PLUGIN_EXPORT). */
-#define MOE_PLUGIN_ROUNDING_CONTRACT_SYMBOL "moe_plugin_rounding_contract"
-typedef int (*moe_plugin_rounding_contract_fn)(const moe_problem* p, const char* case_contract, char* text,
-                                               size_t text_len);
 
 #ifdef __cplusplus
 }

@@ -8,7 +8,11 @@
 #include <fmt/format.h>
 
 #include "fixtures/error.hpp"
+#include "kernels/common/throughput.hpp"
 #include "kernels/plugin/plugin_checks.hpp"
+#ifdef MOE_HAVE_GPU_RUNTIME
+#include "kernels/plugin/plugin_device_run.hpp"
+#endif
 
 namespace moe {
 
@@ -63,6 +67,12 @@ std::string message(const char* buf, const char* fallback) { return buf[0] ? san
 
 constexpr std::size_t kMaxPluginString = 256;
 
+#ifdef MOE_HAVE_GPU_RUNTIME
+constexpr bool kGpuBuild = true;
+#else
+constexpr bool kGpuBuild = false;
+#endif
+
 }  // namespace
 
 moe_problem to_plugin_problem(const ProblemSpec& p) {
@@ -86,7 +96,7 @@ moe_problem to_plugin_problem(const ProblemSpec& p) {
   return m;
 }
 
-PluginKernel::PluginKernel(const std::filesystem::path& path) : path_(path) {
+PluginKernel::PluginKernel(const std::filesystem::path& path, std::uint32_t host_abi_version) : path_(path) {
   const std::string where = path.string();
   if (!path.has_parent_path())
     throw_bad_input(where, "--plugin", "a plugin must be given by a path, not a bare library name (no search path is used)",
@@ -110,18 +120,38 @@ PluginKernel::PluginKernel(const std::filesystem::path& path) : path_(path) {
   } catch (const Error& e) {
     fail(e.problem(), e.fix());
   }
-  api_ = entry(MOE_PLUGIN_ABI_VERSION);
+  if (host_abi_version < MOE_PLUGIN_ABI_MIN_VERSION || host_abi_version > MOE_PLUGIN_ABI_VERSION)
+    throw_harness_error(where, fmt::format("PluginKernel: host ABI version {} is outside {} to {}", host_abi_version,
+                                           MOE_PLUGIN_ABI_MIN_VERSION, MOE_PLUGIN_ABI_VERSION));
+  // Negotiation (moe_plugin.h): the host's version first, then each older one, so that a plugin which answers
+  // only the version it was built against (as version 1's example did) still loads.
+  std::uint32_t asked = host_abi_version;
+  for (; !api_ && asked >= MOE_PLUGIN_ABI_MIN_VERSION; --asked) api_ = entry(asked);
+  ++asked;
+  const std::string speaks = host_abi_version == MOE_PLUGIN_ABI_MIN_VERSION
+                                 ? fmt::format("version {}", host_abi_version)
+                                 : fmt::format("versions {} to {}", MOE_PLUGIN_ABI_MIN_VERSION, host_abi_version);
   if (!api_)
-    fail(fmt::format("the plugin declined ABI version {} (moe_plugin_entry returned NULL)", MOE_PLUGIN_ABI_VERSION),
+    fail(fmt::format("the plugin declined ABI {} (moe_plugin_entry returned NULL for each)", speaks),
          "rebuild the plugin against this harness's kernels/plugin/moe_plugin.h");
-  if (api_->abi_version != MOE_PLUGIN_ABI_VERSION)
-    fail(fmt::format("plugin ABI version {} but this harness speaks version {}", api_->abi_version, MOE_PLUGIN_ABI_VERSION),
+  if (api_->abi_version < MOE_PLUGIN_ABI_MIN_VERSION || api_->abi_version > asked)
+    fail(fmt::format("plugin ABI version {} but this harness speaks {}{}", api_->abi_version, speaks,
+                     asked < host_abi_version ? fmt::format(" and asked for {}", asked) : std::string()),
          "rebuild the plugin against this harness's kernels/plugin/moe_plugin.h");
-  if (api_->struct_size < sizeof(moe_plugin_api))
-    fail(fmt::format("the plugin's table is {} bytes, version {} needs {}", api_->struct_size, MOE_PLUGIN_ABI_VERSION,
-                     sizeof(moe_plugin_api)),
-         "rebuild the plugin against this harness's kernels/plugin/moe_plugin.h");
-  if (!api_->id || !api_->id[0] || !api_->version || !api_->supports || !api_->run)
+  const std::size_t needed = api_->abi_version >= 2 ? MOE_PLUGIN_API_V2_SIZE : MOE_PLUGIN_API_V1_SIZE;
+  if (api_->struct_size < needed)
+    fail(fmt::format("the plugin's table is {} bytes, version {} needs {}", api_->struct_size, api_->abi_version, needed),
+         "set struct_size to sizeof(moe_plugin_api) and rebuild against this harness's kernels/plugin/moe_plugin.h");
+  if (api_->abi_version >= 2) {
+    memory_ = api_->memory;
+    if (memory_ != MOE_MEMORY_HOST && memory_ != MOE_MEMORY_DEVICE)
+      fail(fmt::format("the plugin's memory is {}, neither MOE_MEMORY_HOST (0) nor MOE_MEMORY_DEVICE (1)", memory_),
+           "set memory to MOE_MEMORY_HOST or MOE_MEMORY_DEVICE (kernels/plugin/moe_plugin.h)");
+    rounding_contract_ = api_->rounding_contract;
+  }
+  if (memory_ == MOE_MEMORY_DEVICE && !api_->run_device)
+    fail("the plugin's table declares device memory but lacks run_device", "fill run_device (kernels/plugin/moe_plugin.h)");
+  if (!api_->id || !api_->id[0] || !api_->version || !api_->supports || (memory_ == MOE_MEMORY_HOST && !api_->run))
     fail("the plugin's table lacks id, version, supports or run", "fill every required field of moe_plugin_api");
   // The id names the plugin's tests and report records, the version its provenance: bounded, UTF-8, printable.
   for (const auto& [field, text] : {std::pair{"id", api_->id}, std::pair{"version", api_->version}}) {
@@ -135,7 +165,7 @@ PluginKernel::PluginKernel(const std::filesystem::path& path) : path_(path) {
            fmt::format("return a UTF-8 {} without control characters (kernels/plugin/moe_plugin.h: all strings are UTF-8)", field));
   }
   // Optional symbols (moe_plugin.h): absent in plugins built before them, which load as before.
-  if (void* sym = ::dlsym(handle_, MOE_PLUGIN_ROUNDING_CONTRACT_SYMBOL)) {
+  if (void* sym = rounding_contract_ ? nullptr : ::dlsym(handle_, MOE_PLUGIN_ROUNDING_CONTRACT_SYMBOL)) {
     try {
       check_plugin_entry_is_code(sym, where);
     } catch (const Error& e) {
@@ -160,10 +190,22 @@ RoundingContract PluginKernel::rounding_contract(const ProblemSpec& p) const {
 }
 
 PluginKernel::~PluginKernel() {
+  device_.reset();  // the device copies and the lock, before the plugin's code is unmapped
   if (handle_) ::dlclose(handle_);
 }
 
+bool PluginKernel::needs_device() const { return device_memory() && kGpuBuild; }
+
+void PluginKernel::end_case() {
+#ifdef MOE_HAVE_GPU_RUNTIME
+  if (device_) device_->end_case();
+#endif
+}
+
 Support PluginKernel::supports(const ProblemSpec& p, const DeviceInfo*) const {
+  if (device_memory() && !kGpuBuild)
+    return Support::no("it computes in device memory (plugin ABI 2, memory MOE_MEMORY_DEVICE) and needs a GPU build "
+                       "of moe-harness (cmake --preset cuda or hip); this build has no GPU runtime");
   const moe_problem m = to_plugin_problem(p);
   char reason[512] = {0};
   if (api_->supports(&m, reason, sizeof reason)) return Support::yes();
@@ -192,6 +234,17 @@ bool PluginKernel::deterministic(const ProblemSpec& p) const {
 
 RunInfo PluginKernel::run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) {
   const moe_problem m = to_plugin_problem(p);
+  if (device_memory()) {
+#ifdef MOE_HAVE_GPU_RUNTIME
+    if (!device_) device_ = std::make_shared<PluginDeviceRunner>(api_, "plugin " + path_.string());
+    RunInfo info = device_->run(m, working, routing, out, timing_);
+    if (info.median_us > 0) add_throughput(info, moe_work(p, working, routing));
+    return info;
+#else
+    throw_harness_error("plugin " + path_.string(), "a device-memory plugin cannot run in a build without a GPU runtime",
+                        "build moe-harness with the cuda or hip preset");
+#endif
+  }
   CTensors c(working.tensors());
   CTensors o({&out});
   char variant[256] = {0}, err[1024] = {0};

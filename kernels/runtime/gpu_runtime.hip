@@ -91,7 +91,30 @@ void DeviceBuffer::zero() {
 
 void synchronize() { MOE_GPU_CHECK(hipDeviceSynchronize()); }
 
+Stream::Stream() {
+  hipStream_t s = nullptr;
+  MOE_GPU_CHECK(hipStreamCreate(&s));
+  s_ = s;
+}
+Stream::~Stream() {
+  if (s_) (void)hipStreamDestroy(static_cast<hipStream_t>(s_));
+}
+void Stream::synchronize() const { MOE_GPU_CHECK(hipStreamSynchronize(static_cast<hipStream_t>(s_))); }
+
+int current_device() {
+  int d = 0;
+  MOE_GPU_CHECK(hipGetDevice(&d));
+  return d;
+}
+
+void check_last_error(const char* what) { MOE_GPU_CHECK_LAUNCH(what); }
+
 double time_median_us(void (*fn)(void*), void* ctx, int warmup, int repeats) {
+  return time_median_us_on(nullptr, fn, ctx, warmup, repeats);
+}
+
+double time_median_us_on(void* stream_ptr, void (*fn)(void*), void* ctx, int warmup, int repeats) {
+  const auto stream = static_cast<hipStream_t>(stream_ptr);
   for (int i = 0; i < warmup; ++i) fn(ctx);
   MOE_GPU_CHECK(hipDeviceSynchronize());
   hipEvent_t a, b;
@@ -99,9 +122,9 @@ double time_median_us(void (*fn)(void*), void* ctx, int warmup, int repeats) {
   MOE_GPU_CHECK(hipEventCreate(&b));
   std::vector<float> ms;
   for (int i = 0; i < repeats; ++i) {
-    MOE_GPU_CHECK(hipEventRecord(a, 0));
+    MOE_GPU_CHECK(hipEventRecord(a, stream));
     fn(ctx);
-    MOE_GPU_CHECK(hipEventRecord(b, 0));
+    MOE_GPU_CHECK(hipEventRecord(b, stream));
     MOE_GPU_CHECK(hipEventSynchronize(b));
     float t = 0;
     MOE_GPU_CHECK(hipEventElapsedTime(&t, a, b));

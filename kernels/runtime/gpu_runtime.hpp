@@ -26,9 +26,30 @@ class DeviceBuffer {
   std::size_t n_ = 0;
 };
 
+// A stream of the current device (what a device-memory plugin enqueues on): created on construction, destroyed
+// with the object; get() is the runtime's cudaStream_t / hipStream_t.
+class Stream {
+ public:
+  Stream();
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  void* get() const { return s_; }
+  void synchronize() const;
+
+ private:
+  void* s_ = nullptr;
+};
+
 // Device-event timing of `fn` (which enqueues work on the default stream): `warmup` untimed runs, then the median
 // of `repeats` timed runs, in microseconds.
 double time_median_us(void (*fn)(void*), void* ctx, int warmup, int repeats);
+// The same with the events recorded on `stream` (nullptr: the default stream), which `fn` enqueues its work on.
+double time_median_us_on(void* stream, void (*fn)(void*), void* ctx, int warmup, int repeats);
 void synchronize();
+// The ordinal of the current device.
+int current_device();
+// Throws (gpu_check.hpp) if the runtime holds an error from a launch; `what` names the launch in the message.
+void check_last_error(const char* what);
 
 }  // namespace moe::gpu

@@ -29,6 +29,8 @@ using hipDeviceProp_t = cudaDeviceProp;
 #define hipGetErrorName cudaGetErrorName
 #define hipDeviceSynchronize cudaDeviceSynchronize
 #define hipStreamSynchronize cudaStreamSynchronize
+#define hipStreamCreate cudaStreamCreate
+#define hipStreamDestroy cudaStreamDestroy
 #define hipGetDeviceCount cudaGetDeviceCount
 #define hipGetDevice cudaGetDevice
 #define hipSetDevice cudaSetDevice

@@ -43,7 +43,12 @@ py::object call(NativeKernel& k, const FixtureObject& fx, TensorView& out) {
   if (!fx.data->topk_ids) throw py::value_error("native kernel: the fixture has no routing");
   const api::RoutingResult routing = fx.data->routing();
   api::RunInfo info;
-  timed(k.seconds, [&] { info = k.kernel->run(fx.data->fixture.problem, fx.data->fixture.pristine, routing, *out.tensor); });
+  timed(k.seconds, [&] {
+    // One call is one case here (Python may change the fixture's tensors between calls): a kernel's device copies
+    // of them are freed after it.
+    const EndCase end_case(*k.kernel);
+    info = k.kernel->run(fx.data->fixture.problem, fx.data->fixture.pristine, routing, *out.tensor);
+  });
   ++k.calls;
   return py::str(info.variant);
 }

@@ -145,7 +145,7 @@ def main():
 
     truncated, fifo, text, other_machine = broken_copies(plugins, work)
     refused = [
-            ("wrong_abi", f"{plugins}/libmoe_test_plugin_wrong_abi.so", "plugin ABI version 999 but this harness speaks version 1"),
+            ("wrong_abi", f"{plugins}/libmoe_test_plugin_wrong_abi.so", "plugin ABI version 999 but this harness speaks versions 1 to 2"),
             ("no_entry", f"{plugins}/libmoe_test_plugin_no_entry.so", "no symbol moe_plugin_entry"),
             ("bare_name", "libmoe_example_plugin.so", "not a bare library name"),
             ("missing", f"{work}/nope.so", "No such file or directory"),

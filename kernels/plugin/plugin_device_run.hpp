@@ -1,0 +1,38 @@
+// How the harness runs a device-memory plugin (moe_plugin.h version 2, memory MOE_MEMORY_DEVICE): the case's working
+// tensors uploaded once and kept on the device for every run() of that case (the verdict run, the timed repeats,
+// the probes' reruns) until end_case(); the routing uploaded for each run (the probes change the weights); the
+// output a device buffer pre-filled with the host output's sentinel; the plugin's work on a stream of its own,
+// synchronized and checked after each call; only run_device() timed, with device events on that stream (two
+// warm-ups, the median of five), on the case's first run. The device lock (kernels/runtime/device_lock.hpp) is held
+// from the case's first upload until end_case(), so another worker's GPU work never overlaps it and the device memory
+// in use is one case's. GPU builds only (MOE_HAVE_GPU_RUNTIME).
+#pragma once
+#include <memory>
+#include <string>
+
+#include "fixtures/checkpoint.hpp"
+#include "kernels/kernel_under_test.hpp"
+#include "kernels/plugin/moe_plugin.h"
+
+namespace moe {
+
+class PluginDeviceRunner {
+ public:
+  // api: the plugin's table (memory MOE_MEMORY_DEVICE, run_device set); where: the plugin, for error messages.
+  PluginDeviceRunner(const moe_plugin_api* api, std::string where);
+  ~PluginDeviceRunner();
+  // `out` holds the sentinel the harness pre-filled; on return the plugin's output. RunInfo::variant is the plugin's.
+  RunInfo run(const moe_problem& m, const Checkpoint& working, const RoutingResult& routing, Tensor& out, bool timing);
+  // Frees the case's device copies and releases the device lock.
+  void end_case();
+
+ private:
+  struct Case;
+  struct Streams;
+  const moe_plugin_api* api_;
+  std::string where_;
+  std::unique_ptr<Case> case_;
+  std::unique_ptr<Streams> stream_;  // created on the first run
+};
+
+}  // namespace moe
