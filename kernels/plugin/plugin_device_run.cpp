@@ -68,6 +68,7 @@ RunInfo PluginDeviceRunner::run(const moe_problem& m, const Checkpoint& working,
     case_.reset();  // another case's copies (its end_case() was not called): freed before the new ones exist
     case_ = std::make_unique<Case>();
     case_->working = &working;
+    ++uploads_;
     for (const Tensor* t : working.tensors()) {
       case_->host_data.push_back(t->bytes());
       case_->tensors.push_back(upload(t->bytes(), t->nbytes()));

@@ -7,6 +7,7 @@
 // from the case's first upload until end_case(), so another worker's GPU work never overlaps it and the device memory
 // in use is one case's. GPU builds only (MOE_HAVE_GPU_RUNTIME).
 #pragma once
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -25,6 +26,8 @@ class PluginDeviceRunner {
   RunInfo run(const moe_problem& m, const Checkpoint& working, const RoutingResult& routing, Tensor& out, bool timing);
   // Frees the case's device copies and releases the device lock.
   void end_case();
+  // How many times the working tensors were uploaded (once per case; the tests count them).
+  std::size_t uploads() const { return uploads_; }
 
  private:
   struct Case;
@@ -33,6 +36,7 @@ class PluginDeviceRunner {
   std::string where_;
   std::unique_ptr<Case> case_;
   std::unique_ptr<Streams> stream_;  // created on the first run
+  std::size_t uploads_ = 0;
 };
 
 }  // namespace moe

@@ -196,6 +196,13 @@ PluginKernel::~PluginKernel() {
 
 bool PluginKernel::needs_device() const { return device_memory() && kGpuBuild; }
 
+std::size_t PluginKernel::device_uploads() const {
+#ifdef MOE_HAVE_GPU_RUNTIME
+  if (device_) return device_->uploads();
+#endif
+  return 0;
+}
+
 void PluginKernel::end_case() {
 #ifdef MOE_HAVE_GPU_RUNTIME
   if (device_) device_->end_case();

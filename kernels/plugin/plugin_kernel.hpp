@@ -29,6 +29,8 @@ class PluginKernel : public KernelUnderTest {
   bool needs_device() const override;
   std::uint32_t abi_version() const { return api_->abi_version; }  // the version of the table it returned
   bool device_memory() const { return memory_ == MOE_MEMORY_DEVICE; }
+  // A device plugin's uploads of working tensors so far (one per case; 0 in host builds and for host plugins).
+  std::size_t device_uploads() const;
   Support supports(const ProblemSpec& p, const DeviceInfo* device) const override;
   void prepare(const ProblemSpec& p, Checkpoint& working) override;
   RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
