@@ -265,14 +265,19 @@ def moe_forward(fx, spec, device="cpu", bug=None, slot=None):
             if bug == "router_weight_twice":
                 y = y * weight
         routed.index_add_(0, tok, _round_to(y, slot))
-    shared = torch.zeros_like(x)
+    return routed, shared_forward(fx, spec, x, device, bug, slot)
+
+
+def shared_forward(fx, spec, x, device, bug, slot):
+    """The shared experts' sum [T, H] (zeros where the case has none or this EP rank does not add them)."""
+    shape, shared = spec["shape"], torch.zeros_like(x)
     if shape["n_shared"] > 0 and shape["ep_rank"] == 0:
         sq = spec["shared_quant"]
         xs = fake_quantize(x, sq)
         for s in range(shape["n_shared"]):
             shared += _round_to(expert(xs, fx, "shared_", s, sq, spec, spec["activation"]["clamp_shared"], device,
                                        bug), slot)
-    return routed, shared
+    return shared
 
 
 class TorchMoe:
@@ -308,4 +313,7 @@ class TorchMoe:
                 y = routed + shared
             target = to_torch(out)
             target.copy_(y.to(target.device, target.dtype))
+        return self.variant()
+
+    def variant(self):
         return f"torch/{self.device}/block{BLOCK}"
