@@ -241,8 +241,10 @@ def sorted_blocks(ids, first, local, bug):
     return blocks[:-1] if bug == "drop_last_block" else blocks
 
 
-def moe_forward(fx, spec, device="cpu", bug=None):
-    """The layer's output [T, H] in fp32 before the output rounding, and the routed and shared sums apart."""
+def moe_forward(fx, spec, device="cpu", bug=None, slot=None):
+    """The layer's output [T, H] in fp32 before the output rounding, and the routed and shared sums apart. `slot`
+    (None or a case dtype) rounds each slot's weighted down-projection before the top-k sum (the contract's slot
+    point)."""
     shape, routing = spec["shape"], spec["routing"]
     x = _float(fx["x"], device)
     ids, w = to_torch(fx["topk_ids"], device), to_torch(fx["topk_weights"], device)
@@ -262,28 +264,38 @@ def moe_forward(fx, spec, device="cpu", bug=None):
             y = expert(xq[tok], fx, "", e, q, spec, True, device, bug) * weight
             if bug == "router_weight_twice":
                 y = y * weight
-        routed.index_add_(0, tok, y)
-    shared = torch.zeros_like(x)
+        routed.index_add_(0, tok, _round_to(y, slot))
+    return routed, shared_forward(fx, spec, x, device, bug, slot)
+
+
+def shared_forward(fx, spec, x, device, bug, slot):
+    """The shared experts' sum [T, H] (zeros where the case has none or this EP rank does not add them)."""
+    shape, shared = spec["shape"], torch.zeros_like(x)
     if shape["n_shared"] > 0 and shape["ep_rank"] == 0:
         sq = spec["shared_quant"]
         xs = fake_quantize(x, sq)
         for s in range(shape["n_shared"]):
-            shared += expert(xs, fx, "shared_", s, sq, spec, spec["activation"]["clamp_shared"], device, bug)
-    return routed, shared
+            shared += _round_to(expert(xs, fx, "shared_", s, sq, spec, spec["activation"]["clamp_shared"], device,
+                                       bug), slot)
+    return shared
 
 
 class TorchMoe:
-    """The kernel object: TorchMoe(bug=None, device="cpu")(fixture, out)."""
+    """The kernel object: TorchMoe(bug=None, device="cpu", slot=None)(fixture, out). slot="bf16" rounds every slot
+    to bf16 before the top-k sum, as kernels that write each slot's down-projection in bf16 do, and declares it
+    (rounding_contract "slot=bf16"); forward(fx, spec, device, bug, slot) is the layer (moe_forward here)."""
 
     id = "torch-moe"
+    forward = staticmethod(moe_forward)
 
-    def __init__(self, bug=None, device="cpu"):
+    def __init__(self, bug=None, device="cpu", slot=None):
         bug = bug if bug is not None else (os.environ.get("MOE_TORCH_BUG") or None)
         if bug is not None and bug not in BUGS:
             raise ValueError(f"torch_moe: unknown bug {bug!r}; one of {', '.join(BUGS)}")
-        self.bug, self.device = bug, device
+        self.bug, self.device, self.slot = bug, device, slot
         self.needs_device = str(device) != "cpu"
         self.version = f"torch {torch.__version__}" + (f" bug {bug}" if bug else "")
+        self.rounding_contract = f"slot={slot}" if slot else "default"
 
     def supports(self, case):
         if case.spec["dtypes"]["output"] == "bf16" and not hasattr(torch, "bfloat16"):
@@ -294,11 +306,14 @@ class TorchMoe:
         spec = fx.spec
         od = spec["dtypes"]["output"]
         with torch.no_grad():
-            routed, shared = moe_forward(fx, spec, self.device, self.bug)
+            routed, shared = self.forward(fx, spec, self.device, self.bug, self.slot)
             if spec["execution"]["shared_path"] == "separate":
                 y = _round_to(_round_to(routed, od) + _round_to(shared, od), od)
             else:
                 y = routed + shared
             target = to_torch(out)
             target.copy_(y.to(target.device, target.dtype))
+        return self.variant()
+
+    def variant(self):
         return f"torch/{self.device}/block{BLOCK}"
