@@ -65,13 +65,42 @@ def _e8m0_table(edges):
     return torch.tensor(t, dtype=torch.float32)
 
 
+class DeviceFixture:
+    """The fixture's tensors as torch tensors on `device`, each converted once per kernel call: the layer reads
+    every expert's slice of w13 and w2, and converting the whole tensor for each expert would copy it E times to a
+    GPU. `name in fx`, fx[name] (a _Converted), fx.spec as on the fixture."""
+
+    def __init__(self, fx, device):
+        self._fx, self._device, self._cache = fx, device, {}
+        self.spec = fx.spec
+
+    def __contains__(self, name):
+        return name in self._fx
+
+    def __getitem__(self, name):
+        if name not in self._cache:
+            t = self._fx[name]
+            self._cache[name] = _Converted(t.format, to_torch(t, self._device))
+        return self._cache[name]
+
+
+class _Converted:
+    def __init__(self, fmt, tensor):
+        self.format, self.tensor = fmt, tensor
+
+
+def _to(t, device):
+    """A fixture tensor (or a DeviceFixture's conversion of one) as a torch tensor on device."""
+    return t.tensor if isinstance(t, _Converted) else to_torch(t, device)
+
+
 def _codes(t, device):
-    x = to_torch(t, device)
+    x = _to(t, device)
     return x if x.dtype == torch.uint8 else x.view(torch.uint8)
 
 
 def _float(t, device):
-    x = to_torch(t, device)
+    x = _to(t, device)
     return x.view(torch.bfloat16).float() if t.format == "bf16" and x.dtype == torch.int16 else x.float()
 
 
@@ -221,12 +250,12 @@ def expert(a, fx, prefix, e, q, spec, clamp, device, bug):
     stage 2 (+bias), in fp32."""
     h = a @ dequantize(fx, prefix, "w13", e, q, device, bug).T
     if prefix + "w13_bias" in fx:
-        h = h + to_torch(fx[prefix + "w13_bias"], device)[e]
+        h = h + _to(fx[prefix + "w13_bias"], device)[e]
     g, u = _gate_up(h, spec["activation"]["layout"], bug)
     z = fake_quantize(_round_to(_activation(g, u, spec["activation"], clamp), spec["dtypes"]["intermediate"]), q)
     y = z @ dequantize(fx, prefix, "w2", e, q, device, bug).T
     if prefix + "w2_bias" in fx:
-        y = y + to_torch(fx[prefix + "w2_bias"], device)[e]
+        y = y + _to(fx[prefix + "w2_bias"], device)[e]
     return y
 
 
@@ -247,7 +276,7 @@ def moe_forward(fx, spec, device="cpu", bug=None, slot=None):
     point)."""
     shape, routing = spec["shape"], spec["routing"]
     x = _float(fx["x"], device)
-    ids, w = to_torch(fx["topk_ids"], device), to_torch(fx["topk_weights"], device)
+    ids, w = _to(fx["topk_ids"], device), _to(fx["topk_weights"], device)
     tokens, k = ids.shape
     on_input = routing["router_weight_on"] == "input"
     q, in_dtype = spec["quant"], spec["dtypes"]["input"]
@@ -306,7 +335,7 @@ class TorchMoe:
         spec = fx.spec
         od = spec["dtypes"]["output"]
         with torch.no_grad():
-            routed, shared = self.forward(fx, spec, self.device, self.bug, self.slot)
+            routed, shared = self.forward(DeviceFixture(fx, self.device), spec, self.device, self.bug, self.slot)
             if spec["execution"]["shared_path"] == "separate":
                 y = _round_to(_round_to(routed, od) + _round_to(shared, od), od)
             else:

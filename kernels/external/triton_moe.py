@@ -26,9 +26,8 @@ order), fp8_scale_ignored.
 """
 import torch
 
-from moe_harness.torch import to_torch
-from torch_moe import (BLOCK, BUGS, TorchMoe, _activation, _float, _gate_up, _round_to, dequantize, fake_quantize,
-                       shared_forward)
+from torch_moe import (BLOCK, BUGS, TorchMoe, _activation, _float, _gate_up, _round_to, _to, dequantize,
+                       fake_quantize, shared_forward)
 
 try:
     import triton
@@ -139,8 +138,8 @@ def triton_forward(fx, spec, device="cpu", bug=None, slot=None):
     shape, routing = spec["shape"], spec["routing"]
     q, act, dtypes = spec["quant"], spec["activation"], spec["dtypes"]
     x = _float(fx["x"], device)
-    ids = to_torch(fx["topk_ids"], device)
-    w = to_torch(fx["topk_weights"], device).reshape(-1).float().contiguous()
+    ids = _to(fx["topk_ids"], device)
+    w = _to(fx["topk_weights"], device).reshape(-1).float().contiguous()
     tokens, k = ids.shape
     n_slots = tokens * k
     sorted_ids, block_expert = align_block_size(ids, shape["first_local_expert"], shape["local_experts"], BLOCK_M,
@@ -152,8 +151,8 @@ def triton_forward(fx, spec, device="cpu", bug=None, slot=None):
     hit, block_pos = torch.unique(block_expert.long(), return_inverse=True)
     block_pos = block_pos.to(torch.int32).contiguous()
     w13, w2 = _expert_weights(fx, "w13", hit, q, device, bug), _expert_weights(fx, "w2", hit, q, device, bug)
-    b13 = to_torch(fx["w13_bias"], device).float()[hit].contiguous() if "w13_bias" in fx else None
-    b2 = to_torch(fx["w2_bias"], device).float()[hit].contiguous() if "w2_bias" in fx else None
+    b13 = _to(fx["w13_bias"], device).float()[hit].contiguous() if "w13_bias" in fx else None
+    b2 = _to(fx["w2_bias"], device).float()[hit].contiguous() if "w2_bias" in fx else None
     twice = 1 if bug == "router_weight_twice" else 0
     if routing["router_weight_on"] == "input":
         tok = torch.div(torch.arange(n_slots, device=x.device), k, rounding_mode="floor")
