@@ -11,6 +11,7 @@
 #include "kernels/gpu/gpu_routing.hpp"
 #include "kernels/moe/decode_probe.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
+#include "kernels/runtime/tests/require_gpu.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,15 +19,7 @@
 
 namespace moe {
 namespace {
-const DeviceDetection& device() {
-  static const DeviceDetection d = detect_device();
-  return d;
-}
-#define REQUIRE_GPU()                                                                       \
-  do {                                                                                      \
-    if (device().query_failed) FAIL() << "GPU runtime answered but: " << device().message;  \
-    if (!device().device) GTEST_SKIP() << "no GPU: " << device().message;                   \
-  } while (0)
+using testing_gpu::device;
 
 Suite suite() {
   return load_suite_text(R"(suite: gpu-unit

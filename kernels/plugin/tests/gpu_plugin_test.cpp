@@ -9,19 +9,12 @@
 #include "harness/case_pipeline.hpp"
 #include "kernels/plugin/plugin_kernel.hpp"
 #include "kernels/runtime/device_lock.hpp"
+#include "kernels/runtime/tests/require_gpu.hpp"
 
 namespace moe {
 namespace {
 
-const DeviceDetection& device() {
-  static const DeviceDetection d = detect_device();
-  return d;
-}
-#define REQUIRE_GPU()                                                                       \
-  do {                                                                                      \
-    if (device().query_failed) FAIL() << "GPU runtime answered but: " << device().message;  \
-    if (!device().device) GTEST_SKIP() << "no GPU: " << device().message;                   \
-  } while (0)
+using testing_gpu::device;
 
 Suite suite() {
   return load_suite_text(R"(suite: gpu-plugin
