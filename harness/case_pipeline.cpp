@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "fixtures/checkpoint.hpp"
+#include "fixtures/content_seal.hpp"
 #include "fixtures/error.hpp"
 #include "fixtures/exact_tier.hpp"
 #include "harness/judge.hpp"
@@ -100,7 +101,10 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     Clock::time_point t = Clock::now();
     Checkpoint pristine = pristine_checkpoint(spec, given, opt.weights);
     tm.generate = lap(t);
-    const std::uint64_t fingerprint = pristine.fingerprint();
+    // The record's fingerprint (hash_bytes, comparable with every earlier report) and the chunk digests the
+    // after-kernel check compares against, in one parallel pass (fixtures/content_seal.hpp).
+    const CheckpointSeal seal = seal_checkpoint(pristine);
+    const std::uint64_t fingerprint = seal.fingerprint;
     rec.fixture_fingerprint = fingerprint;
     tm.fingerprint = lap(t);
     // The contract the case is judged against for this kernel; the kernel runs that contract's problem.
@@ -126,11 +130,11 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.variant = info.variant + table_note;
     rec.kernel_us = info.median_us;
     if (opt.after_kernel_hook) opt.after_kernel_hook(pristine);
-    const bool mutated = pristine.fingerprint() != fingerprint;
+    const std::string mutated = changed_since(pristine, seal);
     tm.fingerprint += lap(t);
-    if (mutated)
-      throw_harness_error(spec.id, "reference inputs were mutated: the pristine checkpoint's fingerprint changed "
-                                   "while the kernel ran (a converter wrote into tensors it was never given?)",
+    if (!mutated.empty())
+      throw_harness_error(spec.id, "reference inputs were mutated: the pristine checkpoint's " + mutated +
+                                       " changed while the kernel ran (a converter wrote into tensors it was never given?)",
                           "kernels must only touch the working clone handed to prepare()");
     if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(given, std::move(pristine));  // shown unchanged
 

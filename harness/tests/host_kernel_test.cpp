@@ -52,7 +52,30 @@ TEST(HostPipeline, WritingIntoThePristineTensorsIsAHarnessErrorNotAPass) {
   opt.after_kernel_hook = [](Checkpoint& pristine) { pristine.routed.w13.bytes()[0] ^= std::byte{0x80}; };
   const CaseRecord r = execute_case(small_suite().cases[0], k, none, opt);
   EXPECT_EQ(r.status, Status::error);
-  EXPECT_NE(r.reason.find("reference inputs were mutated"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("reference inputs were mutated: the pristine checkpoint's w13 changed"), std::string::npos)
+      << r.reason;
+}
+
+TEST(HostPipeline, OneBitWrittenIntoTheLastByteOfThePristineW2IsAHarnessError) {
+  HostContractKernel k;
+  DeviceDetection none;
+  PipelineOptions opt;
+  opt.after_kernel_hook = [](Checkpoint& pristine) {
+    pristine.routed.w2.bytes()[pristine.routed.w2.nbytes() - 1] ^= std::byte{0x01};
+  };
+  const CaseRecord r = execute_case(small_suite().cases[0], k, none, opt);
+  EXPECT_EQ(r.status, Status::error);
+  EXPECT_NE(r.reason.find("the pristine checkpoint's w2 changed"), std::string::npos) << r.reason;
+}
+
+TEST(HostPipeline, RecordedFingerprintIsTheCheckpointFingerprint) {
+  // The record keeps hash_bytes' fingerprint (Checkpoint::fingerprint), so reports compare with earlier ones.
+  HostContractKernel k;
+  DeviceDetection none;
+  const Suite s = small_suite();
+  const CaseSpec& c = s.cases[0];
+  const CaseRecord r = execute_case(c, k, none, {});
+  EXPECT_EQ(r.fixture_fingerprint, pristine_checkpoint(c, case_problem(c, std::nullopt), nullptr).fingerprint());
 }
 
 namespace {
