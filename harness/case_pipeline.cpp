@@ -41,8 +41,9 @@ ProblemSpec case_problem(const CaseSpec& c, std::optional<std::uint64_t> seed) {
   return p;
 }
 
-Checkpoint pristine_checkpoint(const CaseSpec& c, const ProblemSpec& p, WeightCache* weights) {
-  return c.tier == Tier::exact ? generate_exact_checkpoint(p) : weights ? weights->checkpoint_for(p) : generate_checkpoint(p);
+Checkpoint pristine_checkpoint(const CaseSpec& c, const ProblemSpec& p, WeightCache* weights, KnownSeals* known) {
+  if (known) known->clear();
+  return c.tier == Tier::exact ? generate_exact_checkpoint(p) : weights ? weights->checkpoint_for(p, known) : generate_checkpoint(p);
 }
 
 Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th) {
@@ -99,11 +100,12 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
   try {
     CaseTiming& tm = rec.timing;
     Clock::time_point t = Clock::now();
-    Checkpoint pristine = pristine_checkpoint(spec, given, opt.weights);
+    KnownSeals known;  // the lent weights' seals, proven by the case that gave them back
+    Checkpoint pristine = pristine_checkpoint(spec, given, opt.weights, &known);
     tm.generate = lap(t);
     // The record's fingerprint (hash_bytes, comparable with every earlier report) and the chunk digests the
     // after-kernel check compares against, in one parallel pass (fixtures/content_seal.hpp).
-    const CheckpointSeal seal = seal_checkpoint(pristine);
+    const CheckpointSeal seal = seal_checkpoint(pristine, known);
     const std::uint64_t fingerprint = seal.fingerprint;
     rec.fixture_fingerprint = fingerprint;
     tm.fingerprint = lap(t);
@@ -136,7 +138,7 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
       throw_harness_error(spec.id, "reference inputs were mutated: the pristine checkpoint's " + mutated +
                                        " changed while the kernel ran (a converter wrote into tensors it was never given?)",
                           "kernels must only touch the working clone handed to prepare()");
-    if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(given, std::move(pristine));  // shown unchanged
+    if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(given, std::move(pristine), &seal);  // shown unchanged
 
     if (opt.capture) {
       std::vector<float> o(static_cast<std::size_t>(out.numel()));

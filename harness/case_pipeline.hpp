@@ -47,7 +47,8 @@ struct PipelineOptions {
 ProblemSpec case_problem(const CaseSpec& c, std::optional<std::uint64_t> seed);
 // The pristine checkpoint of c on problem p: the exact tier's dyadic fixture, else the generated one (its expert
 // weights from `weights` when given, shared by the cases of a run).
-Checkpoint pristine_checkpoint(const CaseSpec& c, const ProblemSpec& p, WeightCache* weights);
+Checkpoint pristine_checkpoint(const CaseSpec& c, const ProblemSpec& p, WeightCache* weights,
+                               KnownSeals* known = nullptr);
 // The verdict on `out` [T, H] against the references of p under th (harness/judge.hpp).
 Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th);
 // A verdict's fields of the record: status, failed check, reason, the systematic statistics of `out` against the

@@ -46,7 +46,8 @@ Checkpoint WeightCache::generate_or_load(const ProblemSpec& p, const std::string
   return c;
 }
 
-Checkpoint WeightCache::checkpoint_for(const ProblemSpec& p) {
+Checkpoint WeightCache::checkpoint_for(const ProblemSpec& p, KnownSeals* known) {
+  if (known) known->clear();
   const std::string key = weights_key(p);
   auto it = entries_.begin();
   for (; it != entries_.end(); ++it) if (it->key == key) break;
@@ -57,6 +58,7 @@ Checkpoint WeightCache::checkpoint_for(const ProblemSpec& p) {
   } else {
     ++hits_;
     c = std::move(it->weights);  // lent: the entry leaves until the case gives the weights back
+    if (known) *known = std::move(it->seals);
     bytes_ -= it->bytes;
     entries_.erase(it);
   }
@@ -64,14 +66,20 @@ Checkpoint WeightCache::checkpoint_for(const ProblemSpec& p) {
   return c;
 }
 
-void WeightCache::give_back(const ProblemSpec& p, Checkpoint&& c) {
+void WeightCache::give_back(const ProblemSpec& p, Checkpoint&& c, const CheckpointSeal* verified) {
   for (Tensor* t : {&c.x, &c.router_logits, &c.score_bias, &c.topk_ids, &c.topk_weights}) *t = Tensor();
+  KnownSeals seals;
+  if (verified) {
+    std::vector<std::string> names;
+    for (const Tensor* t : std::as_const(c).tensors()) names.push_back(t->name());
+    seals = known_seals(*verified, names);
+  }
   const std::size_t b = bytes_of(c);
   while (!entries_.empty() && bytes_ + b > max_bytes_) {
     bytes_ -= entries_.back().bytes;
     entries_.pop_back();
   }
-  entries_.push_front({weights_key(p), std::move(c), b});
+  entries_.push_front({weights_key(p), std::move(c), b, std::move(seals)});
   bytes_ += b;
 }
 

@@ -180,6 +180,33 @@ TEST(HostPipeline, WeightsWrittenDuringACaseNeverReachTheNextCase) {
   EXPECT_EQ(cache.misses(), 2u);  // the third generated its own: the written ones were not given back
 }
 
+TEST(WeightCache, WeightsComeBackWithTheSealTheirCaseVerified) {
+  const Suite s = small_suite();
+  const ProblemSpec p = case_problem(s.cases[0], std::nullopt);
+  WeightCache cache;
+  KnownSeals known;
+  Checkpoint first = cache.checkpoint_for(p, &known);
+  EXPECT_TRUE(known.empty());  // generated now: nothing proven yet
+  const CheckpointSeal seal = seal_checkpoint(first);
+  ASSERT_EQ(changed_since(first, seal), "");
+  cache.give_back(p, std::move(first), &seal);
+  const Checkpoint second = cache.checkpoint_for(p, &known);
+  // Exactly the weights (the inputs are drawn again), with the values a fresh seal of them computes.
+  const CheckpointSeal fresh = seal_checkpoint(second);
+  std::vector<std::string> weights;
+  for (const Tensor* t : second.tensors())
+    if (t != &second.x && t != &second.router_logits) weights.push_back(t->name());
+  ASSERT_FALSE(weights.empty());
+  ASSERT_EQ(known.size(), weights.size());
+  const KnownSeals want = known_seals(fresh, weights);
+  for (const auto& [name, k] : want) {
+    ASSERT_TRUE(known.count(name)) << name;
+    EXPECT_EQ(known.at(name).fingerprint, k.fingerprint) << name;
+    EXPECT_EQ(known.at(name).digest, k.digest) << name;
+  }
+  EXPECT_EQ(seal_checkpoint(second, known).fingerprint, second.fingerprint());
+}
+
 }  // namespace moe
 
 namespace moe {
