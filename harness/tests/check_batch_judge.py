@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""The file-based path in batch: `moe-harness export --suite S --filter G --out DIR` writes one directory per case
+(named by the README's rule, re-implemented here) holding what `export CASE` writes, byte for byte, and
+DIR/index.json; an external program (kernels/external/numpy_runner.py) writes each case's out.safetensors; `judge
+--dir DIR` judges them all in one process with `run`'s reports. Checked: a correct runner passes every case on the
+exported references; --recompute gives the same metrics with every reference recomputed; a planted wrong output
+fails its case on the check that sees it and only that case; a truncated output is an error record of its case
+naming the file while the others are still judged; a reference.safetensors changed after export is recomputed,
+never trusted (the output planted to equal the tampered reference fails); an empty or missing DIR exits 2 and
+writes no report; a filter that selects nothing exits 4 and writes nothing. Every report validates against the
+schema.
+
+Usage: check_batch_judge.py MOE_HARNESS RUNNER.py WORK_DIR SCHEMA
+"""
+import filecmp
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import jsonschema
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(sys.argv[2]))
+import numpy_runner  # noqa: E402  (the safetensors reader/writer of the example)
+
+FILTERS = ["--filter", "custom-*bf16.a16/silu/T3/decode/*", "--filter", "*gelu_erf+bias/T3*", "--filter", "*sigmoid_top1*"]
+
+
+def dir_name(case_id):
+    """README "Export": letters, digits and `. + - , =` kept, '/' as '~', any other byte as %xx."""
+    out = ""
+    for b in case_id.encode():
+        ch = chr(b)
+        if ch.isascii() and (ch.isalnum() or ch in ".+-,="):
+            out += ch
+        elif ch == "/":
+            out += "~"
+        else:
+            out += "%%%02x" % b
+    return out
+
+
+def run(*cmd):
+    return subprocess.run(list(cmd), capture_output=True, text=True)
+
+
+def main():
+    exe, runner, work, schema_path = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+    schema = json.load(open(schema_path))
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    ids = run(exe, "list", "--suite", "smoke", *FILTERS).stdout.split()
+    assert len(ids) == 5, ids
+    ex = f"{work}/ex"
+    r = run(exe, "export", "--suite", "smoke", *FILTERS, "--out", ex)
+    assert r.returncode == 0, r.stderr
+    index = json.load(open(f"{ex}/index.json"))
+    assert [c["id"] for c in index["cases"]] == ids, index["cases"]
+    for c in index["cases"]:
+        assert c["exported"] is True and c["dir"] == dir_name(c["id"]), c
+        assert sorted(os.listdir(f"{ex}/{c['dir']}")) == ["case.json", "fixture.safetensors", "reference.safetensors"]
+    assert sorted(os.listdir(ex)) == sorted([c["dir"] for c in index["cases"]] + ["index.json"]), os.listdir(ex)
+    # Each directory is what `export CASE` writes, byte for byte.
+    single = f"{work}/single"
+    assert run(exe, "export", ids[0], "--out", single).returncode == 0
+    for f in ("case.json", "fixture.safetensors", "reference.safetensors"):
+        assert filecmp.cmp(f"{single}/{f}", f"{ex}/{dir_name(ids[0])}/{f}", shallow=False), f
+
+    def judge(name, *extra):
+        rep = f"{work}/rep-{name}"
+        res = run(exe, "judge", "--dir", ex, "--report-dir", rep, *extra)
+        report = json.load(open(f"{rep}/report.json")) if os.path.exists(f"{rep}/report.json") else None
+        if report is not None:
+            jsonschema.validate(report, schema)
+            for f in ("junit.xml", "summary.md", "report.html"):
+                assert os.path.exists(f"{rep}/{f}"), f
+        return res, report, {c["id"]: c for c in report["cases"]} if report else None
+
+    for i in ids:
+        d = f"{ex}/{dir_name(i)}"
+        res = run(sys.executable, runner, d, f"{d}/out.safetensors")
+        assert res.returncode == 0, res.stderr
+    res, report, by_id = judge("clean")
+    assert res.returncode == 0, (res.stdout[-2000:], res.stderr[-2000:])
+    assert list(by_id) == ids and all(c["status"] == "pass" and c["kernel"] == "external" for c in by_id.values())
+    for c in by_id.values():
+        assert c["probes"]["exported_reference"] == "ran" and c["probes"]["fixture_fingerprint"] == "ran", c["probes"]
+        assert c["fixture_fingerprint"] == index["cases"][ids.index(c["id"])]["fixture_fingerprint"]
+    assert "5 from the export, 0 recomputed" in res.stdout, res.stdout
+    # --recompute: every reference computed again from a regenerated fixture, the same verdicts and metrics.
+    res, _, again = judge("recompute", "--recompute")
+    assert res.returncode == 0 and "0 from the export, 5 recomputed" in res.stdout, res.stdout
+    for i in ids:
+        assert again[i]["probes"]["exported_reference"] == "not run: recomputed (--recompute)", again[i]["probes"]
+        assert again[i]["metrics"] == by_id[i]["metrics"] and again[i]["token_cos"] == by_id[i]["token_cos"], i
+
+    # A planted wrong output fails its case (only), on a check that sees it.
+    bad_dir = f"{ex}/{dir_name(ids[1])}"
+    assert run(sys.executable, runner, bad_dir, f"{bad_dir}/out.safetensors", "--bug", "swap_gate_up").returncode == 0
+    # A truncated output is an error record of its case, naming the file; the others are judged.
+    cut = f"{ex}/{dir_name(ids[2])}/out.safetensors"
+    data = open(cut, "rb").read()
+    open(cut, "wb").write(data[: len(data) // 2])
+    res, report, by_id = judge("planted")
+    assert res.returncode == 3, (res.returncode, res.stdout[-2000:])  # an error outranks a failure
+    assert by_id[ids[1]]["status"] == "fail", by_id[ids[1]]
+    assert by_id[ids[1]]["failed_check"] in {"min_cos", "max_rel", "mismatch_fraction"}, by_id[ids[1]]["failed_check"]
+    assert by_id[ids[2]]["status"] == "error" and cut in by_id[ids[2]]["reason"], by_id[ids[2]]
+    for i in ids[:1] + ids[3:]:
+        assert by_id[i]["status"] == "pass", by_id[i]
+    assert len(report["cases"]) == len(ids)
+    assert run(sys.executable, runner, f"{ex}/{dir_name(ids[2])}", cut).returncode == 0  # whole again
+
+    # A reference changed after export is not trusted: here it is made equal to a wrong output (the router weights
+    # left out), so trusting it would pass that output; recomputed, the output fails and the record says why.
+    d = f"{ex}/{dir_name(ids[0])}"
+    wrong = f"{d}/out.safetensors"
+    assert run(sys.executable, runner, d, wrong, "--bug", "no_router_weight").returncode == 0
+    out_bits = numpy_runner.read_safetensors(wrong)[0]["out"][1]
+    ref_tensors, ref_meta = numpy_runner.read_safetensors(f"{d}/reference.safetensors")
+    wrong_f32 = numpy_runner.bf16_to_f32(out_bits).astype(np.float32)
+    ref_tensors["out_contract"] = ("F32", wrong_f32)
+    ref_tensors["out_ideal"] = ("F32", wrong_f32)
+    numpy_runner.write_safetensors(f"{d}/reference.safetensors", ref_tensors, ref_meta)
+    res, report, by_id = judge("tampered")
+    assert res.returncode == 1, (res.returncode, res.stdout[-2000:])
+    c = by_id[ids[0]]
+    assert c["status"] == "fail" and c["failed_check"] in {"min_cos", "max_rel", "mismatch_fraction"}, c
+    assert c["probes"]["exported_reference"].startswith("not run: recomputed (") and "differ from what export recorded" \
+        in c["probes"]["exported_reference"], c["probes"]
+    assert "4 from the export, 1 recomputed" in res.stdout, res.stdout
+    assert by_id[ids[1]]["status"] == "fail" and all(by_id[i]["status"] == "pass" for i in ids[2:])
+
+    # An empty or missing directory is bad input (exit 2), never green, and writes no report.
+    os.makedirs(f"{work}/empty")
+    for name, path in [("empty", f"{work}/empty"), ("missing", f"{work}/nope")]:
+        rep = f"{work}/rep-{name}"
+        res = run(exe, "judge", "--dir", path, "--report-dir", rep)
+        assert res.returncode == 2 and path in res.stderr, (name, res.returncode, res.stderr)
+        assert not os.path.exists(rep), name
+    # A filter that selects nothing: nothing exported, exit 4, no directory.
+    res = run(exe, "export", "--suite", "smoke", "--filter", "no/such/*", "--out", f"{work}/none")
+    assert res.returncode == 4 and not os.path.exists(f"{work}/none"), (res.returncode, res.stderr)
+    print("batch judge ok:", len(ids), "cases")
+
+
+if __name__ == "__main__":
+    main()
