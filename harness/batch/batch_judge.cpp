@@ -25,6 +25,15 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr const char* kExportedReference = "exported_reference";  // the record's probe saying which reference judged
 
+// The value of `name` in a ReferenceCache::key ("...|name=VALUE|..."); "" when absent.
+std::string key_field(const std::string& key, const std::string& name) {
+  const std::string tag = "|" + name + "=";
+  const std::size_t at = key.find(tag);
+  if (at == std::string::npos) return "";
+  const std::size_t from = at + tag.size();
+  return key.substr(from, key.find('|', from) - from);
+}
+
 // Why the exported reference of `e` cannot be used for c judged under `effective` ("" when it can), and the
 // references when it can.
 std::string distrust(const ExportEntry& e, const ExportIndex& index, const CaseSpec& c, const ResolvedContract& rc,
@@ -34,9 +43,8 @@ std::string distrust(const ExportEntry& e, const ExportIndex& index, const CaseS
            index.reference_version.substr(0, 12) + " (the oracle or the fixture generator changed)";
   const std::string key = ReferenceCache::key(c, rc.record.effective, e.fixture_fingerprint);
   if (key != e.reference_key) {
-    const std::string was = e.reference_key.substr(e.reference_key.find("|contract="));
-    const std::string now = key.substr(key.find("|contract="));
-    if (was != now) return "exported under rounding contract " + was.substr(10) + ", judged under " + now.substr(10);
+    const std::string was = key_field(e.reference_key, "contract"), now = key_field(key, "contract");
+    if (was != now) return "exported under rounding contract " + was + ", judged under " + now;
     return "the case's definition in the suite changed since export";
   }
   refs = read_reference_file(file, key, rc.problem);

@@ -6,15 +6,19 @@ DIR/index.json; an external program (kernels/external/numpy_runner.py) writes ea
 exported references; --recompute gives the same metrics with every reference recomputed; a planted wrong output
 fails its case on the check that sees it and only that case; a truncated output is an error record of its case
 naming the file while the others are still judged; a reference.safetensors changed after export is recomputed,
-never trusted (the output planted to equal the tampered reference fails); an empty or missing DIR exits 2 and
-writes no report; a filter that selects nothing exits 4 and writes nothing. Every report validates against the
-schema.
+never trusted (the output planted to equal the tampered reference fails); another --contract than the export's
+recomputes under it; a tolerance edited since export judges with the new threshold on the exported reference, a
+recorded key of another canonical case is recomputed, a case no longer in the suite is an error record; an empty or missing DIR exits 2 and writes no report; a filter that selects nothing exits 4 and
+writes nothing; a case the host cannot build (an address-space limit) is listed in the index with the reason, the
+others exported (exit 3), and judge --dir makes it an error record (exit 3) while judging the rest. Every report
+validates against the schema.
 
 Usage: check_batch_judge.py MOE_HARNESS RUNNER.py WORK_DIR SCHEMA
 """
 import filecmp
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -96,6 +100,16 @@ def main():
         assert again[i]["probes"]["exported_reference"] == "not run: recomputed (--recompute)", again[i]["probes"]
         assert again[i]["metrics"] == by_id[i]["metrics"] and again[i]["token_cos"] == by_id[i]["token_cos"], i
 
+    # Another rounding contract than the export's: not the exported reference's, so recomputed under it.
+    res, _, other = judge("contract", "--contract", "gate_up=bf16,slot=bf16")
+    for i in ids:
+        assert other[i]["probes"]["exported_reference"] == ("not run: recomputed (exported under rounding contract "
+                                                            "default, judged under gate_up=bf16,slot=bf16)"), other[i]
+        assert other[i]["rounding_contract"]["effective"] == "gate_up=bf16,slot=bf16", other[i]["rounding_contract"]
+    # A CASE beside --dir is a usage error.
+    res = run(exe, "judge", ids[0], "--dir", ex, "--report-dir", f"{work}/rep-both")
+    assert res.returncode == 2 and "--dir" in res.stderr and not os.path.exists(f"{work}/rep-both"), res.stderr
+
     # A planted wrong output fails its case (only), on a check that sees it.
     bad_dir = f"{ex}/{dir_name(ids[1])}"
     assert run(sys.executable, runner, bad_dir, f"{bad_dir}/out.safetensors", "--bug", "swap_gate_up").returncode == 0
@@ -143,6 +157,62 @@ def main():
     # A filter that selects nothing: nothing exported, exit 4, no directory.
     res = run(exe, "export", "--suite", "smoke", "--filter", "no/such/*", "--out", f"{work}/none")
     assert res.returncode == 4 and not os.path.exists(f"{work}/none"), (res.returncode, res.stderr)
+    # The suite edited after export: a tightened tolerance leaves the reference as it was (the canonical case, which
+    # the key hashes, holds no thresholds), so it is used, with the edited threshold; another seed is another case
+    # id, no longer in the suite: an error record. A key whose case hash differs (what an edit of the problem
+    # without a new id would give) is recomputed: the fixture regenerates to the exported one and the output passes.
+    shape = "hidden: 256, inter: 256, experts: 16, topk: 4, tokens: 3"
+    for name, extra in [("e1", "seed: 5"), ("e2", "seed: 5, tolerance: {min_cos: 0.99991}"), ("e3", "seed: 6")]:
+        open(f"{work}/{name}.yaml", "w").write(f"suite: e\ncases:\n  - {{{shape}, {extra}}}\n")
+    (eid,) = run(exe, "list", "--suite", f"{work}/e1.yaml").stdout.split()
+    edir = f"{work}/edited"
+    assert run(exe, "export", "--suite", f"{work}/e1.yaml", "--out", edir).returncode == 0
+    assert run(sys.executable, runner, f"{edir}/{dir_name(eid)}", f"{edir}/{dir_name(eid)}/out.safetensors").returncode == 0
+    for label, suite_name, code, status, probe in [
+            ("e1", "e1", 0, "pass", "ran"),
+            ("e2", "e2", 0, "pass", "ran"),
+            ("e3", "e3", 3, "error", None),
+            ("e1-key", "e1", 0, "pass", "not run: recomputed (the case's definition in the suite changed since export)")]:
+        if label == "e1-key":
+            idx = json.load(open(f"{edir}/index.json"))
+            key = idx["cases"][0]["reference_key"]
+            at = key.index("|case=") + len("|case=")
+            idx["cases"][0]["reference_key"] = key[:at] + "0123456789abcdef" + key[at + 16:]
+            json.dump(idx, open(f"{edir}/index.json", "w"))
+        rep = f"{work}/rep-{label}"
+        res = run(exe, "judge", "--dir", edir, "--suite", f"{work}/{suite_name}.yaml", "--report-dir", rep)
+        assert res.returncode == code, (label, res.returncode, res.stdout[-1500:])
+        (c,) = json.load(open(f"{rep}/report.json"))["cases"]
+        assert c["status"] == status, (label, c)
+        if label == "e2":
+            assert c["metrics"]["threshold_min_cos"] == 0.99991, c["metrics"]
+        if probe:
+            assert c["probes"]["exported_reference"] == probe, (label, c["probes"])
+        else:
+            assert "no case with id " + eid in c["reason"], c["reason"]
+
+    # A case the host cannot build (here: its 4 GiB w13 under a 3 GiB address-space limit) is listed in the index
+    # with the reason and no directory, the others are exported (exit 3); judge --dir makes it an error record of
+    # its own (exit 3) and judges the rest.
+    suite = f"{work}/gate.yaml"
+    open(suite, "w").write("suite: gate\ncases:\n  - {hidden: 256, inter: 256, experts: 16, topk: 4, tokens: 3}\n"
+                           "  - {hidden: 4096, inter: 4096, experts: 64, topk: 4, tokens: 3}\n")
+    small, big = run(exe, "list", "--suite", suite).stdout.split()
+    gate = f"{work}/gate"
+    limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # noqa: E731
+    res = subprocess.run([exe, "export", "--suite", suite, "--out", gate], capture_output=True, text=True,
+                         preexec_fn=limit)
+    assert res.returncode == 3 and "not exported: " + big in res.stderr, (res.returncode, res.stderr)
+    entries = json.load(open(f"{gate}/index.json"))["cases"]
+    assert [e["id"] for e in entries] == [small, big] and entries[0]["exported"] and not entries[1]["exported"]
+    assert "out of host memory" in entries[1]["reason"] and "dir" not in entries[1], entries[1]
+    assert sorted(os.listdir(gate)) == sorted([dir_name(small), "index.json"]), os.listdir(gate)
+    assert run(sys.executable, runner, f"{gate}/{dir_name(small)}", f"{gate}/{dir_name(small)}/out.safetensors").returncode == 0
+    res = run(exe, "judge", "--dir", gate, "--report-dir", f"{work}/rep-gate")
+    assert res.returncode == 3, (res.returncode, res.stdout[-1500:])
+    cases = {c["id"]: c for c in json.load(open(f"{work}/rep-gate/report.json"))["cases"]}
+    assert cases[small]["status"] == "pass", cases[small]
+    assert cases[big]["status"] == "error" and cases[big]["reason"].startswith("not exported: "), cases[big]
     print("batch judge ok:", len(ids), "cases")
 
 
