@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the batch file path costs beyond the kernel: the same cases judged by `moe-harness run --no-isolation
 --no-timing --kernel K` (native) and by `moe-harness export --suite` + an external program's outputs + `moe-harness
-judge --dir` (batch), alternating the two so that both see the same machine load.
+judge --dir` (batch), the order turning each repeat so that all see the same machine load.
 
 The external program here is the cheapest one possible: each case's output is its exported contract reference
 rounded to the output dtype (NumPy), written as out.safetensors with the fixture fingerprint; its time is left out,
@@ -102,10 +102,12 @@ def main():
     suite_args = ["--suite", a.suite] + [x for f in a.filter for x in ("--filter", f)]
     rows = {"native": [], "batch": [], "recompute": []}
     with tempfile.TemporaryDirectory() as work:
-        for _ in range(a.repeats):
-            rows["native"].append(native_run(a.moe_harness, suite_args + ["--kernel", a.kernel], work))
-            rows["batch"].append(batch_run(a.moe_harness, suite_args, work, False))
-            rows["recompute"].append(batch_run(a.moe_harness, suite_args, work, True))
+        for i in range(a.repeats):
+            # The order turns each repeat, so that no path always follows another's disk writes.
+            order = ["native", "batch", "recompute"][i % 3:] + ["native", "batch", "recompute"][:i % 3]
+            for path in order:
+                rows[path].append(native_run(a.moe_harness, suite_args + ["--kernel", a.kernel], work)
+                                  if path == "native" else batch_run(a.moe_harness, suite_args, work, path == "recompute"))
     if any(s != "pass" for r in rows["batch"] + rows["recompute"] for s in r["statuses"]):
         sys.exit(f"the batch path did not pass every case: {rows['batch'][0]['statuses']}")
     med = lambda rs, k: statistics.median(r[k] for r in rs)  # noqa: E731
