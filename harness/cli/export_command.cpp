@@ -22,7 +22,8 @@ void add_export_command(CLI::App& app, int& exit_code) {
   auto filters = std::make_shared<std::vector<std::string>>();
   cmd->add_option("CASE", *id, "canonical case id (none: the suite's cases, see --filter)");
   cmd->add_option("--suite", *suite, "suite name in cases/ or a .yaml path")->capture_default_str();
-  cmd->add_option("--filter", *filters, "without CASE: glob on case ids ('*', '?'; a leading '-' excludes), repeatable");
+  cmd->add_option("--filter", *filters, "without CASE: glob on case ids ('*', '?'; a leading '-' excludes), repeatable")
+      ->allow_extra_args(false);
   cmd->add_option("--out", *out, "output directory")->required();
   cmd->callback([=, &exit_code] {
     if (id->empty()) {

@@ -154,6 +154,9 @@ def main():
         res = run(exe, "judge", "--dir", path, "--report-dir", rep)
         assert res.returncode == 2 and path in res.stderr, (name, res.returncode, res.stderr)
         assert not os.path.exists(rep), name
+    # A CASE beside --filter is a usage error (the filter takes one value, so CASE is not read as a second one).
+    res = run(exe, "export", "--out", f"{work}/both", "--filter", "*", ids[0])
+    assert res.returncode == 2 and "--filter" in res.stderr and not os.path.exists(f"{work}/both"), res
     # A filter that selects nothing: nothing exported, exit 4, no directory.
     res = run(exe, "export", "--suite", "smoke", "--filter", "no/such/*", "--out", f"{work}/none")
     assert res.returncode == 4 and not os.path.exists(f"{work}/none"), (res.returncode, res.stderr)
