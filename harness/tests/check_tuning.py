@@ -74,6 +74,24 @@ def main():
     expect(exe, f"{out}/other_device.csv", 1, "defect: not checked: the row is for gfx942", "--suite", "smoke",
            "--require-device")
 
+    # Token keys the lookup never reaches: of 4, 5 and 8 tokens of one shape, 5 is shadowed (at 6 and 7 the power
+    # of two below, 4, wins), so tune writes rows at 4 and 8 only and judges the row at 4's choice at 5 tokens.
+    suite = f"{out}/between.yaml"
+    with open(suite, "w") as f:
+        f.write("suite: between\ndefaults: {hidden: 256, inter: 256, experts: 16, topk: 4}\n"
+                "cases:\n  - sweep: {tokens: [4, 5, 8]}\n")
+    between = f"{out}/between.csv"
+    r = run(exe, "tune", "--suite", suite, "--kernel", "host", "--out", between)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert sorted(int(row["token"]) for row in rows_of(between)) == [4, 8], rows_of(between)
+    assert "token 5 is no key the lookup reaches (no row written); it dispatches from the row at token 4 (power of " \
+           "two below), whose choice host/" in r.stdout and " passes here in " in r.stdout, r.stdout
+    expect(exe, between, 0, "check-table: 2 row(s), 2 checked, 0 defect(s)", "--suite", suite)
+    rs = rows_of(between)
+    five = dict(rs[0], token="5", case_id=rs[0]["case_id"].replace("/T4/", "/T5/"))
+    write(f"{out}/shadowed.csv", [rs[0], five, rs[1]])
+    expect(exe, f"{out}/shadowed.csv", 1, "defect: token key 5 is reached only at exactly 5", "--suite", suite)
+
     r = run(exe, "run", "--suite", "smoke", "--kernel", "host", "--dispatch-table", table, "--report-dir",
             f"{out}/run")
     assert r.returncode == 0, (r.stdout, r.stderr)
@@ -82,7 +100,8 @@ def main():
     assert ran and all(("[table line " in c["variant"]) == (not c["id"].endswith("/exact")) for c in ran), \
         [c["variant"] for c in ran]
     assert all("[table: no row of this shape" in c["variant"] for c in ran if c["id"].endswith("/exact"))
-    print(f"check_tuning: {len(rows)} rows, {len(planted) + 1} planted defects refused, --dispatch-table ok")
+    print(f"check_tuning: {len(rows)} rows, {len(planted) + 2} planted defects refused, shadowed key not written, "
+          "--dispatch-table ok")
 
 
 if __name__ == "__main__":

@@ -26,8 +26,8 @@ void require_measured(std::vector<TableFinding>& out, const TuningRow& r, const 
     out.push_back({r.line, fmt::format("{} is zero or missing: a placeholder, not a measured {}", column, what)});
 }
 
-// The row of t a between-bucket token count of r's shape reaches, if any: (r.token, next key), up to 2 r.token + 2
-// past the last key.
+}  // namespace
+
 std::string unreached_message(const TuningTable& t, const TuningRow& r) {
   std::int64_t next = -1;
   for (const TuningRow& o : t.rows)
@@ -46,8 +46,6 @@ std::string unreached_message(const TuningTable& t, const TuningRow& r) {
                      "row at token {} (power of two below first, then coarse tiers)",
                      r.token, r.token, taken_at, next > 0 ? std::to_string(next) : "the next tier", taken);
 }
-
-}  // namespace
 
 int TableCheck::defects() const {
   int n = 0;

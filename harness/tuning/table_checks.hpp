@@ -31,6 +31,11 @@ struct TableCheck {
   int defects() const;
 };
 
+// Empty when a between-bucket token count of r's shape (between r's count and the next key of the shape, or up to
+// 2 r.token + 2 past the last key) dispatches from r; else why r serves only its own count (the lookup rule takes
+// another row there): a key a table should not carry.
+std::string unreached_message(const TuningTable& t, const TuningRow& r);
+
 // The static checks only (no kernel runs): values, duplicates, the lookup rule.
 std::vector<TableFinding> static_table_findings(const TuningTable& t);
 TableCheck check_table(const TuningTable& t, const TableCheckOptions& o);

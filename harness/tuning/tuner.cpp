@@ -12,6 +12,7 @@
 #include "harness/kernel_registry.hpp"
 #include "harness/provenance.hpp"
 #include "harness/runner.hpp"
+#include "harness/tuning/table_checks.hpp"
 #include "kernels/runtime/device_info.hpp"
 
 namespace moe {
@@ -35,6 +36,41 @@ int block_m_of(const std::string& variant) {
   if (variant.rfind("grouped-t2", 0) == 0 || variant.rfind("grouped-mma-decode", 0) == 0) return 2;
   if (variant.rfind("grouped-t8", 0) == 0 || variant.rfind("grouped-mma", 0) == 0) return 8;
   return 0;
+}
+
+// A case whose token count is no key the lookup reaches (a row at 5 between rows at 4 and 8: at 6 and 7 the power
+// of two below wins) gets no row of its own: its count dispatches from the row the lookup gives it, so that row's
+// choice is run and judged at this count; a choice that fails here makes it a case without a passing dispatch.
+// Dropping a row never makes another row unreached, so one pass in table order settles every key.
+void drop_unreached_keys(TuneResult& res, KernelUnderTest& kernel, const DeviceDetection& detection,
+                         const PipelineOptions& po, std::vector<const CaseSpec*>& row_case) {
+  auto& rows = res.table.rows;
+  for (std::size_t i = 0; i < rows.size();) {
+    if (unreached_message(res.table, rows[i]).empty()) {
+      ++i;
+      continue;
+    }
+    const TuningRow gone = rows[i];
+    const CaseSpec& c = *row_case[i];
+    rows.erase(rows.begin() + std::ptrdiff_t(i));
+    row_case.erase(row_case.begin() + std::ptrdiff_t(i));
+    const auto l = lookup(res.table, gone);
+    if (!l) continue;  // unreachable: a shadowed key always has another row of its shape
+    kernel.select_dispatch(l->row->dispatch);
+    const CaseRecord rec = execute_case(c, kernel, detection, po);
+    kernel.select_dispatch("");
+    const std::string head =
+        fmt::format("{}: token {} is no key the lookup reaches (no row written); it dispatches from the row at token "
+                    "{} ({}), whose choice", c.id, gone.token, l->row->token, l->rule);
+    if (rec.status == Status::pass) {
+      res.notes.push_back(fmt::format("{} {} passes here in {} us (its own fastest: {} in {} us)", head, rec.variant,
+                                      rec.kernel_us, gone.kernel_name, gone.us));
+    } else {
+      ++res.failed_cases;
+      res.notes.push_back(fmt::format("{} {} does not pass here: {} ({}: {})", head, rec.variant,
+                                      to_string(rec.status), name(rec.failed_check), rec.reason));
+    }
+  }
 }
 
 }  // namespace
@@ -82,6 +118,7 @@ TuneResult tune(const TuneOptions& o) {
   po.weights = &weights;
   po.rerun_probe = po.linearity_probe = false;  // timing and the verdict decide; `run` probes the chosen variant
   kernel->set_timing(true);
+  std::vector<const CaseSpec*> row_case;  // the case of each row
   for (const CaseSpec& c : suite.cases) {
     if (!case_selected(o.filters, c.id)) continue;
     if (c.tier == Tier::exact) {
@@ -131,7 +168,9 @@ TuneResult tune(const TuneOptions& o) {
     r.date = utc_date();
     r.seed = std::to_string(c.problem.seed);
     res.table.rows.push_back(std::move(r));
+    row_case.push_back(&c);
   }
+  drop_unreached_keys(res, *kernel, detection, po, row_case);
   return res;
 }
 

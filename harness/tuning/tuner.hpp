@@ -1,7 +1,8 @@
 // `moe-harness tune`: for each case of a suite, every dispatch variant the kernel offers is run, judged against the
 // contract reference with the case's thresholds, and timed by the kernel (device events, median after warm-up, on
 // the GPU; wall time of one run on the host); the fastest variant whose verdict passed is the row's choice, the next
-// fastest the runner-up (docs/tuning.md). A variant that fails its verdict is never chosen.
+// fastest the runner-up (docs/tuning.md). A variant that fails its verdict is never chosen. A case whose token count
+// the lookup rule would never reach as a key gets no row: it is judged with the choice of the row it dispatches from.
 #pragma once
 #include <string>
 #include <vector>
@@ -21,7 +22,7 @@ struct TuneOptions {
 struct TuneResult {
   TuningTable table;
   std::vector<std::string> notes;  // per case not tuned: why (gated, exact tier, no passing variant)
-  int failed_cases = 0;            // cases where no variant passed (exit 1)
+  int failed_cases = 0;  // cases where no variant passed, or whose table row's choice fails at their count (exit 1)
 };
 
 TuneResult tune(const TuneOptions& o);

@@ -65,13 +65,42 @@ def _e8m0_table(edges):
     return torch.tensor(t, dtype=torch.float32)
 
 
+class DeviceFixture:
+    """The fixture's tensors as torch tensors on `device`, each converted once per kernel call: the layer reads
+    every expert's slice of w13 and w2, and converting the whole tensor for each expert would copy it E times to a
+    GPU. `name in fx`, fx[name] (a _Converted), fx.spec as on the fixture."""
+
+    def __init__(self, fx, device):
+        self._fx, self._device, self._cache = fx, device, {}
+        self.spec = fx.spec
+
+    def __contains__(self, name):
+        return name in self._fx
+
+    def __getitem__(self, name):
+        if name not in self._cache:
+            t = self._fx[name]
+            self._cache[name] = _Converted(t.format, to_torch(t, self._device))
+        return self._cache[name]
+
+
+class _Converted:
+    def __init__(self, fmt, tensor):
+        self.format, self.tensor = fmt, tensor
+
+
+def _to(t, device):
+    """A fixture tensor (or a DeviceFixture's conversion of one) as a torch tensor on device."""
+    return t.tensor if isinstance(t, _Converted) else to_torch(t, device)
+
+
 def _codes(t, device):
-    x = to_torch(t, device)
+    x = _to(t, device)
     return x if x.dtype == torch.uint8 else x.view(torch.uint8)
 
 
 def _float(t, device):
-    x = to_torch(t, device)
+    x = _to(t, device)
     return x.view(torch.bfloat16).float() if t.format == "bf16" and x.dtype == torch.int16 else x.float()
 
 
@@ -221,12 +250,12 @@ def expert(a, fx, prefix, e, q, spec, clamp, device, bug):
     stage 2 (+bias), in fp32."""
     h = a @ dequantize(fx, prefix, "w13", e, q, device, bug).T
     if prefix + "w13_bias" in fx:
-        h = h + to_torch(fx[prefix + "w13_bias"], device)[e]
+        h = h + _to(fx[prefix + "w13_bias"], device)[e]
     g, u = _gate_up(h, spec["activation"]["layout"], bug)
     z = fake_quantize(_round_to(_activation(g, u, spec["activation"], clamp), spec["dtypes"]["intermediate"]), q)
     y = z @ dequantize(fx, prefix, "w2", e, q, device, bug).T
     if prefix + "w2_bias" in fx:
-        y = y + to_torch(fx[prefix + "w2_bias"], device)[e]
+        y = y + _to(fx[prefix + "w2_bias"], device)[e]
     return y
 
 
@@ -241,11 +270,13 @@ def sorted_blocks(ids, first, local, bug):
     return blocks[:-1] if bug == "drop_last_block" else blocks
 
 
-def moe_forward(fx, spec, device="cpu", bug=None):
-    """The layer's output [T, H] in fp32 before the output rounding, and the routed and shared sums apart."""
+def moe_forward(fx, spec, device="cpu", bug=None, slot=None):
+    """The layer's output [T, H] in fp32 before the output rounding, and the routed and shared sums apart. `slot`
+    (None or a case dtype) rounds each slot's weighted down-projection before the top-k sum (the contract's slot
+    point)."""
     shape, routing = spec["shape"], spec["routing"]
     x = _float(fx["x"], device)
-    ids, w = to_torch(fx["topk_ids"], device), to_torch(fx["topk_weights"], device)
+    ids, w = _to(fx["topk_ids"], device), _to(fx["topk_weights"], device)
     tokens, k = ids.shape
     on_input = routing["router_weight_on"] == "input"
     q, in_dtype = spec["quant"], spec["dtypes"]["input"]
@@ -262,28 +293,38 @@ def moe_forward(fx, spec, device="cpu", bug=None):
             y = expert(xq[tok], fx, "", e, q, spec, True, device, bug) * weight
             if bug == "router_weight_twice":
                 y = y * weight
-        routed.index_add_(0, tok, y)
-    shared = torch.zeros_like(x)
+        routed.index_add_(0, tok, _round_to(y, slot))
+    return routed, shared_forward(fx, spec, x, device, bug, slot)
+
+
+def shared_forward(fx, spec, x, device, bug, slot):
+    """The shared experts' sum [T, H] (zeros where the case has none or this EP rank does not add them)."""
+    shape, shared = spec["shape"], torch.zeros_like(x)
     if shape["n_shared"] > 0 and shape["ep_rank"] == 0:
         sq = spec["shared_quant"]
         xs = fake_quantize(x, sq)
         for s in range(shape["n_shared"]):
-            shared += expert(xs, fx, "shared_", s, sq, spec, spec["activation"]["clamp_shared"], device, bug)
-    return routed, shared
+            shared += _round_to(expert(xs, fx, "shared_", s, sq, spec, spec["activation"]["clamp_shared"], device,
+                                       bug), slot)
+    return shared
 
 
 class TorchMoe:
-    """The kernel object: TorchMoe(bug=None, device="cpu")(fixture, out)."""
+    """The kernel object: TorchMoe(bug=None, device="cpu", slot=None)(fixture, out). slot="bf16" rounds every slot
+    to bf16 before the top-k sum, as kernels that write each slot's down-projection in bf16 do, and declares it
+    (rounding_contract "slot=bf16"); forward(fx, spec, device, bug, slot) is the layer (moe_forward here)."""
 
     id = "torch-moe"
+    forward = staticmethod(moe_forward)
 
-    def __init__(self, bug=None, device="cpu"):
+    def __init__(self, bug=None, device="cpu", slot=None):
         bug = bug if bug is not None else (os.environ.get("MOE_TORCH_BUG") or None)
         if bug is not None and bug not in BUGS:
             raise ValueError(f"torch_moe: unknown bug {bug!r}; one of {', '.join(BUGS)}")
-        self.bug, self.device = bug, device
+        self.bug, self.device, self.slot = bug, device, slot
         self.needs_device = str(device) != "cpu"
         self.version = f"torch {torch.__version__}" + (f" bug {bug}" if bug else "")
+        self.rounding_contract = f"slot={slot}" if slot else "default"
 
     def supports(self, case):
         if case.spec["dtypes"]["output"] == "bf16" and not hasattr(torch, "bfloat16"):
@@ -294,11 +335,14 @@ class TorchMoe:
         spec = fx.spec
         od = spec["dtypes"]["output"]
         with torch.no_grad():
-            routed, shared = moe_forward(fx, spec, self.device, self.bug)
+            routed, shared = self.forward(DeviceFixture(fx, self.device), spec, self.device, self.bug, self.slot)
             if spec["execution"]["shared_path"] == "separate":
                 y = _round_to(_round_to(routed, od) + _round_to(shared, od), od)
             else:
                 y = routed + shared
             target = to_torch(out)
             target.copy_(y.to(target.device, target.dtype))
+        return self.variant()
+
+    def variant(self):
         return f"torch/{self.device}/block{BLOCK}"

@@ -5,8 +5,9 @@ CaseRecord; schema reports/schema/run_report.schema.json)."""
 class Verdict:
     """status ("pass", "fail", "skip", "error"), failed_check (report.json's spelling, "" on a pass), reason,
     metrics (every metric with its thresholds), token_cos / token_rel (NumPy arrays, NaN for a token with unwritten
-    or non-finite elements), probes [(name, "ran" | "not run: why")], systematic (the statistics), details (the
-    worst tokens and elements), variant, timing (seconds by phase), fixture_fingerprint."""
+    or non-finite elements), probes [(name, "ran" | "not run: why")], systematic (the statistics), contract (the
+    rounding contract judged against: effective, source, declared, not_applied), details (the worst tokens and
+    elements), variant, timing (seconds by phase), fixture_fingerprint."""
 
     def __init__(self, record, case):
         self._record = record
@@ -24,6 +25,7 @@ class Verdict:
     token_rel = property(lambda self: self._record.token_rel)
     probes = property(lambda self: list(self._record.probes))
     systematic = property(lambda self: self._record.systematic)
+    contract = property(lambda self: self._record.contract)
     details = property(lambda self: self._record.details)
     timing = property(lambda self: self._record.timing)
     fixture_fingerprint = property(lambda self: self._record.fixture_fingerprint)

@@ -26,6 +26,12 @@ PythonKernel::PythonKernel(py::object kernel, py::object case_obj, py::object sp
     else throw py::type_error("kernel.supports(case) must return None (supported) or a reason string (not supported)");
   }
   if (const auto d = ask(kernel_, "deterministic", case_)) deterministic_ = d->cast<bool>();
+  if (const auto c = ask(kernel_, "rounding_contract", case_); c && !c->is_none()) {
+    if (!py::isinstance<py::str>(*c))
+      throw py::type_error("kernel.rounding_contract must be a contract text such as \"gate_up=bf16,slot=bf16\" (or "
+                           "a method of the case returning one, or None)");
+    contract_ = api::parse_rounding_contract_or_throw(c->cast<std::string>(), "kernel " + id_, "rounding_contract");
+  }
 }
 
 PythonKernel::~PythonKernel() {

@@ -15,8 +15,9 @@
 // call gets its own output and routing tensors (copied back into the pipeline's output afterwards), so a view the
 // kernel keeps after the call never points into freed memory.
 //
-// The rounding contract a kernel declares (issue 21) belongs here once KernelUnderTest carries one: read from a
-// kernel attribute when the kernel object is taken, as supports and deterministic are.
+// The rounding contract: kernel.rounding_contract, a string in the contract's text form ("gate_up=bf16,slot=bf16",
+// "default") or a method rounding_contract(case) returning one (None: the default), read when the kernel object is
+// taken, as supports and deterministic are; a text the parser refuses raises moe_harness.Error before anything runs.
 #pragma once
 #include <memory>
 #include <optional>
@@ -41,6 +42,7 @@ class PythonKernel final : public api::KernelUnderTest {
   api::RunInfo run(const api::ProblemSpec& p, const api::Checkpoint& working, const api::RoutingResult& routing,
                    api::Tensor& out) override;
   bool deterministic(const api::ProblemSpec&) const override { return deterministic_; }
+  api::RoundingContract rounding_contract(const api::ProblemSpec&) const override { return contract_; }
 
   // Raises the KeyboardInterrupt or SystemExit a call ended with, if any (GIL held).
   void reraise_interrupt();
@@ -52,6 +54,7 @@ class PythonKernel final : public api::KernelUnderTest {
   bool needs_device_;
   api::Support support_;
   bool deterministic_ = true;
+  api::RoundingContract contract_;
   std::shared_ptr<FixtureData> data_;
   py::object fixture_;  // the moe_harness.Fixture over data_
   py::object interrupt_type_, interrupt_value_, interrupt_trace_;

@@ -82,6 +82,14 @@ void register_records(py::module_& m) {
       .def_readonly("details", &R::details)
       .def_readonly("fixture_fingerprint", &R::fixture_fingerprint)
       .def_property_readonly("systematic", &systematic_of)
+      .def_property_readonly("contract", [](const R& r) {
+        py::dict d;  // report.json's cases[].contract
+        d["effective"] = r.contract.effective;
+        d["source"] = r.contract.source;
+        d["declared"] = r.contract.declared;
+        d["not_applied"] = r.contract.not_applied;
+        return d;
+      })
       .def_property_readonly("timing", &timing_of);
 
   m.def("write_reports", &write, py::arg("records"), py::arg("suite"), py::arg("kernels"), py::arg("start_time"),
