@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fmt/format.h>
+#include <map>
 #include <optional>
 
 #include "fixtures/atomic_file.hpp"
@@ -92,17 +93,24 @@ CaseRecord error_record(const std::string& id, const std::string& kernel, std::s
   return r;
 }
 
+// A judged record says which reference judged it: probe exported_reference and a line of its details.
+CaseRecord with_reference_note(CaseRecord rec, const std::string& probe, const std::string& line) {
+  if (rec.status == Status::skip || rec.failed_check == Check::gating) return rec;
+  rec.probes.emplace_back(kExportedReference, probe);
+  rec.details += "  reference: " + line + "\n";
+  return rec;
+}
+
 struct Counts {
   int exported_reference = 0, recomputed = 0;
 };
 
 CaseRecord judge_entry(const BatchJudgeOptions& opt, const ExportIndex& index, const ExportEntry& e, const Suite& suite,
-                       const RoundingContract& declared, const DeviceDetection& device, WeightCache& weights,
-                       Counts& counts) {
+                       const std::map<std::string, const CaseSpec*>& by_id, const RoundingContract& declared,
+                       const DeviceDetection& device, WeightCache& weights, Counts& counts) {
   if (!e.exported) return error_record(e.id, opt.kernel_id, "not exported: " + e.reason);
-  const CaseSpec* c = nullptr;
-  for (const CaseSpec& s : suite.cases)
-    if (s.id == e.id) c = &s;
+  const auto found = by_id.find(e.id);
+  const CaseSpec* c = found == by_id.end() ? nullptr : found->second;
   if (!c)
     return error_record(e.id, opt.kernel_id,
                         "bad input: " + suite.file + ": no case with id " + e.id +
@@ -122,26 +130,25 @@ CaseRecord judge_entry(const BatchJudgeOptions& opt, const ExportIndex& index, c
   std::optional<ReferenceSet> refs;
   const std::string why = opt.recompute ? "--recompute" : distrust(e, index, *c, rc, case_dir / "reference.safetensors", refs);
   const double read_s = std::chrono::duration<double>(Clock::now() - t).count();
-  CaseRecord rec;
   if (why.empty()) {
     ++counts.exported_reference;
-    rec = judge_on_exported(*c, *k, device, rc, *refs, e.fixture_fingerprint, read_s);
-    rec.probes.emplace_back(kExportedReference, "ran");
-    return rec;
+    return with_reference_note(judge_on_exported(*c, *k, device, rc, *refs, e.fixture_fingerprint, read_s), "ran",
+                               "the exported reference.safetensors (its key and hash matched the index)");
   }
   ++counts.recomputed;
   PipelineOptions po;
   po.weights = &weights;
-  rec = execute_case(*c, *k, device, po);
-  if (rec.status != Status::skip && rec.fixture_fingerprint != e.fixture_fingerprint)
+  CaseRecord rec = execute_case(*c, *k, device, po);
+  // A fingerprint only when the fixture was generated (not skipped, no error on the way): it must be the export's.
+  const bool generated = rec.status == Status::pass || (rec.status == Status::fail && rec.failed_check != Check::gating);
+  if (generated && rec.fixture_fingerprint != e.fixture_fingerprint)
     return error_record(e.id, opt.kernel_id,
                         fmt::format("bad input: {}: this harness generates fixture {:016x} for the case, the export holds "
                                     "{:016x}, so the output was computed from inputs this harness no longer makes; fix: "
                                     "export the suite again and rerun the program on it",
                                     (case_dir / "fixture.safetensors").string(), rec.fixture_fingerprint,
                                     e.fixture_fingerprint));
-  rec.probes.emplace_back(kExportedReference, "not run: recomputed (" + why + ")");
-  return rec;
+  return with_reference_note(std::move(rec), "not run: recomputed (" + why + ")", "recomputed (" + why + ")");
 }
 
 }  // namespace
@@ -162,11 +169,13 @@ int judge_directory(const BatchJudgeOptions& opt) {
   RunReport report;
   report.provenance = make_provenance(suite, {{opt.kernel_id, "file:" + opt.output}}, device, std::nullopt);
   report.provenance.start_time = utc_now_iso8601();
+  std::map<std::string, const CaseSpec*> by_id;
+  for (const CaseSpec& c : suite.cases) by_id.emplace(c.id, &c);
   WeightCache weights;
   Counts counts;
   const Clock::time_point t0 = Clock::now();
   for (const ExportEntry& e : index.cases) {
-    report.cases.push_back(judge_entry(opt, index, e, suite, declared, device, weights, counts));
+    report.cases.push_back(judge_entry(opt, index, e, suite, by_id, declared, device, weights, counts));
     const CaseRecord& r = report.cases.back();
     if (r.status == Status::fail || r.status == Status::error)
       std::fprintf(stderr, "%s %s: %s\n", r.status == Status::fail ? "FAIL" : "ERROR", r.id.c_str(), r.reason.c_str());

@@ -8,10 +8,11 @@ fails its case on the check that sees it and only that case; a truncated output 
 naming the file while the others are still judged; a reference.safetensors changed after export is recomputed,
 never trusted (the output planted to equal the tampered reference fails); another --contract than the export's
 recomputes under it; a tolerance edited since export judges with the new threshold on the exported reference, a
-recorded key of another canonical case is recomputed, a case no longer in the suite is an error record; an empty or missing DIR exits 2 and writes no report; a filter that selects nothing exits 4 and
-writes nothing; a case the host cannot build (an address-space limit) is listed in the index with the reason, the
-others exported (exit 3), and judge --dir makes it an error record (exit 3) while judging the rest. Every report
-validates against the schema.
+recorded key of another canonical case is recomputed, a case no longer in the suite is an error record; a case for
+other kernels is skipped (all skipped: exit 4); an empty or missing DIR exits 2 and writes no report; a filter that
+selects nothing exits 4 and writes nothing; a case the host cannot build (an address-space limit) is listed in the
+index with the reason, the others exported (exit 3), and judge --dir makes it an error record (exit 3) while judging
+the rest. Every report validates against the schema.
 
 Usage: check_batch_judge.py MOE_HARNESS RUNNER.py WORK_DIR SCHEMA
 """
@@ -193,6 +194,19 @@ def main():
             assert c["probes"]["exported_reference"] == probe, (label, c["probes"])
         else:
             assert "no case with id " + eid in c["reason"], c["reason"]
+
+    # A case for other kernels only is gated as `run` gates it: a skip with the reason, no reference note; a
+    # directory of nothing but skips judged nothing (exit 4).
+    open(f"{work}/only.yaml", "w").write(f"suite: only\ncases:\n  - {{{shape}, kernels: [host-contract]}}\n")
+    (oid,) = run(exe, "list", "--suite", f"{work}/only.yaml").stdout.split()
+    odir = f"{work}/only"
+    assert run(exe, "export", "--suite", f"{work}/only.yaml", "--out", odir).returncode == 0
+    assert run(sys.executable, runner, f"{odir}/{dir_name(oid)}", f"{odir}/{dir_name(oid)}/out.safetensors").returncode == 0
+    res = run(exe, "judge", "--dir", odir, "--report-dir", f"{work}/rep-only")
+    assert res.returncode == 4 and "nothing checked" in res.stderr, (res.returncode, res.stderr)
+    (c,) = json.load(open(f"{work}/rep-only/report.json"))["cases"]
+    assert c["status"] == "skip" and c["reason"] == "the case lists kernels [host-contract], not external", c
+    assert "exported_reference" not in c["probes"], c["probes"]
 
     # A case the host cannot build (here: its 4 GiB w13 under a 3 GiB address-space limit) is listed in the index
     # with the reason and no directory, the others are exported (exit 3); judge --dir makes it an error record of
