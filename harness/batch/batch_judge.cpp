@@ -158,6 +158,9 @@ int judge_directory(const BatchJudgeOptions& opt) {
   const ExportIndex index = read_export_index(opt.dir);
   const Suite suite = load_suite_file(resolve_suite(opt.suite.empty() ? index.suite_file : opt.suite));
   const RoundingContract declared = parse_rounding_contract_or_throw(opt.contract, "command line", "--contract");
+  if (std::filesystem::path(opt.output).is_absolute() || opt.output.empty())
+    throw_bad_input("command line", "--output", "'" + opt.output + "' is not a file name inside each case directory",
+                    "give the output's name relative to the case directories, e.g. out.safetensors");
   check_output_dir(opt.report_dir.empty() ? "reports-out" : opt.report_dir, "--report-dir");
   check_output_path(opt.junit, "--junit");
   check_output_path(opt.json, "--json");
