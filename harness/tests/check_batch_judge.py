@@ -110,6 +110,8 @@ def main():
     # A CASE beside --dir is a usage error.
     res = run(exe, "judge", ids[0], "--dir", ex, "--report-dir", f"{work}/rep-both")
     assert res.returncode == 2 and "--dir" in res.stderr and not os.path.exists(f"{work}/rep-both"), res.stderr
+    res = run(exe, "judge", "--dir", ex, "--output", f"{work}/out.safetensors", "--report-dir", f"{work}/rep-abs")
+    assert res.returncode == 2 and "--output" in res.stderr and not os.path.exists(f"{work}/rep-abs"), res.stderr
 
     # A planted wrong output fails its case (only), on a check that sees it.
     bad_dir = f"{ex}/{dir_name(ids[1])}"
