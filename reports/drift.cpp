@@ -11,7 +11,7 @@ namespace moe {
 namespace {
 
 // Failing kinds in rank order, then the information kinds.
-const std::vector<std::string> kKindOrder = {"status", "missing", "non_finite", "fixture", "token_count", "skipped",
+const std::vector<std::string> kKindOrder = {"status", "missing", "non_finite", "fixture", "contract", "token_count", "skipped",
                                              "min_cos", "max_rel", "token_cos", "variant", "new", "missing_skipped"};
 
 
@@ -54,6 +54,12 @@ void compare_pair(const ReportCase& b, const ReportCase& n, const DriftMargins& 
     add("fixture", fmt::format("fixture fingerprint {} -> {}: the new run judged other inputs (another seed or "
                                "generator), so its metrics do not compare with the base's; rerun on the base's fixtures",
                                b.fixture_fingerprint, n.fixture_fingerprint));
+  // Reports written before contracts (and skips) carry none: nothing to compare.
+  if (!b.contract.effective.empty() && !n.contract.effective.empty() && b.contract.effective != n.contract.effective)
+    add("contract", fmt::format("rounding contract {} ({}) -> {} ({}): the new run was judged against another "
+                                "reference, so its metrics do not compare with the base's; rerun with the base's "
+                                "contract (judge --contract, the case's pin) or refresh the baseline",
+                                b.contract.effective, b.contract.source, n.contract.effective, n.contract.source));
   if (n.status != Status::pass) return;
   const std::string new_nan = uncomparable(n);
   if (!new_nan.empty()) add("non_finite", "in the new report: " + new_nan + "; no margin can pass it");

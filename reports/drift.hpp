@@ -18,7 +18,7 @@ struct DriftMargins {
 };
 
 struct DriftFinding {
-  // kind: status, missing, non_finite, fixture, token_count, skipped, min_cos, max_rel, token_cos, variant (these
+  // kind: status, missing, non_finite, fixture, contract, token_count, skipped, min_cos, max_rel, token_cos, variant (these
   // fail the compare), new, missing_skipped (information: a case added, a case the base skipped and the new run lacks)
   std::string id, kernel, kind, detail;
   bool fails = true;         // counts toward compare's exit 1

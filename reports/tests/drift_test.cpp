@@ -142,6 +142,24 @@ TEST(Drift, AnotherFixtureFingerprintIsAFailingFinding) {
   EXPECT_NE(f[0].detail.find("0123456789abcdef"), std::string::npos) << f[0].detail;
 }
 
+TEST(Drift, AnotherRoundingContractIsAFailingFinding) {
+  ReportCase c = passing("a");
+  c.contract.effective = "default";
+  c.contract.source = "default";
+  const ReadReport b = report({c});
+  ReadReport n = b;
+  n.cases[0].contract.effective = "gate_up=bf16,slot=bf16";
+  n.cases[0].contract.source = "kernel";
+  const auto f = compare_reports(b, n, kM);
+  ASSERT_EQ(kinds(f), std::vector<std::string>{"contract"});
+  EXPECT_EQ(drift_failures(f), 1);
+  EXPECT_NE(f[0].detail.find("default (default) -> gate_up=bf16,slot=bf16 (kernel)"), std::string::npos) << f[0].detail;
+  // A report written before contracts carries none: no finding.
+  ReadReport old = b;
+  old.cases[0].contract = {};
+  EXPECT_TRUE(compare_reports(old, n, kM).empty());
+}
+
 TEST(Drift, SkippedCasesCarryNoFingerprintAndAreNotFlaggedForIt) {
   ReportCase s = passing("a");
   s.status = Status::skip;
