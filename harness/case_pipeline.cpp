@@ -83,19 +83,87 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
   rec.token_rel = j.token_rel;
 }
 
-CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const DeviceDetection& device,
-                        const PipelineOptions& opt) {
-  CaseRecord rec;
+bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& kernel, const DeviceDetection& device,
+                  const DeviceRequirement& required) {
   rec.id = spec.id;
   rec.kernel = kernel.id();
   rec.source = spec.source;
-  const GateDecision g = gate(spec, kernel, device, opt.device_requirement);
-  if (g.action != GateDecision::Action::run) {
-    rec.status = g.action == GateDecision::Action::skip ? Status::skip : Status::fail;
-    rec.failed_check = g.action == GateDecision::Action::skip ? Check::none : Check::gating;
-    rec.reason = g.reason;
-    return rec;
+  const GateDecision g = gate(spec, kernel, device, required);
+  if (g.action == GateDecision::Action::run) return true;
+  rec.status = g.action == GateDecision::Action::skip ? Status::skip : Status::fail;
+  rec.failed_check = g.action == GateDecision::Action::skip ? Check::none : Check::gating;
+  rec.reason = g.reason;
+  return false;
+}
+
+void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec& p, KernelUnderTest& kernel,
+                        const Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
+                        const PipelineOptions& opt) {
+  CaseTiming& tm = rec.timing;
+  Clock::time_point t = Clock::now();
+  const RoutingResult& routing = refs.routing;
+  const Thresholds th = case_thresholds(spec);
+  const Judgement j = judge_output(p, refs, out, th);
+  // The verdict's metrics, details and tokens join the record only once the probes ran: a probe that throws
+  // leaves an error record without them.
+  CaseRecord verdict;
+  record_verdict(verdict, p, refs, out, j, th);
+  rec.status = verdict.status;
+  rec.failed_check = verdict.failed_check;
+  rec.reason = verdict.reason;
+  rec.systematic = std::move(verdict.systematic);
+  rec.contract = verdict.contract;
+  tm.judge = lap(t);
+  rec.probes = kernel.input_checks();
+  const ProbeOutcome probes =
+      run_probes(p, kernel, working, routing, out, rec.failed_check, {opt.rerun_probe, opt.linearity_probe});
+  tm.probes = lap(t);
+  rec.probes.insert(rec.probes.end(), probes.status.begin(), probes.status.end());
+  if (probes.failed_check != Check::none) {
+    rec.status = Status::fail;
+    rec.failed_check = probes.failed_check;
+    rec.reason = probes.reason;
   }
+  rec.details = verdict.details + probes_line(rec.probes);
+  rec.metrics = std::move(verdict.metrics);
+  rec.token_cos = std::move(verdict.token_cos);
+  rec.token_rel = std::move(verdict.token_rel);
+  rec.metrics.insert({{"kernel_us", info.median_us}, {"achieved_tbps", info.achieved_tbps},
+                      {"achieved_tflops", info.achieved_tflops}});
+  rec.metrics.insert(probes.metrics.begin(), probes.metrics.end());  // only the probes that ran
+  tm.judge += lap(t);  // the record's metrics and diagnostics belong to the verdict
+}
+
+void record_exception(CaseRecord& rec) {
+  try {
+    throw;
+  } catch (const Error& e) {
+    // A verdict raised as an error (ExitCode::case_failed, the check in its key): out of device memory. A key that
+    // names no check is not a verdict this harness knows: an error, never a pass.
+    const std::optional<Check> check = e.code() == ExitCode::case_failed ? parse_check(e.key()) : std::nullopt;
+    const bool verdict = check && *check != Check::none;
+    rec.status = verdict ? Status::fail : Status::error;
+    rec.failed_check = verdict ? *check : Check::harness_error;
+    rec.reason = verdict ? e.key() + ": " + e.problem() + " (" + e.where() + ")" : e.what();
+  } catch (const std::bad_alloc&) {
+    rec.status = Status::error;
+    rec.failed_check = Check::out_of_memory;
+    rec.reason = "out_of_memory: a host memory allocation failed (std::bad_alloc) while the case ran";
+  } catch (const std::exception& e) {
+    rec.status = Status::error;
+    rec.failed_check = Check::harness_error;
+    rec.reason = std::string("unexpected exception: ") + e.what();
+  } catch (...) {
+    rec.status = Status::error;
+    rec.failed_check = Check::harness_error;
+    rec.reason = "unexpected exception of a type that is not std::exception (thrown by the kernel under test?)";
+  }
+}
+
+CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const DeviceDetection& device,
+                        const PipelineOptions& opt) {
+  CaseRecord rec;
+  if (!start_record(rec, spec, kernel, device, opt.device_requirement)) return rec;
   const ProblemSpec given = case_problem(spec, opt.seed);
   try {
     CaseTiming& tm = rec.timing;
@@ -145,56 +213,9 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
       for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = element_as_f32(out, i);
       opt.capture({refs.contract.begin(), refs.contract.end()}, o);
     }
-    const Thresholds th = case_thresholds(spec);
-    const Judgement j = judge_output(p, refs, out, th);
-    // The verdict's metrics, details and tokens join the record only once the probes ran: a probe that throws
-    // leaves an error record without them.
-    CaseRecord verdict;
-    record_verdict(verdict, p, refs, out, j, th);
-    rec.status = verdict.status;
-    rec.failed_check = verdict.failed_check;
-    rec.reason = verdict.reason;
-    rec.systematic = std::move(verdict.systematic);
-    rec.contract = verdict.contract;
-    tm.judge = lap(t);
-    rec.probes = kernel.input_checks();
-    const ProbeOutcome probes =
-        run_probes(p, kernel, working, routing, out, rec.failed_check, {opt.rerun_probe, opt.linearity_probe});
-    tm.probes = lap(t);
-    rec.probes.insert(rec.probes.end(), probes.status.begin(), probes.status.end());
-    if (probes.failed_check != Check::none) {
-      rec.status = Status::fail;
-      rec.failed_check = probes.failed_check;
-      rec.reason = probes.reason;
-    }
-    rec.details = verdict.details + probes_line(rec.probes);
-    rec.metrics = std::move(verdict.metrics);
-    rec.token_cos = std::move(verdict.token_cos);
-    rec.token_rel = std::move(verdict.token_rel);
-    rec.metrics.insert({{"kernel_us", info.median_us}, {"achieved_tbps", info.achieved_tbps},
-                        {"achieved_tflops", info.achieved_tflops}});
-    rec.metrics.insert(probes.metrics.begin(), probes.metrics.end());  // only the probes that ran
-    tm.judge += lap(t);  // the record's metrics and diagnostics belong to the verdict
-  } catch (const Error& e) {
-    // A verdict raised as an error (ExitCode::case_failed, the check in its key): out of device memory. A key that
-    // names no check is not a verdict this harness knows: an error, never a pass.
-    const std::optional<Check> check = e.code() == ExitCode::case_failed ? parse_check(e.key()) : std::nullopt;
-    const bool verdict = check && *check != Check::none;
-    rec.status = verdict ? Status::fail : Status::error;
-    rec.failed_check = verdict ? *check : Check::harness_error;
-    rec.reason = verdict ? e.key() + ": " + e.problem() + " (" + e.where() + ")" : e.what();
-  } catch (const std::bad_alloc&) {
-    rec.status = Status::error;
-    rec.failed_check = Check::out_of_memory;
-    rec.reason = "out_of_memory: a host memory allocation failed (std::bad_alloc) while the case ran";
-  } catch (const std::exception& e) {
-    rec.status = Status::error;
-    rec.failed_check = Check::harness_error;
-    rec.reason = std::string("unexpected exception: ") + e.what();
+    verdict_and_probes(rec, spec, p, kernel, working, refs, out, info, opt);
   } catch (...) {
-    rec.status = Status::error;
-    rec.failed_check = Check::harness_error;
-    rec.reason = "unexpected exception of a type that is not std::exception (thrown by the kernel under test?)";
+    record_exception(rec);
   }
   return rec;
 }

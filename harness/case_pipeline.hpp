@@ -56,6 +56,19 @@ Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Ten
 void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out,
                     const Judgement& j, const Thresholds& th);
 
+// The record of (spec, kernel) before it runs: id, kernel, source; false with the gate's skip or fail in it when
+// the gate does not let the case run here.
+bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& kernel, const DeviceDetection& device,
+                  const DeviceRequirement& required);
+// The last steps of a case once `kernel` wrote `out` from `working`: the verdict against refs, then the probes
+// (the kernel's input checks first), into rec with their timing (judge, probes).
+void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec& p, KernelUnderTest& kernel,
+                        const Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
+                        const PipelineOptions& opt);
+// Inside a catch block: the exception in flight as the case's record (a verdict raised as an error, such as out of
+// device memory, is a failure; anything else an error), never rethrown.
+void record_exception(CaseRecord& rec);
+
 CaseRecord execute_case(const CaseSpec& c, KernelUnderTest& kernel, const DeviceDetection& device,
                         const PipelineOptions& opt);
 

@@ -48,18 +48,32 @@ std::string ReferenceCache::key(const CaseSpec& c, const std::string& contract, 
                      hash_bytes(canon.data(), canon.size()), contract, fingerprint);
 }
 
-std::optional<ReferenceSet> ReferenceCache::load(const std::filesystem::path& file, const std::string& key,
-                                                 const ProblemSpec& p) const {
+void write_reference_file(const std::filesystem::path& file, const ReferenceSet& r, const ProblemSpec& p,
+                          const std::string& key, const std::map<std::string, std::string>& metadata) {
+  Tensor ids("topk_ids", DType::i32, {r.routing.tokens, r.routing.k}), w("topk_weights", DType::f32, {r.routing.tokens, r.routing.k});
+  std::copy(r.routing.ids.begin(), r.routing.ids.end(), ids.span<std::int32_t>().begin());
+  std::copy(r.routing.weights.begin(), r.routing.weights.end(), w.span<float>().begin());
+  Tensor oc("out_contract", DType::f32, {p.tokens, p.hidden}), oi("out_ideal", DType::f32, {p.tokens, p.hidden});
+  std::copy(r.contract.begin(), r.contract.end(), oc.span<float>().begin());
+  std::copy(r.ideal.begin(), r.ideal.end(), oi.span<float>().begin());
+  std::map<std::string, std::string> meta = metadata;
+  meta[kReferenceKeyMetadata] = key;
+  write_safetensors(file, {&ids, &w, &oc, &oi}, meta);
+}
+
+std::optional<ReferenceSet> read_reference_file(const std::filesystem::path& file, const std::string& key,
+                                                const ProblemSpec& p) {
   std::error_code ec;
   if (!std::filesystem::exists(file, ec)) return std::nullopt;
   try {
     const SafetensorsFile f = read_safetensors(file);
-    auto it = f.metadata.find("moe.reference_cache_key");
+    auto it = f.metadata.find(kReferenceKeyMetadata);
     if (it == f.metadata.end() || it->second != key) return std::nullopt;
     const Tensor *ids = f.find("topk_ids"), *w = f.find("topk_weights"), *c = f.find("out_contract"),
                  *i = f.find("out_ideal");
     if (!ids || !w || !c || !i || ids->dtype() != DType::i32 || w->dtype() != DType::f32 ||
-        c->dtype() != DType::f32 || i->dtype() != DType::f32 || ids->numel() != w->numel() || ids->dim(0) != p.tokens ||
+        c->dtype() != DType::f32 || i->dtype() != DType::f32 || ids->shape().size() != 2 || w->shape() != ids->shape() ||
+        ids->dim(0) != p.tokens ||
         c->numel() != p.tokens * p.hidden || i->numel() != c->numel())
       return std::nullopt;
     ReferenceSet r;
@@ -71,7 +85,7 @@ std::optional<ReferenceSet> ReferenceCache::load(const std::filesystem::path& fi
     r.ideal.assign(i->span<float>().begin(), i->span<float>().end());
     return r;
   } catch (const Error&) {
-    return std::nullopt;  // a truncated or foreign file: recompute and overwrite it
+    return std::nullopt;  // a truncated or foreign file: the caller recomputes
   }
 }
 
@@ -80,21 +94,15 @@ ReferenceSet ReferenceCache::get(const CaseSpec& c, const ResolvedContract& rc, 
   const ProblemSpec& p = rc.problem;
   const std::string k = key(c, rc.record.effective, fingerprint);
   const std::filesystem::path file = dir_ / fmt::format("{:016x}.safetensors", hash_bytes(k.data(), k.size()));
-  if (auto hit = load(file, k, p)) {
+  if (auto hit = read_reference_file(file, k, p)) {
     ++hits_;
     hit->rounding = rc.record;  // the same values for every kernel judged under this contract; its own record
     return std::move(*hit);
   }
   ++misses_;
   ReferenceSet r = compute_references(rc, pristine);
-  Tensor ids("topk_ids", DType::i32, {r.routing.tokens, r.routing.k}), w("topk_weights", DType::f32, {r.routing.tokens, r.routing.k});
-  std::copy(r.routing.ids.begin(), r.routing.ids.end(), ids.span<std::int32_t>().begin());
-  std::copy(r.routing.weights.begin(), r.routing.weights.end(), w.span<float>().begin());
-  Tensor oc("out_contract", DType::f32, {p.tokens, p.hidden}), oi("out_ideal", DType::f32, {p.tokens, p.hidden});
-  std::copy(r.contract.begin(), r.contract.end(), oc.span<float>().begin());
-  std::copy(r.ideal.begin(), r.ideal.end(), oi.span<float>().begin());
   try {
-    write_safetensors(file, {&ids, &w, &oc, &oi}, {{"moe.reference_cache_key", k}});
+    write_reference_file(file, r, p, k);
   } catch (const Error& e) {  // a full or read-only disk costs the cache, never the case
     std::fprintf(stderr, "reference cache: not stored (%s)\n", e.what());
   }

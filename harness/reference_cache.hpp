@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -33,6 +34,17 @@ ReferenceSet compute_references(const ProblemSpec& p, const Checkpoint& pristine
 
 std::string reference_version();  // hash of the oracle's sources, fixed at configure time
 
+// The metadata key under which a reference file records the key it was computed under (ReferenceCache::key).
+inline constexpr const char* kReferenceKeyMetadata = "moe.reference_cache_key";
+// A reference file: routing ids and weights and both references of p, `key` in its metadata beside `metadata`
+// (the cache's entries and `moe-harness export`'s reference.safetensors). Atomic.
+void write_reference_file(const std::filesystem::path& file, const ReferenceSet& r, const ProblemSpec& p,
+                          const std::string& key, const std::map<std::string, std::string>& metadata = {});
+// The references of such a file when it records exactly `key` and holds p's tensors; nullopt otherwise (a missing,
+// truncated, foreign or mismatched file). `rounding` is left empty: the caller's contract record goes there.
+std::optional<ReferenceSet> read_reference_file(const std::filesystem::path& file, const std::string& key,
+                                                const ProblemSpec& p);
+
 class ReferenceCache {
  public:
   explicit ReferenceCache(std::filesystem::path dir);
@@ -44,7 +56,6 @@ class ReferenceCache {
   static std::string key(const CaseSpec& c, const std::string& contract, std::uint64_t fingerprint);
 
  private:
-  std::optional<ReferenceSet> load(const std::filesystem::path& file, const std::string& key, const ProblemSpec& p) const;
   std::filesystem::path dir_;
   std::size_t hits_ = 0, misses_ = 0;
 };
