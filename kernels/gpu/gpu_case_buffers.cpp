@@ -1,6 +1,7 @@
 #include "kernels/gpu/gpu_case_buffers.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "fixtures/error.hpp"
 #include "kernels/gpu/launch_args.hpp"
@@ -26,22 +27,32 @@ bool any_launch(const Plan& plan, bool (*what)(const LaunchPlan&)) {
 
 }  // namespace
 
-CaseBuffers::CaseBuffers(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r,
+std::array<const Tensor*, kInputSlots> input_tensors(const ProblemSpec& p, const Checkpoint& c) {
+  static const Tensor none;
+  const ExpertWeights* s = p.n_shared > 0 ? &c.shared : nullptr;
+  auto sh = [&](const Tensor ExpertWeights::*m) { return s ? &(s->*m) : &none; };
+  return {&c.x, &c.routed.w13, &c.routed.w2, &c.routed.w13_bias, &c.routed.w2_bias, &c.routed.w13_scale,
+          &c.routed.w2_scale, sh(&ExpertWeights::w13), sh(&ExpertWeights::w2), sh(&ExpertWeights::w13_bias),
+          sh(&ExpertWeights::w2_bias), sh(&ExpertWeights::w13_scale), sh(&ExpertWeights::w2_scale)};
+}
+
+CaseBuffers::CaseBuffers(const ProblemSpec& p, const Checkpoint& c, const std::vector<std::uint64_t>& digests,
+                         ResidentDeviceInputs& resident, const RoutingResult& r,
                          const std::vector<float>& router_weights, const Plan& plan, std::size_t out_bytes)
     : whole(case_args(p)) {
   if (r.k != p.topk) throw_harness_error("CaseBuffers", "the routing's k is not the case's top-k");
+  const std::array<const Tensor*, kInputSlots> in = input_tensors(p, c);
+  if (digests.size() != in.size()) throw_harness_error("CaseBuffers", "one digest per input slot expected");
   const std::int64_t t = p.tokens, h = p.hidden, slot_rows = t * (p.topk + p.n_shared);
-  x = upload(c.x);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::array<const void*, kInputSlots> dev{};
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const DeviceBuffer* b = resident.use(i, *in[i], digests[i], [](const Tensor& x) { return upload(x); });
+    dev[i] = b ? b->get() : nullptr;
+  }
   ids = upload(r.ids);
   weights = upload(router_weights);
-  w13 = upload(c.routed.w13), w2 = upload(c.routed.w2);
-  b13 = upload(c.routed.w13_bias), b2 = upload(c.routed.w2_bias);
-  s13 = upload(c.routed.w13_scale), s2 = upload(c.routed.w2_scale);
-  if (p.n_shared > 0) {
-    sw13 = upload(c.shared.w13), sw2 = upload(c.shared.w2);
-    sb13 = upload(c.shared.w13_bias), sb2 = upload(c.shared.w2_bias);
-    ss13 = upload(c.shared.w13_scale), ss2 = upload(c.shared.w2_scale);
-  }
+  upload_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::int64_t max_inter = std::max(p.local_inter(), p.n_shared ? p.local_shared_inter() : 0);
   mid = DeviceBuffer(std::size_t(slot_rows * max_inter) * sizeof(float));
   slots = DeviceBuffer(p.reduce == ReduceMode::fused_atomic ? 0 : std::size_t(slot_rows * h) * sizeof(float));
@@ -49,14 +60,14 @@ CaseBuffers::CaseBuffers(const ProblemSpec& p, const Checkpoint& c, const Routin
   outs.emplace_back(out_bytes);
 
   FusedMoeArgs& a = whole;
-  a.x = x.get();
-  a.routed.w13 = w13.get(), a.routed.w2 = w2.get();
-  a.routed.b13 = static_cast<const float*>(b13.get()), a.routed.b2 = static_cast<const float*>(b2.get());
-  a.routed.s13 = s13.get(), a.routed.s2 = s2.get();
+  a.x = dev[0];
+  a.routed.w13 = dev[1], a.routed.w2 = dev[2];
+  a.routed.b13 = static_cast<const float*>(dev[3]), a.routed.b2 = static_cast<const float*>(dev[4]);
+  a.routed.s13 = dev[5], a.routed.s2 = dev[6];
   a.routed.fnuz = c.routed.w13.dtype() == DType::e4m3fnuz;
-  a.shared.w13 = sw13.get(), a.shared.w2 = sw2.get();
-  a.shared.b13 = static_cast<const float*>(sb13.get()), a.shared.b2 = static_cast<const float*>(sb2.get());
-  a.shared.s13 = ss13.get(), a.shared.s2 = ss2.get();
+  a.shared.w13 = dev[7], a.shared.w2 = dev[8];
+  a.shared.b13 = static_cast<const float*>(dev[9]), a.shared.b2 = static_cast<const float*>(dev[10]);
+  a.shared.s13 = dev[11], a.shared.s2 = dev[12];
   a.shared.fnuz = c.shared.w13.dtype() == DType::e4m3fnuz;
   if (any_launch(plan, [](const LaunchPlan& l) { return l.prepare_inputs; })) {
     xq_routed = DeviceBuffer(std::size_t((a.weight_on_input ? slot_rows : t) * h) * sizeof(float));

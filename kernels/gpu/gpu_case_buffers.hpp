@@ -1,26 +1,41 @@
-// The device memory one case runs in: its inputs uploaded (x, the routing's ids, the router weights given, each
-// expert set's weights, biases and scales), the work buffers its plan needs, one output per launch, and the whole
-// case's launch arguments pointing into them. GPU builds only (MOE_HAVE_GPU_RUNTIME).
+// The device memory one run() works in: the checkpoint's inputs (x, each expert set's weights, biases and scales)
+// taken from the kernel's resident copies (kernels/common/resident_inputs.hpp: uploaded only when their content
+// changed), the routing's ids and the router weights given (uploaded every run: the probes change the weights), the
+// work buffers its plan needs, one output per launch, and the whole case's launch arguments pointing into them.
+// GPU builds only (MOE_HAVE_GPU_RUNTIME).
 #pragma once
+#include <array>
+#include <cstdint>
 #include <vector>
 
 #include "fixtures/checkpoint.hpp"
 #include "fixtures/problem.hpp"
+#include "kernels/common/resident_inputs.hpp"
 #include "kernels/gpu/dispatch_plan.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
 #include "reference/routing/routing.hpp"
 
 namespace moe::gpu {
 
+// The checkpoint tensors a run reads, in the resident slots' order; an empty tensor for the shared set of a case
+// without one.
+inline constexpr std::size_t kInputSlots = 13;
+std::array<const Tensor*, kInputSlots> input_tensors(const ProblemSpec& p, const Checkpoint& c);
+
+using ResidentDeviceInputs = ResidentInputs<DeviceBuffer>;
+
 struct CaseBuffers {
-  // router_weights: [T, k], the routing's or (a mutant) what the kernel is handed instead. out_bytes: the output's.
-  CaseBuffers(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& r,
-              const std::vector<float>& router_weights, const Plan& plan, std::size_t out_bytes);
+  // digests: chunk_digests of input_tensors(p, working), computed by the caller (off the device lock). router_weights:
+  // [T, k], the routing's or (a mutant) what the kernel is handed instead. out_bytes: the output's.
+  CaseBuffers(const ProblemSpec& p, const Checkpoint& working, const std::vector<std::uint64_t>& digests,
+              ResidentDeviceInputs& resident, const RoutingResult& r, const std::vector<float>& router_weights,
+              const Plan& plan, std::size_t out_bytes);
   // Launch i of the plan: its sets and reduce mode (launch_args), writing outs[i].
   FusedMoeArgs launch(const Plan& plan, std::size_t i) const;
 
-  FusedMoeArgs whole;  // case_args(p) with every pointer and each set's fnuz filled in
-  DeviceBuffer x, ids, weights, w13, w2, b13, b2, s13, s2, sw13, sw2, sb13, sb2, ss13, ss2;
+  FusedMoeArgs whole;     // case_args(p) with every pointer and each set's fnuz filled in
+  double upload_s = 0.0;  // seconds the constructor spent copying to the device (the resident inputs that changed)
+  DeviceBuffer ids, weights;
   DeviceBuffer mid, slots, acc, xq_routed, xq_shared, sort;
   std::vector<DeviceBuffer> outs;  // one per launch: the routed (or only) output, then the separate shared one
 };

@@ -4,14 +4,17 @@
 // reports its variant, and times with device events (warm-up, then the median of repeats). Present in GPU builds
 // only (MOE_HAVE_GPU_RUNTIME).
 #pragma once
+#include "kernels/common/resident_inputs.hpp"
 #include "kernels/gpu/dispatch_options.hpp"
 #include "kernels/kernel_under_test.hpp"
 #include "kernels/mutants/mutation.hpp"
+#include "kernels/runtime/gpu_runtime.hpp"
 
 namespace moe {
 
 class GpuFusedMoeKernel : public KernelUnderTest {
  public:
+  ~GpuFusedMoeKernel() override;
   // fail_launch_for_test: every run issues an invalid launch first (a test hook proving launch errors are reported
   // with the runtime's message for that case, not a crash).
   explicit GpuFusedMoeKernel(bool fail_launch_for_test = false) : fail_launch_(fail_launch_for_test) {}
@@ -32,8 +35,9 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   std::string version() const override { return "1"; }
   bool needs_device() const override { return true; }
   Support supports(const ProblemSpec& p, const DeviceInfo* device) const override;
-  // The kernel decodes both e4m3 flavours itself, so it converts nothing.
-  void prepare(const ProblemSpec& p, Checkpoint& working) override {}
+  // The kernel decodes both e4m3 flavours itself, so it converts nothing; a new case releases the device copies of
+  // the previous case's inputs.
+  void prepare(const ProblemSpec& p, Checkpoint& working) override;
   RunInfo run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing, Tensor& out) override;
   // The kernels keep h, each slot and the top-k sum in fp32 (kernels/moe/), whatever the case names there; the
   // intermediate, the shared path and the output follow the case.
@@ -44,6 +48,8 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   // a --dispatch item list ("grouped_mma=off,decode_mma=off") applied over the run's switches.
   std::vector<std::string> dispatch_variants(const ProblemSpec& p) const override;
   void select_dispatch(const std::string& choice) override;
+  // Input tensors copied to the device so far (each once per case unless its content changed between runs).
+  std::size_t input_uploads() const { return resident_.uploads(); }
 
  private:
   // Every constructor first refuses the retired A/B environment variables (dispatch_options.hpp).
@@ -54,6 +60,9 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   Mutation mutation_ = Mutation::none;
   bool mutant_build_ = false;  // launch_fused_moe_mutant (with mutation_, possibly none) instead of launch_fused_moe
   bool timing_ = true;
+  // The device copies of the inputs, kept across run() calls and keyed by content (kernels/common/resident_inputs.hpp).
+  // Freed under the device lock by prepare() and the destructor.
+  ResidentInputs<gpu::DeviceBuffer> resident_;
 };
 
 }  // namespace moe

@@ -1,10 +1,10 @@
 // The device lock of a run whose cases are judged by several worker processes at once (`run --jobs N`,
 // docs/reliability.md "Parallel workers"). A GPU kernel holds it, with a DeviceLockGuard, around all of its device
-// work for one run() call: the uploads, the verdict launches, the downloads and the timed repeats, and the device
-// buffers' lifetime. So no two workers' GPU work ever overlaps: a kernel's device-event timing never shares the GPU
-// with another case's launches or copies, and the device memory in use at any moment is one case's, as with one
-// worker. The GPU time of a case is a small part of its wall time (the rest, generation, references, clones and
-// judging, runs on the CPU, in parallel), so the lock costs little.
+// work for one run() call: the uploads, the verdict launches, the downloads and the timed repeats, and the work
+// buffers' lifetime; and around freeing the input copies it keeps between the runs of one case. So no two workers'
+// GPU work ever overlaps: a kernel's device-event timing never shares the GPU with another case's launches or copies.
+// The GPU time of a case is a small part of its wall time (the rest, generation, references, clones and judging,
+// runs on the CPU, in parallel), so the lock costs little.
 //
 // The lock itself is the supervisor's (harness/isolation/supervisor.hpp): a worker asks for it and waits for the
 // grant over its pipes, and the supervisor does not count the wait against the case's time limit, so a hanging
