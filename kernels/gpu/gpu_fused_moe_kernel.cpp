@@ -10,6 +10,7 @@
 #include "kernels/gpu/dispatch_plan.hpp"
 #include "kernels/gpu/gpu_case_buffers.hpp"
 #include "kernels/gpu/gpu_mutant_hooks.hpp"
+#include "kernels/gpu/launch_args.hpp"
 #include "kernels/moe/mma_decode.hpp"
 #include "kernels/moe/mma_stages.hpp"
 #include "kernels/runtime/device_fault.hpp"
@@ -88,47 +89,59 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
   // The inputs' content digests, read on the host before the lock: a resident copy is reused only for equal content.
   const std::array<const Tensor*, gpu::kInputSlots> in = gpu::input_tensors(p, c);
   const std::vector<std::uint64_t> digests = chunk_digests({in.begin(), in.end()});
-  // Held from the first upload to the last timed repeat and until the device buffers are freed (declared before
-  // them): another worker's GPU work never overlaps this case's (kernels/runtime/device_lock.hpp).
-  const DeviceLockGuard device_lock;
-  gpu::CaseBuffers b(p, c, digests, resident_, r, r.weights, plan, out.nbytes());
-  if (mutant_build_) gpu::mark_mutation(b.whole, mutation_, p, c, r);
-  Launches launches{&plan, {}, &b.acc, mutant_build_ ? &gpu::launch_fused_moe_mutant : &gpu::launch_fused_moe};
-  for (std::size_t i = 0; i < plan.launches.size(); ++i) launches.args.push_back(b.launch(plan, i));
-
-  // The verdict run: each launch's device output starts as the harness's sentinel, so an element the kernel never
-  // writes comes back as the sentinel. per_k: the launch's slots summed in order on the harness side.
+  // Host-side work before the lock: the sentinel the device outputs start as (so an element the kernel never writes
+  // comes back as the sentinel) and the host buffers per_k launches download their slots into.
   const Tensor sentinel = out.clone("sentinel");
   std::optional<Tensor> shared_out;
   if (plan.separate_shared()) shared_out = sentinel.clone("shared_out");
+  std::vector<std::vector<float>> slots(plan.launches.size());
+  std::vector<std::pair<int, int>> sets(plan.launches.size());  // each per_k launch's (routed, shared) slots per token
   for (std::size_t i = 0; i < plan.launches.size(); ++i) {
-    const gpu::FusedMoeArgs& a = launches.args[i];
-    Tensor& dst = i == 0 ? out : *shared_out;
-    b.outs[i].upload(sentinel.bytes(), sentinel.nbytes());
-    b.acc.zero();
-    gpu::FusedMoeArgs verdict = a;
-    verdict.fail_launch_for_test = fail_launch_;
-    launches.launch(verdict, plan.launches[i]);
-    gpu::synchronize();
-    if (plan.launches[i].reduce != ReduceMode::per_k) {
-      b.outs[i].download(dst.bytes(), dst.nbytes());
-      continue;
+    if (plan.launches[i].reduce != ReduceMode::per_k) continue;
+    const gpu::FusedMoeArgs a = gpu::launch_args(gpu::case_args(p), plan.launches[i]);
+    sets[i] = {a.topk, a.n_shared};
+    slots[i].resize(std::size_t(p.tokens * (a.topk + a.n_shared) * p.hidden));
+  }
+  RunInfo info;
+  info.variant = gpu::variant(plan);
+  {
+    // Held from the first upload to the last timed repeat and until the device buffers are freed (declared before
+    // them), and only that: another worker's GPU work never overlaps this case's (kernels/runtime/device_lock.hpp),
+    // and no host-side sum, copy or judging runs while the other workers wait.
+    const DeviceLockGuard device_lock;
+    gpu::CaseBuffers b(p, c, digests, resident_, r, r.weights, plan, out.nbytes());
+    if (mutant_build_) gpu::mark_mutation(b.whole, mutation_, p, c, r);
+    Launches launches{&plan, {}, &b.acc, mutant_build_ ? &gpu::launch_fused_moe_mutant : &gpu::launch_fused_moe};
+    for (std::size_t i = 0; i < plan.launches.size(); ++i) launches.args.push_back(b.launch(plan, i));
+    // The verdict run: each launch's output downloaded into its host tensor, or (per_k) its slots into a host buffer.
+    for (std::size_t i = 0; i < plan.launches.size(); ++i) {
+      b.outs[i].upload(sentinel.bytes(), sentinel.nbytes());
+      b.acc.zero();
+      gpu::FusedMoeArgs verdict = launches.args[i];
+      verdict.fail_launch_for_test = fail_launch_;
+      launches.launch(verdict, plan.launches[i]);
+      gpu::synchronize();
+      Tensor& dst = i == 0 ? out : *shared_out;
+      if (plan.launches[i].reduce != ReduceMode::per_k) {
+        b.outs[i].download(dst.bytes(), dst.nbytes());
+        continue;
+      }
+      b.slots.download(slots[i].data(), slots[i].size() * sizeof(float));
     }
-    const int per = a.topk + a.n_shared;
-    std::vector<float> slots(std::size_t(p.tokens * per * p.hidden));
-    b.slots.download(slots.data(), slots.size() * sizeof(float));
-    std::vector<char> counted = local_slots(p, r, a.topk, a.n_shared);
-    sum_slots_in_order(slots, per, counted, dst);
+    info.upload_s = b.upload_s;
+    if (timing_) {
+      info.median_us = gpu::time_median_us([](void* v) { static_cast<const Launches*>(v)->run(); }, &launches, 2, 5);
+      info.timed_repeats = 5;
+    }
+  }
+  // After the lock: per_k's slots summed in order on the harness side, the separate shared path added, throughput.
+  for (std::size_t i = 0; i < plan.launches.size(); ++i) {
+    if (plan.launches[i].reduce != ReduceMode::per_k) continue;
+    const auto [routed, shared] = sets[i];
+    sum_slots_in_order(slots[i], routed + shared, local_slots(p, r, routed, shared), i == 0 ? out : *shared_out);
   }
   if (shared_out) add_separate_shared(out, *shared_out, sentinel);
-
-  RunInfo info;
-  info.upload_s = b.upload_s;
-  info.variant = gpu::variant(plan);
-  if (!timing_) return info;
-  info.median_us = gpu::time_median_us([](void* v) { static_cast<const Launches*>(v)->run(); }, &launches, 2, 5);
-  info.timed_repeats = 5;
-  add_throughput(info, moe_work(p, c, r));
+  if (timing_) add_throughput(info, moe_work(p, c, r));
   return info;
 }
 
