@@ -99,8 +99,12 @@ def _codes(t, device):
     return x if x.dtype == torch.uint8 else x.view(torch.uint8)
 
 
-def _float(t, device):
+def _float(t, device, index=None):
+    """t (or its slice [index], taken before the conversion: a slice of a converted whole tensor would keep the
+    whole fp32 copy alive, one per expert) in fp32."""
     x = _to(t, device)
+    if index is not None:
+        x = x[index]
     return x.view(torch.bfloat16).float() if t.format == "bf16" and x.dtype == torch.int16 else x.float()
 
 
@@ -197,7 +201,7 @@ def dequantize(fx, prefix, name, e, q, device, bug):
     t = fx[prefix + name]
     fmt = q["weight"]
     if fmt in ("bf16", "fp16"):
-        return _float(t, device)[e]
+        return _float(t, device, e)
     codes = _codes(t, device)[e].long()
     if fmt == "mxfp4":
         lo, hi = codes & 15, codes >> 4
@@ -209,7 +213,7 @@ def dequantize(fx, prefix, name, e, q, device, bug):
     if fmt in ("mxfp8", "mxfp4"):
         scale = _e8m0_table(q["e8m0_edges"]).to(device)[_codes(s, device)[e].long()]
         return vals * scale.repeat_interleave(32, 1)
-    scale = _float(s, device)[e]
+    scale = _float(s, device, e)
     if fmt == "fp8_tensor":
         return vals if bug == "fp8_scale_ignored" else vals * scale
     if fmt == "fp8_channel":

@@ -2,7 +2,7 @@
 
     pytest -p moe_harness.pytest_plugin --moe-suite nightly [--moe-filter GLOB]... [--moe-report DIR]
            [--moe-seed N] [--moe-kernel-id ID] [--moe-kernel-version V] [--moe-device cpu|cuda|...]
-           [--moe-require-device]
+           [--moe-require-device] [--moe-shard I/N]
 
 A test that takes the `moe_case` fixture runs once per case of the suite, the case id as its test id; the fixture
 is the case with run(kernel) / judge(out) that record the verdict in the session and end the test: a skip (the
@@ -12,6 +12,8 @@ identified) is an error of the test's setup. A filter that selects no case is a 
 .provenance). With --moe-report DIR the session's report.json, junit.xml, summary.md and report.html are written
 at the end; under pytest-xdist each worker writes its own shard DIR/<worker id>/ and
 `moe-harness merge DIR/gw*/report.json --out DIR/report.json` joins them (the plugin prints that command).
+--moe-shard I/N keeps the suite's cases I, I+N, I+2N, ... (0 <= I < N) for processes (or machines) that split a suite
+among them without xdist; their reports join the same way with `moe-harness merge`.
 """
 import os
 
@@ -32,6 +34,8 @@ def pytest_addoption(parser):
     g.addoption("--moe-device", default=None,
                 help="cpu (default) or a device the kernel runs on (cuda, hip, ...): gating then asks the live GPU")
     g.addoption("--moe-require-device", action="store_true", help="a missing GPU fails instead of skipping")
+    g.addoption("--moe-shard", default=None, metavar="I/N",
+                help="only the suite's cases I, I+N, I+2N, ... (0 <= I < N): one of N processes splitting the suite")
 
 
 def _worker(config):
@@ -54,6 +58,20 @@ def pytest_configure(config):
     _suite(config)  # here, so that a bad suite or an empty selection is a usage error before collection
 
 
+def _shard(config):
+    """--moe-shard I/N as (I, N); (0, 1) without it."""
+    text = config.getoption("moe_shard")
+    if text is None:
+        return 0, 1
+    try:
+        i, n = (int(v) for v in text.split("/"))
+    except ValueError:
+        i, n = -1, 0
+    if not 0 <= i < n:
+        raise pytest.UsageError(f"--moe-shard {text}: give I/N with 0 <= I < N (e.g. 0/4)")
+    return i, n
+
+
 def _suite(config):
     if not hasattr(config, "_moe_suite"):
         name = config.getoption("moe_suite")
@@ -67,13 +85,19 @@ def _suite(config):
         if len(config._moe_suite) == 0:  # nothing checked is never green (README "Exit codes")
             raise pytest.UsageError(f"--moe-filter selected no case of suite {name} ({config._moe_suite.file}); "
                                     f"`moe-harness list --suite {name} --filter GLOB` shows what a filter selects")
+        i, n = _shard(config)
+        config._moe_cases = [c for k, c in enumerate(config._moe_suite) if k % n == i]
+        if not config._moe_cases:
+            raise pytest.UsageError(f"--moe-shard {i}/{n}: the selection has {len(config._moe_suite)} case(s), none "
+                                    f"in this shard")
         config._moe_session.suite = config._moe_suite
     return config._moe_suite
 
 
 def pytest_generate_tests(metafunc):
     if "moe_case" in metafunc.fixturenames:
-        cases = list(_suite(metafunc.config))
+        _suite(metafunc.config)
+        cases = metafunc.config._moe_cases
         metafunc.parametrize("moe_case", cases, ids=[c.id for c in cases], indirect=True)
 
 

@@ -88,3 +88,16 @@ def test_xdist_shards_merge_into_the_whole_run(tmp_path, cli):
     subprocess.run([cli, "merge", *map(str, shards), "--out", str(merged), "--expect-suite", "smoke", "--filter", FILTER,
                     "--kernel", "host-contract"], check=True, capture_output=True)
     assert sorted(c["id"] for c in json.loads(merged.read_text())["cases"]) == sorted(t3_ids())
+
+
+def test_moe_shard_splits_the_selection_by_position(tmp_path):
+    ids = t3_ids()
+    assert len(ids) >= 2
+    for i in range(2):
+        r = pytest_run(tmp_path, "--moe-filter", FILTER, "--moe-shard", f"{i}/2", "--collect-only", "-q")
+        assert r.returncode == 0, r.stdout + r.stderr
+        listed = [line for line in r.stdout.splitlines() if "::test_kernel[" in line]
+        assert listed == [f"test_kernel.py::test_kernel[{c}]" for c in ids[i::2]]
+    for bad in ("2/2", "x", "1/0"):
+        r = pytest_run(tmp_path, "--moe-filter", FILTER, "--moe-shard", bad)
+        assert r.returncode == 4 and "--moe-shard" in r.stderr, (bad, r.stderr)
