@@ -10,11 +10,11 @@ echo "build: exit $?, $((SECONDS - start)) s" >> $T
 P=/tmp/pe; rm -rf $P; mkdir -p $P/tr $P/to
 dl=$(( ${BUDGET:-540} - (SECONDS - start) ))
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
-ci/python-examples --build-dir build/cuda --suite nightly --seeds 5 --kernels triton --parallel 10 --shards 2 --deadline $dl --out $P/tr > $O/logs/triton.txt 2>&1 &
-ci/python-examples --build-dir build/cuda --suite nightly --seeds 1 --kernels torch --parallel 4 --shards 4 --deadline $dl --out $P/to > $O/logs/torch.txt 2>&1 &
+ci/python-examples --build-dir build/cuda --suite nightly --seeds 5 --kernels triton --parallel 10 --shards 2 --deadline $dl --out $P/tr > $O/logs/triton.txt 2>&1 & p1=$!
+ci/python-examples --build-dir build/cuda --suite nightly --seeds 1 --kernels torch --parallel 4 --shards 4 --deadline $dl --out $P/to > $O/logs/torch.txt 2>&1 & p2=$!
 ( while sleep 20; do nvidia-smi --query-gpu=memory.used --format=csv,noheader >> $O/logs/gpu-mem.txt; done ) &
 mon=$!
-wait %1 %2
+wait $p1 $p2
 kill $mon
 echo "examples done $((SECONDS - start)) s" >> $T
 sort $P/tr/summary.txt $P/to/summary.txt >> $T
