@@ -7,7 +7,7 @@ O=${OUT:-/tmp/out}; mkdir -p $O/logs
 T=$O/times.txt; end=$((SECONDS + ${BUDGET:-570}))
 left() { echo $((end - SECONDS)); }
 t0=$SECONDS
-( cmake --preset cuda && cmake --build --preset cuda -j10 --target moe-harness gpu_kernel_tests gpu_plugin_tests \
+( cmake --preset cuda && cmake --build --preset cuda -j10 --target moe-harness gpu_kernel_tests gpu_plugin_tests moe_example_plugin \
     moe_example_gpu_plugin moe_example_gpu_plugin_swapped moe_python_package ) > $O/logs/build-new.log 2>&1 &
 ( cmake -S build/base-src -B build/base -G Ninja -DCMAKE_BUILD_TYPE=Release -DMOE_GPU=CUDA \
     -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build build/base -j6 --target moe-harness ) > $O/logs/build-base.log 2>&1 &
