@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cstdio>
+#include <future>
 #include <fmt/format.h>
 #include <set>
 
@@ -49,7 +50,9 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->callback([=, &exit_code] {
     check_output_path(*json, "--json");
     check_output_path(*md, "--markdown");
-    const ReadReport b = read_report(*base), n = read_report(*next);
+    // The two reports are read at once (each read is one thread's parse): about half the wall time on two cores.
+    auto reading = std::async(std::launch::async, [&] { return read_report(*next); });
+    const ReadReport b = read_report(*base), n = reading.get();
     const std::vector<std::string> ids = compared_kernels(*kernels, b, n);
     const bool compared = std::any_of(b.cases.begin(), b.cases.end(), [&](const ReportCase& c) {
       return ids.empty() || std::find(ids.begin(), ids.end(), c.kernel) != ids.end();

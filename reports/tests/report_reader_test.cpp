@@ -155,6 +155,17 @@ TEST_F(ReportReader, DeepNestingIsBadInput) {
   }
 }
 
+// Brackets inside strings (an escaped quote among them) are text, not nesting: a report whose details hold 100
+// of them reads as before.
+TEST_F(ReportReader, BracketsInStringsAreNotNesting) {
+  nlohmann::ordered_json j = valid_report();
+  j["cases"][0]["details"] = "\\\"" + std::string(100, '[') + "\"{";
+  std::ofstream(path) << j.dump();
+  const ReadReport r = read_report(path);
+  ASSERT_EQ(r.cases.size(), j["cases"].size());
+  EXPECT_EQ(r.cases[0].details, j["cases"][0]["details"].get<std::string>());
+}
+
 }  // namespace moe
 
 namespace moe {
