@@ -87,15 +87,19 @@ def main():
     if rows["native"][0]["statuses"] != rows["python"][0]["statuses"]:
         sys.exit(f"the two paths disagree on the verdicts: {rows['native'][0]['statuses']} vs {rows['python'][0]['statuses']}")
     med = {p: {k: statistics.median(r[k] for r in rs) for k in ("process", "pipeline")} for p, rs in rows.items()}
+    # The fastest repeat of each path too: on a shared or virtual machine a repeat is slowed by what it does not
+    # control (other load, the host backing fresh memory), never sped up, so the minimum is the least disturbed.
+    low = {p: {k: min(r[k] for r in rs) for k in ("process", "pipeline")} for p, rs in rows.items()}
     print(f"machine: {platform.node()} {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; suite {a.suite} {a.filter or ''}, "
-          f"kernel {a.kernel}, {rows['native'][0]['cases']} cases, {a.repeats} repeats (medians)")
+          f"kernel {a.kernel}, {rows['native'][0]['cases']} cases, {a.repeats} repeats")
     print(f"{'per case, kernel excluded':28} {'run (ms)':>10} {'python (ms)':>12} {'python/run':>11}")
-    for k in ("process", "pipeline"):
-        print(f"{k:28} {1e3 * med['native'][k]:10.2f} {1e3 * med['python'][k]:12.2f} "
-              f"{med['python'][k] / med['native'][k]:11.3f}")
+    for label, stat in (("median", med), ("fastest", low)):
+        for k in ("process", "pipeline"):
+            print(f"{k + ', ' + label:28} {1e3 * stat['native'][k]:10.2f} {1e3 * stat['python'][k]:12.2f} "
+                  f"{stat['python'][k] / stat['native'][k]:11.3f}")
     if a.json:
-        json.dump({"medians": med, "runs": rows}, open(a.json, "w"), indent=1)
+        json.dump({"medians": med, "fastest": low, "runs": rows}, open(a.json, "w"), indent=1)
 
 
 if __name__ == "__main__":
