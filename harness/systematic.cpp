@@ -48,19 +48,42 @@ struct View {
   std::int64_t n() const { return in.tokens * in.hidden; }
 };
 
+// The standard errors below are the larger of two estimates of the same variance. The element-wise one treats the
+// T x H errors as independent; the token-clustered one treats each token's summed contribution as one independent
+// draw (an upstream rounding flip moves every channel of its token together through W2, so a token's channels do
+// not err independently; the element-wise estimate then understates the variance, by up to H times). With few
+// tokens the clustered estimate is noisy (at T = 1 it is 0 by construction), hence the larger of the two.
+// `clusters` counts the tokens; the clustered sum gets the small-sample factor G / (G - 1).
+double robust_se(double element_var, double cluster_var, std::int64_t clusters) {
+  const double c = clusters >= 2 ? cluster_var * double(clusters) / double(clusters - 1) : 0.0;
+  return std::sqrt(std::max(element_var, c));
+}
+
 // b - 1 = sum(e r) / sum(r^2); se from the residuals e - (b - 1) r, each element weighted by r^2 (the
-// heteroscedasticity-robust variance of a least-squares slope: the error of a correct kernel grows with |r|).
+// heteroscedasticity-robust variance of a least-squares slope: the error of a correct kernel grows with |r|), or
+// clustered by token: the sum over tokens of (sum_c r (e - (b - 1) r))^2.
 void gain(const View& v, StatisticRecord& s) {
+  const std::int64_t t = v.in.tokens, h = v.in.hidden;
+  std::vector<double> er(std::size_t(t), 0.0), rr(std::size_t(t), 0.0);
   double ser = 0, srr = 0;
-  for (std::int64_t i = 0; i < v.n(); ++i) { ser += v.e(i) * v.r(i); srr += v.r(i) * v.r(i); }
+  for (std::int64_t tok = 0; tok < t; ++tok) {
+    for (std::int64_t c = 0; c < h; ++c) {
+      const std::int64_t i = tok * h + c;
+      er[tok] += v.e(i) * v.r(i);
+      rr[tok] += v.r(i) * v.r(i);
+    }
+    ser += er[tok];
+    srr += rr[tok];
+  }
   const double g = ser / srr;
-  double var = 0;
+  double var = 0, cvar = 0;
   for (std::int64_t i = 0; i < v.n(); ++i) {
     const double res = v.e(i) - g * v.r(i);
     var += v.r(i) * v.r(i) * res * res;
   }
+  for (std::int64_t tok = 0; tok < t; ++tok) cvar += (er[tok] - g * rr[tok]) * (er[tok] - g * rr[tok]);
   s.effect = g;
-  s.z = z_of(g, std::sqrt(var) / srr);
+  s.z = z_of(g, robust_se(var, cvar, t) / srr);
 }
 
 // Each element's error in units of s^2 = max(the mean squared error of its token's OTHER channels, their relative
@@ -108,32 +131,61 @@ void channel(const View& v, StatisticRecord& s) {
   s.at = fmt::format("channel {}", shown);
 }
 
-// d = (o - r) / ulp_out(r) * sign(r), clipped to +-kRoundingClipUlps, over the elements with r != 0.
+// d = (o - r) / ulp_out(r) * sign(r), clipped to +-kRoundingClipUlps, over the elements with r != 0. The mean's
+// variance: the elements' sample variance / n, or clustered by token, sum over tokens of (sum_c (d - mean))^2 / n^2.
 void rounding_bias(const View& v, StatisticRecord& s) {
+  const std::int64_t t = v.in.tokens, h = v.in.hidden;
+  std::vector<double> tok_sum(std::size_t(t), 0.0), tok_n(std::size_t(t), 0.0);
   double sum = 0, sum2 = 0;
   std::int64_t n = 0;
   const DType d = v.in.out.dtype();
-  for (std::int64_t i = 0; i < v.n(); ++i) {
-    if (v.r(i) == 0) continue;
-    const double x = std::clamp(v.e(i) / ulp_out(v.r(i), d), -kRoundingClipUlps, kRoundingClipUlps) * (v.r(i) > 0 ? 1 : -1);
-    sum += x; sum2 += x * x; ++n;
-  }
+  for (std::int64_t tok = 0; tok < t; ++tok)
+    for (std::int64_t c = 0; c < h; ++c) {
+      const std::int64_t i = tok * h + c;
+      if (v.r(i) == 0) continue;
+      const double x = std::clamp(v.e(i) / ulp_out(v.r(i), d), -kRoundingClipUlps, kRoundingClipUlps) * (v.r(i) > 0 ? 1 : -1);
+      sum += x; sum2 += x * x; ++n;
+      tok_sum[tok] += x; tok_n[tok] += 1;
+    }
   if (n < 2) return void(not_run(s, fmt::format("{} element(s) with a nonzero reference: too few for a mean and its spread", n)));
   const double mean = sum / double(n), var = std::max(0.0, (sum2 - double(n) * mean * mean) / double(n - 1));
+  double cvar = 0;
+  std::int64_t clusters = 0;
+  for (std::int64_t tok = 0; tok < t; ++tok) {
+    if (tok_n[tok] == 0) continue;
+    const double u = tok_sum[tok] - mean * tok_n[tok];
+    cvar += u * u;
+    ++clusters;
+  }
   s.effect = mean;
-  s.z = z_of(mean, std::sqrt(var / double(n)));
+  s.z = z_of(mean, robust_se(var / double(n), cvar / (double(n) * double(n)), clusters));
 }
 
-// Per token: the sums a group's slope and its robust variance are made of (groups are unions of tokens).
+// Per token: the sums a group's slope and its two variances are made of (groups are unions of tokens). er, rr and
+// the r^2-weighted terms are sums over the token's elements; the cluster terms are products of the token's own sums
+// (er_t^2, er_t rr_t, rr_t^2), so that sum over the group's tokens of (er_t - g rr_t)^2 expands into them.
 struct TokenSums {
   double er = 0, rr = 0, rree = 0, rrre = 0, rrrr = 0;
-  TokenSums& operator+=(const TokenSums& o) { er += o.er; rr += o.rr; rree += o.rree; rrre += o.rrre; rrrr += o.rrrr; return *this; }
-  TokenSums operator-(const TokenSums& o) const { return {er - o.er, rr - o.rr, rree - o.rree, rrre - o.rrre, rrrr - o.rrrr}; }
+  double cer2 = 0, cerrr = 0, crr2 = 0, tokens = 0;
+  TokenSums& operator+=(const TokenSums& o) {
+    er += o.er; rr += o.rr; rree += o.rree; rrre += o.rrre; rrrr += o.rrrr;
+    cer2 += o.cer2; cerrr += o.cerrr; crr2 += o.crr2; tokens += o.tokens;
+    return *this;
+  }
+  TokenSums operator-(const TokenSums& o) const {
+    return {er - o.er, rr - o.rr, rree - o.rree, rrre - o.rrre, rrrr - o.rrrr,
+            cer2 - o.cer2, cerrr - o.cerrr, crr2 - o.crr2, tokens - o.tokens};
+  }
+  // A finished token's cluster terms from its element sums.
+  void close_token() { cer2 = er * er; cerrr = er * rr; crr2 = rr * rr; tokens = 1; }
   double slope() const { return er / rr; }
-  // sum r^2 (e - g r)^2 / (sum r^2)^2, expanded
+  // The slope's variance, the larger of sum r^2 (e - g r)^2 / (sum r^2)^2 and sum_t (er_t - g rr_t)^2 / (sum r^2)^2.
   double variance() const {
     const double g = slope();
-    return std::max(0.0, rree - 2 * g * rrre + g * g * rrrr) / (rr * rr);
+    const double element = std::max(0.0, rree - 2 * g * rrre + g * g * rrrr) / (rr * rr);
+    const double cluster = std::max(0.0, cer2 - 2 * g * cerrr + g * g * crr2) / (rr * rr);
+    const double se = robust_se(element, cluster, std::llround(tokens));
+    return se * se;
   }
 };
 
@@ -148,6 +200,7 @@ void expert(const View& v, StatisticRecord& s) {
       const double r = v.r(i * h + c), e = v.e(i * h + c), r2 = r * r;
       tok[i] += TokenSums{e * r, r2, r2 * e * e, r2 * r * e, r2 * r2};
     }
+    tok[i].close_token();
     all += tok[i];
   }
   std::vector<std::vector<std::int64_t>> tokens_of(std::size_t(std::max<std::int64_t>(local, 0)));

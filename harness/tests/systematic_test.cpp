@@ -118,6 +118,40 @@ TEST(Systematic, CorrectOutputsStayInsideTheirNull) {
     }
 }
 
+// An upstream error moves every channel of its token together: the output is W^T a over J intermediate values a
+// per token, and the kernel's intermediate differs from the reference's by a zero-mean delta (a flipped rounding),
+// which reaches all H channels through W. Each element's error is then a sum over the same J deltas, so a token's
+// H errors are correlated and a standard error that treats the T x H elements as independent understates the spread
+// about H / J times in variance (32x here): the gain, rounding bias and expert z values must use the token as
+// the independent unit and stay inside their null.
+TEST(Systematic, TokenCorrelatedUpstreamErrorsStayInsideTheirNull) {
+  constexpr std::int64_t kT = 64, kH = 512, kJ = 16;
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    Synthetic s = make(kT, kH, seed);
+    std::mt19937_64 g(seed * 104729 + 3);
+    std::normal_distribution<double> n(0.0, 1.0);
+    std::vector<double> w(std::size_t(kJ * kH)), kernel(std::size_t(kT * kH));
+    for (auto& x : w) x = n(g) / std::sqrt(double(kJ));
+    for (std::int64_t t = 0; t < kT; ++t) {
+      double a[kJ], delta[kJ];
+      for (std::int64_t j = 0; j < kJ; ++j) { a[j] = n(g); delta[j] = 0.02 * n(g); }
+      for (std::int64_t c = 0; c < kH; ++c) {
+        double exact = 0, err = 0;
+        for (std::int64_t j = 0; j < kJ; ++j) { exact += a[j] * w[j * kH + c]; err += delta[j] * w[j * kH + c]; }
+        s.exact[t * kH + c] = exact;
+        s.ref[t * kH + c] = round_to_bf16(float(exact));
+        kernel[t * kH + c] = exact + err;
+      }
+    }
+    const auto v = stats(s, bf16_output(kernel, kT, kH));
+    for (const char* name : {"gain", "rounding_bias", "expert"}) {
+      const auto& st = get(v, name);
+      EXPECT_TRUE(st.ran()) << name << " " << st.status;
+      EXPECT_LT(std::fabs(st.z), 5.0) << name << " seed " << seed << systematic_lines(v);
+    }
+  }
+}
+
 // An upstream error far below the output ulp of most elements is rounded away there and shows in full only where
 // |r| is tiny (measured on the host kernel, smoke fp8 128x128 T7 seed 11: one token's only nonzero error, -4.5e-8 at
 // r = -1.3e-7, an fp32 summation-order difference, where every other element of ~0.3 rounded to the same bf16): the
