@@ -3,7 +3,7 @@
 # Python path's and the batch file path's per-case overhead against `run` with the native GPU kernel on the same
 # cases in the same call (harness/bench/python_overhead.py, harness/bench/batch_judge_overhead.py; their headers
 # say what is timed). The build is incremental (a full one when the machine is fresh).
-O=${OUT:-/tmp/out}; T=$O/times.txt; start=$SECONDS
+R=${OUT:-/tmp/out}; O=$R/l; mkdir -p $O; T=$O/times.txt; start=$SECONDS
 { cmake --preset cuda && cmake --build --preset cuda -j16 --target moe-harness moe_python_package; } > $O/build.log 2>&1
 echo "build: exit $?, $((SECONDS - start)) s" >> $T
 B=$PWD/build/cuda/harness/moe-harness
@@ -22,3 +22,4 @@ bench python-nightly4 harness/bench/python_overhead.py $B --suite nightly --kern
 bench batch-smoke harness/bench/batch_judge_overhead.py $B --suite smoke --kernel gpu --repeats 6
 bench batch-nightly4 harness/bench/batch_judge_overhead.py $B --suite nightly --kernel gpu --repeats 3 "${N[@]}"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader >> $T
+cp $T $R/; tar czf $R/logs.tgz -C $R l && rm -rf $O
