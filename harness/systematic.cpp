@@ -211,7 +211,7 @@ void expert(const View& v, StatisticRecord& s) {
       if (x >= 0 && x < local && (tokens_of[x].empty() || tokens_of[x].back() != i)) tokens_of[x].push_back(i);
     }
   bool any = false, any_hit = false;
-  double shown_score = -1;
+  double shown_score = -INFINITY;
   for (std::int64_t x = 0; x < local; ++x) {
     const auto& g = tokens_of[x];
     if (g.empty()) continue;
@@ -227,8 +227,9 @@ void expert(const View& v, StatisticRecord& s) {
     StatisticRecord c = s;
     c.z = z; c.effect = diff;
     decide(c);
-    // Shown: a failing expert first, then the largest |z|.
-    const double score = (c.failed ? 2 * kZCap : 0) + std::fabs(z);
+    // Shown: the expert closest to failing, the largest share of its nearer limit (a failing one has a share
+    // above 1 on both, so it comes first); a large |z| on a negligible effect is not close to failing.
+    const double score = c.closeness();
     if (score > shown_score) {
       shown_score = score;
       s.z = z; s.effect = diff;

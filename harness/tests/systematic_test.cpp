@@ -240,6 +240,27 @@ TEST(Systematic, OneExpertsTokensScaledFailsAtThatExpert) {
   EXPECT_NEAR(e.effect, 0.02, 0.002);
 }
 
+// Of two experts whose tokens err in one direction, the one shown on a passing case is the one closest to failing:
+// expert 3 serves the 32 even tokens, 0.04 % too large (a fifth of the floor, on many tokens: the larger z), expert
+// 7 serves token 1 alone, 0.15 % too large (three quarters of the floor, one token: a smaller z). Each token's other
+// slots go to experts 2 (the odd tokens), 8-11 and 12-15 (by i mod 4) and 0-1 (by i / 2 mod 2).
+TEST(Systematic, ThePassingExpertShownIsTheOneClosestToFailing) {
+  Synthetic s = make(64, 512, 11);
+  for (std::int64_t i = 0; i < 64; ++i) {
+    const std::int32_t ids[kK] = {i % 2 == 0 ? 3 : 2, i == 1 ? 7 : std::int32_t(8 + i % 4), std::int32_t(12 + i % 4),
+                                  std::int32_t((i / 2) % 2)};
+    for (int j = 0; j < kK; ++j) s.routing.ids[i * kK + j] = ids[j];
+  }
+  auto v = kernel_values(s, 0.0, 1e-4, 11);
+  for (std::int64_t i = 0; i < 64; ++i)
+    for (std::int64_t c = 0; c < 512; ++c) v[i * 512 + c] *= i % 2 == 0 ? 1.0004 : i == 1 ? 1.0015 : 1.0;
+  const auto st = stats(s, bf16_output(v, 64, 512));
+  const auto& e = get(st, "expert");
+  EXPECT_FALSE(e.failed) << systematic_lines(st);
+  EXPECT_EQ(e.at, "expert 7 (1 of 64 tokens)") << systematic_lines(st);
+  EXPECT_GT(e.closeness(), 0.5) << systematic_lines(st);
+}
+
 TEST(Systematic, WhatCannotBeComputedIsNotRunNeverZero) {
   const Synthetic s = make(8, 256, 8);
   std::vector<double> same(s.ref.begin(), s.ref.end());

@@ -2,6 +2,7 @@
 probes catch what they catch for native kernels, Python failures become error records, reports are `run`'s."""
 import json
 import subprocess
+import sys
 import xml.etree.ElementTree as ET
 
 import jsonschema
@@ -146,3 +147,36 @@ def test_session_writes_runs_report_files(tmp_path):
 def moe_harness_schema():
     import os
     return os.environ["MOE_REPORT_SCHEMA"]
+
+
+def test_a_native_kernel_judged_from_python_never_imports_numpy():
+    # NumPy's import costs a process more than the rest of the module together; nothing on this path needs it.
+    code = ("import sys, moe_harness\n"
+            f"(case,) = moe_harness.suite('smoke', filter='{BF16}')\n"
+            "v = case.run(moe_harness.native_kernel('host'))\n"
+            "print(v.status, 'numpy' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.split() == ["pass", "False"], (r.stdout, r.stderr[-2000:])
+
+
+class _DeviceArray:
+    """An output in device memory (DLPack device 2, CUDA) that offers only __array__ to reach the host."""
+
+    def __init__(self, host):
+        self._host = host
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __array__(self, dtype=None, copy=None):
+        return np.asarray(self._host)
+
+
+def test_a_device_output_with_only_array_is_copied_through_numpy():
+    case = one(BF16)
+    out = case.new_output()
+    moe_harness.native_kernel("host")(case.fixture(), out)
+    assert case.judge(_DeviceArray(np.array(out))).status == "pass"
+    bad = np.array(out)
+    bad.view(np.uint16)[0, :] ^= 0x4000  # the first token's values far off in any 16-bit float format
+    assert case.judge(_DeviceArray(bad)).status == "fail"
