@@ -59,31 +59,59 @@ double robust_se(double element_var, double cluster_var, std::int64_t clusters) 
   return std::sqrt(std::max(element_var, c));
 }
 
-// b - 1 = sum(e r) / sum(r^2); se from the residuals e - (b - 1) r, each element weighted by r^2 (the
-// heteroscedasticity-robust variance of a least-squares slope: the error of a correct kernel grows with |r|), or
-// clustered by token: the sum over tokens of (sum_c r (e - (b - 1) r))^2.
-void gain(const View& v, StatisticRecord& s) {
+// Per token: the sums a group's slope and its two variances are made of (groups are unions of tokens). er, rr and
+// the r^2-weighted terms are sums over the token's elements; the cluster terms are products of the token's own sums
+// (er_t^2, er_t rr_t, rr_t^2), so that sum over the group's tokens of (er_t - g rr_t)^2 expands into them.
+struct TokenSums {
+  double er = 0, rr = 0, rree = 0, rrre = 0, rrrr = 0;
+  double cer2 = 0, cerrr = 0, crr2 = 0, tokens = 0;
+  TokenSums& operator+=(const TokenSums& o) {
+    er += o.er; rr += o.rr; rree += o.rree; rrre += o.rrre; rrrr += o.rrrr;
+    cer2 += o.cer2; cerrr += o.cerrr; crr2 += o.crr2; tokens += o.tokens;
+    return *this;
+  }
+  TokenSums operator-(const TokenSums& o) const {
+    return {er - o.er, rr - o.rr, rree - o.rree, rrre - o.rrre, rrrr - o.rrrr,
+            cer2 - o.cer2, cerrr - o.cerrr, crr2 - o.crr2, tokens - o.tokens};
+  }
+  // A finished token's cluster terms from its element sums.
+  void close_token() { cer2 = er * er; cerrr = er * rr; crr2 = rr * rr; tokens = 1; }
+  double slope() const { return er / rr; }
+  // The slope's variance, the larger of sum r^2 (e - g r)^2 / (sum r^2)^2 and sum_t (er_t - g rr_t)^2 / (sum r^2)^2.
+  double variance() const {
+    const double g = slope();
+    const double element = std::max(0.0, rree - 2 * g * rrre + g * g * rrrr) / (rr * rr);
+    const double cluster = std::max(0.0, cer2 - 2 * g * cerrr + g * g * crr2) / (rr * rr);
+    const double se = robust_se(element, cluster, std::llround(tokens));
+    return se * se;
+  }
+};
+
+// Each token's sums, and their total over all tokens.
+struct AllTokenSums {
+  std::vector<TokenSums> tok;
+  TokenSums all;
+};
+AllTokenSums token_sums(const View& v) {
   const std::int64_t t = v.in.tokens, h = v.in.hidden;
-  std::vector<double> er(std::size_t(t), 0.0), rr(std::size_t(t), 0.0);
-  double ser = 0, srr = 0;
-  for (std::int64_t tok = 0; tok < t; ++tok) {
+  AllTokenSums a{std::vector<TokenSums>(std::size_t(t)), {}};
+  for (std::int64_t i = 0; i < t; ++i) {
     for (std::int64_t c = 0; c < h; ++c) {
-      const std::int64_t i = tok * h + c;
-      er[tok] += v.e(i) * v.r(i);
-      rr[tok] += v.r(i) * v.r(i);
+      const double r = v.r(i * h + c), e = v.e(i * h + c), r2 = r * r;
+      a.tok[i] += TokenSums{e * r, r2, r2 * e * e, r2 * r * e, r2 * r2};
     }
-    ser += er[tok];
-    srr += rr[tok];
+    a.tok[i].close_token();
+    a.all += a.tok[i];
   }
-  const double g = ser / srr;
-  double var = 0, cvar = 0;
-  for (std::int64_t i = 0; i < v.n(); ++i) {
-    const double res = v.e(i) - g * v.r(i);
-    var += v.r(i) * v.r(i) * res * res;
-  }
-  for (std::int64_t tok = 0; tok < t; ++tok) cvar += (er[tok] - g * rr[tok]) * (er[tok] - g * rr[tok]);
-  s.effect = g;
-  s.z = z_of(g, robust_se(var, cvar, t) / srr);
+  return a;
+}
+
+// b - 1 = sum(e r) / sum(r^2), the slope of all tokens together; its variance from the residuals e - (b - 1) r,
+// each element weighted by r^2 (the heteroscedasticity-robust variance of a least-squares slope: the error of a
+// correct kernel grows with |r|), or clustered by token, whichever is larger (TokenSums::variance).
+void gain(const TokenSums& all, StatisticRecord& s) {
+  s.effect = all.slope();
+  s.z = z_of(s.effect, std::sqrt(all.variance()));
 }
 
 // Each element's error in units of s^2 = max(the mean squared error of its token's OTHER channels, their relative
@@ -161,48 +189,12 @@ void rounding_bias(const View& v, StatisticRecord& s) {
   s.z = z_of(mean, robust_se(var / double(n), cvar / (double(n) * double(n)), clusters));
 }
 
-// Per token: the sums a group's slope and its two variances are made of (groups are unions of tokens). er, rr and
-// the r^2-weighted terms are sums over the token's elements; the cluster terms are products of the token's own sums
-// (er_t^2, er_t rr_t, rr_t^2), so that sum over the group's tokens of (er_t - g rr_t)^2 expands into them.
-struct TokenSums {
-  double er = 0, rr = 0, rree = 0, rrre = 0, rrrr = 0;
-  double cer2 = 0, cerrr = 0, crr2 = 0, tokens = 0;
-  TokenSums& operator+=(const TokenSums& o) {
-    er += o.er; rr += o.rr; rree += o.rree; rrre += o.rrre; rrrr += o.rrrr;
-    cer2 += o.cer2; cerrr += o.cerrr; crr2 += o.crr2; tokens += o.tokens;
-    return *this;
-  }
-  TokenSums operator-(const TokenSums& o) const {
-    return {er - o.er, rr - o.rr, rree - o.rree, rrre - o.rrre, rrrr - o.rrrr,
-            cer2 - o.cer2, cerrr - o.cerrr, crr2 - o.crr2, tokens - o.tokens};
-  }
-  // A finished token's cluster terms from its element sums.
-  void close_token() { cer2 = er * er; cerrr = er * rr; crr2 = rr * rr; tokens = 1; }
-  double slope() const { return er / rr; }
-  // The slope's variance, the larger of sum r^2 (e - g r)^2 / (sum r^2)^2 and sum_t (er_t - g rr_t)^2 / (sum r^2)^2.
-  double variance() const {
-    const double g = slope();
-    const double element = std::max(0.0, rree - 2 * g * rrre + g * g * rrrr) / (rr * rr);
-    const double cluster = std::max(0.0, cer2 - 2 * g * cerrr + g * g * crr2) / (rr * rr);
-    const double se = robust_se(element, cluster, std::llround(tokens));
-    return se * se;
-  }
-};
-
 // Each local expert's tokens against the others: the difference of their gains, with the variances added.
-void expert(const View& v, StatisticRecord& s) {
-  const std::int64_t t = v.in.tokens, h = v.in.hidden, first = v.in.first_local_expert, local = v.in.local_experts;
+void expert(const View& v, const AllTokenSums& sums, StatisticRecord& s) {
+  const std::int64_t t = v.in.tokens, first = v.in.first_local_expert, local = v.in.local_experts;
   if (t < 2) return void(not_run(s, "one token: no other tokens to compare an expert's tokens with"));
-  std::vector<TokenSums> tok(static_cast<std::size_t>(t));
-  TokenSums all;
-  for (std::int64_t i = 0; i < t; ++i) {
-    for (std::int64_t c = 0; c < h; ++c) {
-      const double r = v.r(i * h + c), e = v.e(i * h + c), r2 = r * r;
-      tok[i] += TokenSums{e * r, r2, r2 * e * e, r2 * r * e, r2 * r2};
-    }
-    tok[i].close_token();
-    all += tok[i];
-  }
+  const auto& tok = sums.tok;
+  const TokenSums& all = sums.all;
   std::vector<std::vector<std::int64_t>> tokens_of(std::size_t(std::max<std::int64_t>(local, 0)));
   const int k = v.in.routing.k;
   for (std::int64_t i = 0; i < t; ++i)
@@ -268,10 +260,11 @@ std::vector<StatisticRecord> systematic_checks(const SystematicInput& in, const 
   if (!any_error) return systematic_not_run("the output equals the reference element for element: no error to test", th);
   std::vector<StatisticRecord> stats;
   for (const char* n : kSystematicNames) stats.push_back(blank(n, th));
-  gain(v, stats[0]);
+  const AllTokenSums sums = token_sums(v);
+  gain(sums.all, stats[0]);
   channel(v, stats[1]);
   rounding_bias(v, stats[2]);
-  expert(v, stats[3]);
+  expert(v, sums, stats[3]);
   // No error where the reference is nonzero: a slope and a mean of zero with no spread, 0 / 0.
   for (int i : {0, 2})
     if (stats[i].ran() && std::isnan(stats[i].z))
