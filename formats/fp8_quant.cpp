@@ -30,10 +30,11 @@ float segment_amax(const float* __restrict x, std::int64_t n) {
   }
   return amax;
 }
-template <Fp8Flavor F>
+template <Fp8Flavor F, bool Reciprocal>
 void segment_encode(const float* __restrict x, std::int64_t n, float s, float qmax, std::uint8_t* __restrict out) {
+  const float inv = 1.0f / s;
   for (std::int64_t i = 0; i < n; ++i) {
-    const float v = x[i] / s;
+    const float v = Reciprocal ? x[i] * inv : x[i] / s;
     // clamp that lets NaN through (std::clamp's comparisons are false for NaN as well)
     out[i] = e4m3_encode(F, v < -qmax ? -qmax : (v > qmax ? qmax : v));
   }
@@ -55,8 +56,11 @@ void quantize_fp8_blocked(const float* x, std::int64_t rows, std::int64_t cols, 
       const float s = fp8_scale_for(amax, r);
       scales[i * bc + j] = s;
       for (std::int64_t rr = r0; rr < r1; ++rr) {
-        if (r.flavor == Fp8Flavor::fn) segment_encode<Fp8Flavor::fn>(x + rr * cols + c0, c1 - c0, s, qmax, codes + rr * cols + c0);
-        else segment_encode<Fp8Flavor::fnuz>(x + rr * cols + c0, c1 - c0, s, qmax, codes + rr * cols + c0);
+        const float* in = x + rr * cols + c0;
+        std::uint8_t* out = codes + rr * cols + c0;
+        const bool fn = r.flavor == Fp8Flavor::fn;
+        if (r.reciprocal) (fn ? segment_encode<Fp8Flavor::fn, true> : segment_encode<Fp8Flavor::fnuz, true>)(in, c1 - c0, s, qmax, out);
+        else (fn ? segment_encode<Fp8Flavor::fn, false> : segment_encode<Fp8Flavor::fnuz, false>)(in, c1 - c0, s, qmax, out);
       }
     });
   }

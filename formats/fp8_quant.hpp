@@ -4,7 +4,7 @@
 //   128x128 weight block block = 128 x 128 (DeepSeek) scale [ceil(rows/128), ceil(cols/128)]
 //   1x128 activation     block = 1 x 128              scale [rows, ceil(cols/128)]
 // Scale s = max(amax, amax_floor) / qmax in fp32 (optionally rounded up to a power of two: DeepSeek-V3.1 "ue8m0"),
-// codes q = rne(clamp(x / s, +-qmax)) with the format's saturation (docs/numerics.md "FP8 quantizer").
+// codes q = rne(clamp(x / s, +-qmax)) (or x * (1 / s): Fp8Recipe::reciprocal) with the format's saturation (docs/numerics.md "FP8 quantizer").
 // qmax is a parameter: vLLM quantizes fnuz activations with 224, AITER with 240.
 #pragma once
 #include <cstdint>
@@ -20,6 +20,7 @@ struct Fp8Recipe {
   float qmax = 448.0f;
   float amax_floor = 1e-12f;
   ScaleRounding rounding = ScaleRounding::exact;
+  bool reciprocal = false;  // codes from x * (1 / s), the reciprocal rounded to fp32, instead of x / s
 };
 
 struct BlockShape {

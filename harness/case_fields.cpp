@@ -90,7 +90,8 @@ void read_cu(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec& c
 }
 
 // The rounding points no other key sets (fixtures/rounding_contract.hpp), in the contract's text form; the other
-// three have their keys (intermediate, shared_path, output_dtype): one way to set each.
+// three have their keys (intermediate, shared_path, output_dtype), the amax floors theirs (quant.amax_floor,
+// shared_quant.amax_floor): one way to set each.
 void read_rounding_contract(const CaseField& f, const Reader& r, const CaseNode& v, CaseSpec& c) {
   const std::string text = r.string(v, f.key, 256);
   const RoundingContractParse parsed = parse_rounding_contract(text);
@@ -98,10 +99,13 @@ void read_rounding_contract(const CaseField& f, const Reader& r, const CaseNode&
   const RoundingContract& k = *parsed.contract;
   for (const auto& [named, point, key] : {std::tuple{k.act.has_value(), "act", "intermediate"},
                                           std::tuple{k.shared.has_value(), "shared", "shared_path"},
-                                          std::tuple{k.output.has_value(), "output", "output_dtype"}})
+                                          std::tuple{k.output.has_value(), "output", "output_dtype"},
+                                          std::tuple{k.token_floor.has_value(), "token_floor", "quant.amax_floor"},
+                                          std::tuple{k.group_floor.has_value(), "group_floor", "quant.amax_floor"}})
     if (named)
       r.fail(v.mark(), f.key, std::string("the point ") + point + " has its own key",
-             std::string("write it as the case key ") + key + ", and gate_up, slot and reduce here");
+             std::string("write it as the case key ") + key +
+                 ", and gate_up, slot, reduce, token_scale, group_scale and weight here");
   c.problem = with_contract(c.problem, k);
 }
 std::string rounding_fragment(const P& p) {
@@ -109,6 +113,10 @@ std::string rounding_fragment(const P& p) {
   for (const auto& [d, tag] : {std::pair{p.gate_up_dtype, "/gu-"}, std::pair{p.slot_dtype, "/slot-"},
                                std::pair{p.reduce_dtype, "/sum-"}})
     if (d != IntermediateDtype::f32) s += tag + std::string(name(d));
+  const RoundingContract k = without_defaults(contract_of(p));
+  if (k.token_scale) s += "/tok-" + std::string(name(*k.token_scale));
+  if (k.group_scale) s += "/grp-" + std::string(name(*k.group_scale));
+  if (k.weight) s += "/w-" + std::string(name(*k.weight));
   return s;
 }
 

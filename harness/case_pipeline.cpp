@@ -59,7 +59,8 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
   // After the per-token checks: the systematic statistics (statistical tier; bit equality decides the exact one).
   rec.systematic = th.systematic.on
                        ? systematic_checks({{refs.contract.data(), refs.contract.size()}, out, p.tokens, p.hidden,
-                                            refs.routing, p.first_local_expert(), p.local_experts()}, th.systematic)
+                                            refs.routing, p.first_local_expert(), p.local_experts(),
+                                            {refs.slots.data(), refs.slots.size()}}, th.systematic)
                        : systematic_not_run("exact tier: bit equality decides", th.systematic);
   if (const StatisticRecord* s = first_failure(rec.systematic); s && j.pass) {
     rec.status = Status::fail;

@@ -21,7 +21,10 @@ std::string reference_version() { return MOE_REFERENCE_VERSION; }
 ReferenceSet compute_references(const ResolvedContract& rc, const Checkpoint& pristine) {
   ReferenceSet r;
   r.routing = route(rc.problem, pristine);
-  r.contract = reference_moe(rc.problem, pristine, r.routing, ReferenceKind::contract);
+  const ProblemSpec& p = rc.problem;
+  const bool keep_slots = p.tokens * std::int64_t(r.routing.k) * p.hidden <= kMaxSlotValues;
+  r.contract = reference_moe(p, pristine, r.routing, ReferenceKind::contract, Precision::fp32,
+                             keep_slots ? &r.slots : nullptr);
   r.ideal = reference_moe(rc.problem, pristine, r.routing, ReferenceKind::ideal);
   r.rounding = rc.record;
   return r;
@@ -58,7 +61,14 @@ void write_reference_file(const std::filesystem::path& file, const ReferenceSet&
   std::copy(r.ideal.begin(), r.ideal.end(), oi.span<float>().begin());
   std::map<std::string, std::string> meta = metadata;
   meta[kReferenceKeyMetadata] = key;
-  write_safetensors(file, {&ids, &w, &oc, &oi}, meta);
+  std::vector<const Tensor*> tensors{&ids, &w, &oc, &oi};
+  std::optional<Tensor> os;
+  if (!r.slots.empty()) {
+    os.emplace("slots", DType::f32, std::vector<std::int64_t>{p.tokens, r.routing.k, p.hidden});
+    std::copy(r.slots.begin(), r.slots.end(), os->span<float>().begin());
+    tensors.push_back(&*os);
+  }
+  write_safetensors(file, tensors, meta);
 }
 
 std::optional<ReferenceSet> read_reference_file(const std::filesystem::path& file, const std::string& key,
@@ -83,6 +93,12 @@ std::optional<ReferenceSet> read_reference_file(const std::filesystem::path& fil
     r.routing.weights.assign(w->span<float>().begin(), w->span<float>().end());
     r.contract.assign(c->span<float>().begin(), c->span<float>().end());
     r.ideal.assign(i->span<float>().begin(), i->span<float>().end());
+    if (const Tensor* s = f.find("slots")) {
+      if (s->dtype() != DType::f32 || s->numel() != p.tokens * std::int64_t(r.routing.k) * p.hidden) return std::nullopt;
+      r.slots.assign(s->span<float>().begin(), s->span<float>().end());
+    } else if (p.tokens * std::int64_t(r.routing.k) * p.hidden <= kMaxSlotValues) {
+      return std::nullopt;  // written without the slots it should hold: recompute rather than judge differently
+    }
     return r;
   } catch (const Error&) {
     return std::nullopt;  // a truncated or foreign file: the caller recomputes

@@ -24,11 +24,15 @@ namespace moe {
 struct ReferenceSet {
   RoutingResult routing;
   Values contract, ideal;
+  // Each routed slot's contribution to the contract reference [T, k, H] (reference_moe's `slots`), kept where it
+  // takes at most kMaxSlotValues values; else empty, and the per-expert statistic compares token groups instead.
+  Values slots;
   ContractRecord rounding;  // the rounding contract `contract` was computed under, for the record
 };
 
 // Routing, contract and ideal references on the pristine checkpoint (no cache): of the effective contract's problem,
 // or of p under its own contract.
+inline constexpr std::int64_t kMaxSlotValues = std::int64_t(1) << 24;  // 64 MiB of fp32
 ReferenceSet compute_references(const ResolvedContract& rc, const Checkpoint& pristine);
 ReferenceSet compute_references(const ProblemSpec& p, const Checkpoint& pristine);
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <iterator>
 #include <limits>
+#include <tuple>
 
 #include "harness/systematic_stats.hpp"
 #include "fixtures/tensor_element.hpp"
@@ -18,11 +20,11 @@ StatisticRecord blank(const char* name, const SystematicThresholds& th) {
   s.status = "ran";
   s.z = s.effect = kNaN;
   const std::string n = name;
-  s.z_threshold = n == "gain" ? th.gain_z : n == "channel" ? th.channel_z : n == "rounding_bias" ? th.rounding_z : th.expert_z;
-  s.effect_floor = n == "gain"      ? th.gain_floor
-                   : n == "channel" ? th.channel_floor
-                   : n == "rounding_bias" ? th.rounding_floor
-                                          : th.expert_floor;
+  const std::pair<double, double> limits[] = {{th.gain_z, th.gain_floor},     {th.channel_z, th.channel_floor},
+                                              {th.rounding_z, th.rounding_floor}, {th.expert_z, th.expert_floor},
+                                              {th.offset_z, th.offset_floor},     {th.token_gain_z, th.token_gain_floor}};
+  for (std::size_t i = 0; i < std::size(kSystematicNames); ++i)
+    if (n == kSystematicNames[i]) std::tie(s.z_threshold, s.effect_floor) = limits[i];
   return s;
 }
 StatisticRecord& not_run(StatisticRecord& s, const std::string& why) {
@@ -189,8 +191,57 @@ void rounding_bias(const View& v, StatisticRecord& s) {
   s.z = z_of(mean, robust_se(var / double(n), cvar / (double(n) * double(n)), clusters));
 }
 
-// Each local expert's tokens against the others: the difference of their gains, with the variances added.
+// Each local expert's own gain beta_x = sum e s / sum s^2 over its slots' contributions s (token t, slot j routed to
+// x; the reference's weighted slot output), the least-squares slope of the error on what x adds: an expert whose
+// output is scaled by g gives beta_x = g - 1 whatever its tokens' other slots add. Its variance is the larger of the
+// element-wise HC0 sum s^2 (e - beta s)^2 / (sum s^2)^2 and the one clustered by the expert's tokens.
+void expert_regression(const View& v, StatisticRecord& s) {
+  const std::int64_t t = v.in.tokens, h = v.in.hidden, first = v.in.first_local_expert, local = v.in.local_experts;
+  const int k = v.in.routing.k;
+  std::vector<std::vector<std::int64_t>> slots_of(std::size_t(std::max<std::int64_t>(local, 0)));  // i * k + j
+  for (std::int64_t i = 0; i < t * k; ++i) {
+    const std::int64_t x = v.in.routing.ids[std::size_t(i)] - first;
+    if (x >= 0 && x < local) slots_of[x].push_back(i);
+  }
+  bool any = false, any_hit = false;
+  double shown_score = -INFINITY;
+  for (std::int64_t x = 0; x < local; ++x) {
+    const auto& g = slots_of[x];
+    if (g.empty()) continue;
+    any_hit = true;
+    TokenSums all;
+    for (std::int64_t slot : g) {
+      const std::int64_t tok = slot / k;
+      const float* c = v.in.slots.data() + slot * h;
+      TokenSums one;
+      for (std::int64_t col = 0; col < h; ++col) {
+        const double sc = c[col], e = v.e(tok * h + col), s2 = sc * sc;
+        one += TokenSums{e * sc, s2, s2 * e * e, s2 * sc * e, s2 * s2};
+      }
+      one.close_token();
+      all += one;
+    }
+    if (!(all.rr > 0)) continue;
+    const double beta = all.slope(), z = z_of(beta, std::sqrt(all.variance()));
+    if (std::isnan(z)) continue;
+    any = true;
+    StatisticRecord c = s;
+    c.z = z; c.effect = beta;
+    decide(c);
+    if (c.closeness() > shown_score) {
+      shown_score = c.closeness();
+      s.z = z; s.effect = beta;
+      s.at = fmt::format("expert {} ({} slot(s) of {} tokens)", x + first, g.size(), t);
+    }
+  }
+  if (!any_hit) return void(not_run(s, "no token routes to an expert of this rank"));
+  if (!any) not_run(s, "no local expert's contributions meet an error");
+}
+
+// Without the slots: each local expert's tokens against the others, the difference of their gains, with the
+// variances added.
 void expert(const View& v, const AllTokenSums& sums, StatisticRecord& s) {
+  if (!v.in.slots.empty()) return expert_regression(v, s);
   const std::int64_t t = v.in.tokens, first = v.in.first_local_expert, local = v.in.local_experts;
   if (t < 2) return void(not_run(s, "one token: no other tokens to compare an expert's tokens with"));
   const auto& tok = sums.tok;
@@ -231,6 +282,51 @@ void expert(const View& v, const AllTokenSums& sums, StatisticRecord& s) {
   if (!any_hit) return void(not_run(s, "no token routes to an expert of this rank"));
   if (!any) not_run(s, "no local expert has both its own tokens and others with an error to compare");
 }
+// The signed mean error over all elements relative to the mean |reference|: a constant offset, or an error with
+// the sign of nothing the gain or the rounding statistic weighs by. Its variance: the elements' sample variance / n,
+// or clustered by token, whichever is larger (robust_se).
+void offset(const View& v, StatisticRecord& s) {
+  const std::int64_t t = v.in.tokens, h = v.in.hidden, n = v.n();
+  if (n < 2) return void(not_run(s, "one element: no spread to test a mean against"));
+  double sum = 0, sum2 = 0, abs_r = 0;
+  std::vector<double> tok_sum(std::size_t(t), 0.0);
+  for (std::int64_t tok = 0; tok < t; ++tok)
+    for (std::int64_t c = 0; c < h; ++c) {
+      const double e = v.e(tok * h + c);
+      sum += e; sum2 += e * e; abs_r += std::fabs(v.r(tok * h + c));
+      tok_sum[tok] += e;
+    }
+  const double mean = sum / double(n), var = std::max(0.0, (sum2 - double(n) * mean * mean) / double(n - 1));
+  double cvar = 0;
+  for (std::int64_t tok = 0; tok < t; ++tok) cvar += (tok_sum[tok] - mean * double(h)) * (tok_sum[tok] - mean * double(h));
+  if (!(abs_r > 0)) return void(not_run(s, "the reference is zero everywhere: no scale for an offset"));
+  s.effect = sum / abs_r;
+  s.z = z_of(mean, robust_se(var / double(n), cvar / (double(n) * double(n)), t));
+}
+
+// Each token's own gain b_t - 1 = sum_c e r / sum_c r^2 with its element-wise HC0 standard error: an error confined
+// to a few tokens (a tile, a slot block, one sequence) that the all-token gain dilutes by their share. Shown: the
+// token closest to failing.
+void token_gain(const AllTokenSums& sums, StatisticRecord& s) {
+  double shown_score = -INFINITY;
+  bool any = false;
+  for (std::size_t i = 0; i < sums.tok.size(); ++i) {
+    const TokenSums& ts = sums.tok[i];
+    if (!(ts.rr > 0)) continue;
+    StatisticRecord c = s;
+    c.effect = ts.slope();
+    c.z = z_of(c.effect, std::sqrt(ts.variance()));
+    if (std::isnan(c.z)) continue;  // no error on this token
+    any = true;
+    decide(c);
+    if (c.closeness() > shown_score) {
+      shown_score = c.closeness();
+      s.z = c.z; s.effect = c.effect;
+      s.at = fmt::format("token {}", i);
+    }
+  }
+  if (!any) not_run(s, "no token has both a nonzero reference and an error");
+}
 }  // namespace
 
 double ulp_out(double r, DType output_dtype) {
@@ -264,9 +360,12 @@ std::vector<StatisticRecord> systematic_checks(const SystematicInput& in, const 
   gain(sums.all, stats[0]);
   channel(v, stats[1]);
   rounding_bias(v, stats[2]);
+  if (!in.slots.empty()) stats[3].effect_floor = th.expert_own_floor;
   expert(v, sums, stats[3]);
+  offset(v, stats[4]);
+  token_gain(sums, stats[5]);
   // No error where the reference is nonzero: a slope and a mean of zero with no spread, 0 / 0.
-  for (int i : {0, 2})
+  for (int i : {0, 2, 5})
     if (stats[i].ran() && std::isnan(stats[i].z))
       not_run(stats[i], "every error sits where the reference is 0: no spread to test against");
   for (auto& s : stats) decide(s);
@@ -281,7 +380,8 @@ const StatisticRecord* first_failure(const std::vector<StatisticRecord>& stats) 
 
 namespace {
 const char* effect_label(const std::string& n) {
-  return n == "gain" ? "b-1" : n == "channel" ? "rel" : n == "rounding_bias" ? "mean (ulp)" : "gain difference";
+  return n == "gain" ? "b-1" : n == "channel" ? "rel" : n == "rounding_bias" ? "mean (ulp)" : n == "offset" ? "mean/mean|r|"
+         : n == "token_gain" ? "b_t-1" : "gain difference";
 }
 }  // namespace
 

@@ -10,8 +10,10 @@
 //                  error sqrt(sum_t e^2 / sum_t r^2);
 //   rounding_bias  mean of (o - r) / ulp_out(r) * sign(r) (clipped to +-2 ulps); z = mean / se, effect the mean
 //                  (round to nearest even: 0; truncation toward zero: -0.5);
-//   expert         per local expert, the gain of the tokens routed to it minus the gain of the other tokens;
-//                  z = difference / se, effect the difference.
+//   expert         per local expert, its own gain: the slope of the error on that expert's contributions to the
+//                  reference (with the slots), else the gain of its tokens minus the others'; z = slope / se;
+//   offset         the mean signed error over every element; z = mean / se, effect the mean over mean |r|;
+//   token_gain     each token's own slope b_t - 1 with its element-wise se; the token closest to failing.
 // A statistic that cannot be computed (one token, no error at all, non-finite output) is "not run: <why>".
 #pragma once
 #include <cstdint>
@@ -26,7 +28,7 @@
 
 namespace moe {
 
-inline constexpr const char* kSystematicNames[] = {"gain", "channel", "rounding_bias", "expert"};
+inline constexpr const char* kSystematicNames[] = {"gain", "channel", "rounding_bias", "expert", "offset", "token_gain"};
 inline constexpr double kRoundingClipUlps = 2.0;  // |error| beyond 2 ulps is upstream noise, not output rounding
 inline constexpr double kZCap = 1e9;               // z of an error with no spread around a nonzero mean
 
@@ -36,6 +38,9 @@ struct SystematicInput {
   std::int64_t tokens = 0, hidden = 0;
   const RoutingResult& routing;
   std::int64_t first_local_expert = 0, local_experts = 0;  // EP: the experts of this rank
+  // Each routed slot's contribution to the reference [T, k, H] (ReferenceSet::slots), or empty: with it, `expert`
+  // estimates each expert's own gain by regressing the error on that expert's contributions.
+  std::span<const float> slots = {};
 };
 
 // The four statistics, in the order above (the verdict's order). Never throws for an output it can read.

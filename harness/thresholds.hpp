@@ -22,7 +22,12 @@ struct SystematicThresholds {
   double rounding_z = 6.0;      // |mean| / se of the signed error in output ulps
   double rounding_floor = 0.1;  // |mean|, in output ulps (truncation toward zero: -0.5)
   double expert_z = 6.0;        // two-sided p = 2e-9 per expert (5e-7 over 256 local experts)
-  double expert_floor = 2e-3;   // |gain of the expert's tokens - gain of the others|
+  double expert_floor = 2e-3;   // |gain of the expert's tokens - gain of the others| (no slot contributions)
+  double expert_own_floor = 5e-3;  // |the expert's own gain| (the regression on its slot contributions)
+  double offset_z = 6.0;        // |mean error| / se: two-sided p = 2e-9 per case
+  double offset_floor = 5e-4;   // |mean error| / mean |reference|
+  double token_gain_z = 6.0;    // one token's |b_t - 1| / se_t: two-sided p = 2e-9 per token (2e-5 over 8192)
+  double token_gain_floor = 3e-3;  // |b_t - 1|: a 0.3 % gain of one token
 };
 
 struct Thresholds {

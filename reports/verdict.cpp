@@ -8,7 +8,7 @@ namespace moe {
 namespace {
 constexpr std::array<std::pair<Status, std::string_view>, 4> kStatuses = {
     {{Status::pass, "pass"}, {Status::fail, "fail"}, {Status::skip, "skip"}, {Status::error, "error"}}};
-constexpr std::array<std::pair<Check, std::string_view>, 19> kChecks = {{
+constexpr std::array<std::pair<Check, std::string_view>, 21> kChecks = {{
     {Check::none, ""},
     {Check::unwritten, "unwritten"},
     {Check::non_finite, "non_finite"},
@@ -21,6 +21,8 @@ constexpr std::array<std::pair<Check, std::string_view>, 19> kChecks = {{
     {Check::channel, "channel"},
     {Check::rounding_bias, "rounding_bias"},
     {Check::expert, "expert"},
+    {Check::offset, "offset"},
+    {Check::token_gain, "token_gain"},
     {Check::rerun, "rerun"},
     {Check::linearity, "linearity"},
     {Check::gating, "gating"},

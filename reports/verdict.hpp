@@ -17,8 +17,9 @@ enum class Check : std::uint8_t {
   none,  // "": the case passed, or was skipped
   // The judge (harness/judge.cpp), in the order it checks.
   unwritten, non_finite, zero_output, bitwise, min_cos, max_rel, mismatch_fraction,
-  // Systematic-error statistics (gain, per-channel error, rounding bias, one expert's error).
-  gain, channel, rounding_bias, expert,
+  // Systematic-error statistics (gain, per-channel error, rounding bias, one expert's error, a signed offset, one
+  // token's gain).
+  gain, channel, rounding_bias, expert, offset, token_gain,
   // The structural probes after a pass (harness/probes.hpp).
   rerun, linearity,
   // Cases that could not be judged, or not here: gating, the pipeline's errors, the watchdog's verdicts.

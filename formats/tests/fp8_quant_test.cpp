@@ -20,6 +20,25 @@ TEST(Fp8Quant, PerToken_HandComputedCodes) {
   EXPECT_EQ(q[3], 0x7E);
 }
 
+// x / s and x * (1 / s) differ by one fp32 rounding, which can cross an e4m3 tie. amax 1344 = 3 * 448 gives s = 3
+// exactly. x = 3.5625 - 2^-22 (one ulp below 3 * 1.1875): x / 3 = 1.18749988 lies below the tie 1.1875 between 1.125
+// (0x39) and 1.25 (0x3A) and rounds to 1.125; fp32(1 / 3) = 0.333333343 is rounded up, x * 0.333333343 rounds to
+// exactly 1.1875 in fp32, and the tie goes to the even mantissa, 1.25.
+TEST(Fp8Quant, ReciprocalScaleCanMoveACodeAcrossATie) {
+  const float x[2] = {3.5624997615814209f, 1344.0f};
+  std::uint8_t div[2], rec[2];
+  float s;
+  Fp8Recipe r{Fp8Flavor::fn, 448.0f};
+  quantize_fp8_blocked(x, 1, 2, {1, 2}, r, div, &s);
+  EXPECT_EQ(s, 3.0f);
+  EXPECT_EQ(div[0], 0x39);
+  r.reciprocal = true;
+  quantize_fp8_blocked(x, 1, 2, {1, 2}, r, rec, &s);
+  EXPECT_EQ(rec[0], 0x3A);
+  EXPECT_EQ(div[1], 0x7E);
+  EXPECT_EQ(rec[1], 0x7E);  // 1344 * fp32(1/3) = 448.000012 -> 448
+}
+
 TEST(Fp8Quant, FnuzWithQmax224_VllmPolicy) {
   const float x[2] = {4.0f, -1.0f};
   std::uint8_t q[2];

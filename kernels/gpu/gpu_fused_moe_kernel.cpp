@@ -63,6 +63,11 @@ Support GpuFusedMoeKernel::supports(const ProblemSpec& p, const DeviceInfo*) con
     return Support::no("one-stage kernel holds the intermediate in shared memory: local inter above " +
                        std::to_string(gpu::kOneStageMaxInter));
   if (p.split_k > 1) return Support::no("split-K is not implemented by this kernel");
+  if (p.router_weight_at != RouterWeightAt::slot)
+    return Support::no("the contract point weight=finalize is not implemented: the router weight is in the epilogue");
+  for (const QuantScheme* q : {&p.quant, &p.shared_quant})
+    if (q->act_scale_op != ActScaleOp::divide)
+      return Support::no("the contract point token_scale/group_scale=reciprocal is not implemented: codes are x / s");
   for (const QuantScheme* q : {&p.quant, p.n_shared ? &p.shared_quant : nullptr})
     if (q && !gpu::has_device_decoder(q->weight))
       return Support::no("weight format " + std::string(name(q->weight)) + " has no GPU decoder");

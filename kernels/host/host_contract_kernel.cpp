@@ -100,7 +100,8 @@ void quantize_activation_row(std::vector<float>& v, const QuantScheme& q, float 
   const std::int64_t group = q.act == ActFormat::fp8_token ? k : 128;
   std::vector<float> scales(static_cast<std::size_t>((k + group - 1) / group));
   const Fp8Recipe recipe{q.flavor, q.act_qmax > 0 ? q.act_qmax : e4m3_max(q.flavor), q.act_amax_floor,
-                         q.act_scale_pow2 ? ScaleRounding::pow2_ceil : ScaleRounding::exact};
+                         q.act_scale_pow2 ? ScaleRounding::pow2_ceil : ScaleRounding::exact,
+                         q.act_scale_op == ActScaleOp::reciprocal};
   quantize_fp8_blocked(v.data(), 1, k, {1, group}, recipe, codes.data(), scales.data());
   const float* table = decode_table(e4m3_spec(q.flavor)).value;
   for (std::int64_t c = 0; c < k; ++c) v[c] = table[codes[c]] * scales[c / group];
@@ -283,6 +284,8 @@ RunInfo HostContractKernel::run(const ProblemSpec& given, const Checkpoint& c, c
     }
   }
   const bool on_input = p.router_weight_on == RouterWeightOn::input;
+  // weight=finalize: the slot is rounded unweighted and the router weight multiplies it in the sum below.
+  const bool finalize = p.router_weight_at == RouterWeightAt::finalize && !on_input;
   const IntermediateDtype in_dt = p.input_dtype == DType::bf16 ? IntermediateDtype::bf16 : IntermediateDtype::f16;
   std::vector<std::size_t> order(works.size());  // the largest first: better balance under dynamic scheduling
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -301,7 +304,7 @@ RunInfo HostContractKernel::run(const ProblemSpec& given, const Checkpoint& c, c
       }
     }
     wk.y = expert_forward(p, *wk.w, *wk.q, wk.expert, wk.inter, std::move(a), n, wk.shared, hooks);
-    if (!on_input && !wk.shared)
+    if (!on_input && !wk.shared && !finalize)
       for (std::int64_t i = 0; i < n; ++i)
         for (std::int64_t col = 0; col < h; ++col) wk.y[i * h + col] *= slots[wk.rows[i]].weight;
     for (float& v : wk.y) v = round_to(v, p.slot_dtype);  // each slot's output as the sum reads it
@@ -318,7 +321,8 @@ RunInfo HostContractKernel::run(const ProblemSpec& given, const Checkpoint& c, c
       if (!sl.counted || sl.work < 0) continue;
       const float* y = works[sl.work].y.data() + sl.row * h;
       float* dst = j >= k && separate ? shared.data() : acc.data();
-      for (std::int64_t col = 0; col < h; ++col) dst[col] = round_to(dst[col] + y[col], p.reduce_dtype);
+      const float w = finalize && j < k ? sl.weight : 1.0f;
+      for (std::int64_t col = 0; col < h; ++col) dst[col] = round_to(dst[col] + w * y[col], p.reduce_dtype);
     }
     for (std::int64_t col = 0; col < h; ++col)
       store_element(out, tok * h + col, separate ? separate_paths_sum(acc[col], shared[col], out.dtype()) : acc[col]);

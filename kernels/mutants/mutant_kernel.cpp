@@ -1,5 +1,6 @@
 #include "kernels/mutants/mutant_kernel.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -11,7 +12,8 @@ namespace {
 
 // The output mutants that change the kernel's output before its rounding: the kernel is asked for f32.
 bool needs_unrounded_output(Mutation m) {
-  return m == Mutation::output_gain_3pct || m == Mutation::output_gain_0p3pct || m == Mutation::output_truncated;
+  return m == Mutation::output_gain_3pct || m == Mutation::output_gain_0p3pct || m == Mutation::output_truncated ||
+         m == Mutation::output_offset || m == Mutation::sparse_token_gain;
 }
 
 // v rounded toward zero to t (bf16, f16; f32: v). NaN stays NaN.
@@ -34,9 +36,21 @@ float truncated(float v, DType t) {
 void finish_output(Mutation m, const Tensor& raw, const std::vector<float>& before, Tensor& out) {
   const float gain = m == Mutation::output_gain_3pct ? 1.03f : m == Mutation::output_gain_0p3pct ? 1.003f : 1.0f;
   const auto r = raw.span<float>();
+  auto written = [&](std::size_t i) { return std::memcmp(&r[i], &before[i], 4) != 0; };
+  double abs_sum = 0;
+  std::size_t n = 0;
+  if (m == Mutation::output_offset)
+    for (std::size_t i = 0; i < r.size(); ++i)
+      if (written(i) && std::isfinite(r[i])) abs_sum += std::fabs(r[i]), ++n;
+  const float offset = n ? float(1e-3 * abs_sum / double(n)) : 0.0f;
+  const std::size_t hidden = out.dim(0) > 0 ? r.size() / std::size_t(out.dim(0)) : 1;
   for (std::size_t i = 0; i < r.size(); ++i) {
-    if (std::memcmp(&r[i], &before[i], 4) == 0) continue;
-    store_element(out, std::int64_t(i), m == Mutation::output_truncated ? truncated(r[i], out.dtype()) : r[i] * gain);
+    if (!written(i)) continue;
+    float v = r[i] * gain;
+    if (m == Mutation::output_truncated) v = truncated(r[i], out.dtype());
+    if (m == Mutation::output_offset) v = r[i] + offset;
+    if (m == Mutation::sparse_token_gain && (i / hidden) % 32 == 0) v = r[i] * 1.01f;
+    store_element(out, std::int64_t(i), v);
   }
 }
 
@@ -58,7 +72,9 @@ ProblemSpec mutated_problem(Mutation m, const ProblemSpec& p) {
     case Mutation::biases_dropped: g.biases = false; break;
     case Mutation::output_gain_3pct:
     case Mutation::output_gain_0p3pct:
-    case Mutation::output_truncated: g.output_dtype = DType::f32; break;
+    case Mutation::output_truncated:
+    case Mutation::output_offset:
+    case Mutation::sparse_token_gain: g.output_dtype = DType::f32; break;
     default: break;
   }
   return g;
@@ -84,6 +100,16 @@ RoutingResult mutated_routing(Mutation m, const ProblemSpec& p, const Checkpoint
         if (e >= 0 && e < local) g.ids[0] = std::int32_t(first + (e + 1) % local);
       }
       break;
+    case Mutation::expert_gain_2pct: {  // the most-used local expert's weights 2% too large
+      std::vector<std::int64_t> uses(static_cast<std::size_t>(std::max<std::int64_t>(local, 0)), 0);
+      for (std::int32_t id : g.ids)
+        if (const std::int64_t e = local_of(id); e >= 0 && e < local) ++uses[e];
+      const auto most = std::max_element(uses.begin(), uses.end());
+      if (most != uses.end() && *most > 0)
+        for (std::size_t i = 0; i < g.ids.size(); ++i)
+          if (local_of(g.ids[i]) == most - uses.begin()) g.weights[i] *= 1.02f;
+      break;
+    }
     case Mutation::ep_sums_nonlocal:  // other ranks' experts summed through a wrapped local index
       if (local > 0)
         for (std::int32_t& id : g.ids) {

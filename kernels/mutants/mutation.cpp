@@ -22,7 +22,7 @@ struct Entry {
   MutantLevel level;
   std::string_view reason;
 };
-constexpr std::array<Entry, 29> kCatalog{{
+constexpr std::array<Entry, 32> kCatalog{{
     {Mutation::none, "none", MutantLevel::io,
      "the correct kernel"},
     {Mutation::gate_up_swapped, "gate_up_swapped", MutantLevel::io,
@@ -75,6 +75,12 @@ constexpr std::array<Entry, 29> kCatalog{{
      "an output change: the kernel's unrounded (f32) output times 1.003, rounded to the output dtype"},
     {Mutation::output_truncated, "output_truncated", MutantLevel::io,
      "an output change: the kernel's unrounded (f32) output rounded toward zero to the output dtype"},
+    {Mutation::output_offset, "output_offset", MutantLevel::io,
+     "an output change: the kernel's unrounded (f32) output plus 1e-3 x its mean |value|, rounded to the output dtype"},
+    {Mutation::expert_gain_2pct, "expert_gain_2pct", MutantLevel::io,
+     "a routing input: the router weights of the most-used local expert handed in 2% too large"},
+    {Mutation::sparse_token_gain, "sparse_token_gain", MutantLevel::io,
+     "an output change: the unrounded (f32) output of tokens 0, 32, 64, ... times 1.01, rounded to the output dtype"},
     {Mutation::intermediate_requant_skipped, "intermediate_requant_skipped", MutantLevel::in_kernel,
      "the intermediate's quantization is a step inside the kernel between its two GEMMs"},
     {Mutation::offsets_32bit, "offsets_32bit", MutantLevel::in_kernel,
@@ -157,6 +163,9 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
     case Mutation::output_gain_3pct:
     case Mutation::output_gain_0p3pct: return true;
     case Mutation::output_truncated: return p.output_dtype != DType::f32;
+    case Mutation::output_offset:
+    case Mutation::sparse_token_gain: return true;
+    case Mutation::expert_gain_2pct: return p.router_weight_on == RouterWeightOn::output;
     case Mutation::intermediate_requant_skipped:
       return p.quant.act != ActFormat::none ||
              (p.n_shared > 0 && p.ep_rank == 0 && p.shared_quant.act != ActFormat::none);

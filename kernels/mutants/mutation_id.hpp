@@ -30,6 +30,9 @@ enum class Mutation : int {
   output_gain_3pct,         // the output 3% too large (a scale constant off, a factor applied to a share twice)
   output_gain_0p3pct,       // the output 0.3% too large
   output_truncated,         // the output rounded toward zero instead of to nearest even
+  output_offset,            // every output element off by 1e-3 x the mean |output| (a bias added once too often)
+  expert_gain_2pct,         // the most-used local expert's contributions 2% too large (one expert's scale off)
+  sparse_token_gain,        // every 32nd token 1% too large (3% of the tokens: one tile, one sequence)
   intermediate_requant_skipped, // the stage-1 intermediate reaches stage 2 without its activation quantization
   offsets_32bit,            // GPU only: weight element offsets computed in 32 bits (wrap past 2^32 elements)
   // Faults, not numerical bugs (fault_mutant(): outside all_mutations(), so the selftest does not run them): GPU

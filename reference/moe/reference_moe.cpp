@@ -109,6 +109,8 @@ void run_expert(const ProblemSpec& s, const ExpertJob& job, const S* x_in, const
   const std::int64_t h = s.hidden, inter = job.inter, n = std::int64_t(job.rows.size());
   const bool contract = kind == ReferenceKind::contract;
   const bool weight_on_input = s.router_weight_on == RouterWeightOn::input && !job.shared;
+  // weight=finalize (contract reference only): the slot keeps its unweighted value; the sum applies the weight.
+  const bool finalize = contract && s.router_weight_at == RouterWeightAt::finalize && !weight_on_input;
   Scratch<S>& sc = thread_scratch<S>();
   sc.a.resize(static_cast<std::size_t>(n * h));
   sc.h1.resize(static_cast<std::size_t>(n * 2 * inter));
@@ -146,7 +148,7 @@ void run_expert(const ProblemSpec& s, const ExpertJob& job, const S* x_in, const
   const float* b2 = job.weights->w2_bias.empty() ? nullptr : job.weights->w2_bias.span<float>().data() + job.index * h;
   for (std::int64_t i = 0; i < n; ++i) {
     const Assignment& as = job.rows[i];
-    const S w = weight_on_input ? S(1) : S(as.weight);
+    const S w = weight_on_input || finalize ? S(1) : S(as.weight);
     S* dst = slots + as.slot * h;
     for (std::int64_t c = 0; c < h; ++c) dst[c] = (y(i, c) + (b2 ? S(b2[c]) : S(0))) * w;
     if (contract) round_point(dst, h, s.slot_dtype);  // the slot's output as the top-k sum reads it
@@ -154,7 +156,7 @@ void run_expert(const ProblemSpec& s, const ExpertJob& job, const S* x_in, const
 }
 
 template <class S>
-Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, ReferenceKind kind) {
+Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, ReferenceKind kind, Values* slots_out) {
   const std::int64_t t = s.tokens, h = s.hidden, k = r.k, ns = s.n_shared;
   const std::int64_t per_token = k + ns;
   // Call-level buffers live in the calling thread's workspace, kept across calls like the per-thread scratch.
@@ -207,6 +209,13 @@ Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, Re
   // One row per (token, slot), written by exactly one expert job. Left uninitialised (a zero-fill of this buffer
   // cost a third of a prefill run); the reduction reads only the slots some job wrote.
   slot_storage.resize(static_cast<std::size_t>(t * per_token * h));
+  // The router weight each slot's sum multiplies it by under weight=finalize (1 for shared slots).
+  const bool finalize = contract && s.router_weight_at == RouterWeightAt::finalize && s.router_weight_on == RouterWeightOn::output;
+  std::vector<S> slot_weight(finalize ? static_cast<std::size_t>(t * per_token) : 0, S(1));
+  if (finalize)
+    for (const ExpertJob& job : jobs)
+      if (!job.shared)
+        for (const Assignment& as : job.rows) slot_weight[as.slot] = S(as.weight);
   S* slots = slot_storage.data();
   std::vector<char> written(static_cast<std::size_t>(t * per_token), 0);
   for (const ExpertJob& job : jobs)
@@ -221,6 +230,19 @@ Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, Re
     });
   job_errors.rethrow();
 
+  if (slots_out) {
+    slots_out->resize(static_cast<std::size_t>(t * k * h));
+    float* so = slots_out->data();
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < t; ++i)
+      for (std::int64_t j = 0; j < k; ++j) {
+        const S* src = slots + (i * per_token + j) * h;
+        const bool on = written[i * per_token + j];
+        const S w = finalize && on ? slot_weight[i * per_token + j] : S(1);
+        for (std::int64_t col = 0; col < h; ++col) so[(i * k + j) * h + col] = on ? float(w * src[col]) : 0.0f;
+      }
+  }
+
   // A separate shared path (SharedPath): the routed and the shared sums are each rounded to the output dtype, then
   // added and rounded again, as the model adds two outputs.
   const bool separate = contract && ns > 0 && s.shared_path == SharedPath::separate;
@@ -233,7 +255,9 @@ Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, Re
       if (!written[i * per_token + j]) continue;  // EP: another rank's expert
       const S* src = slots + (i * per_token + j) * h;
       S* dst = separate && j >= k ? shared.data() : acc.data();
-      for (std::int64_t col = 0; col < h; ++col) dst[col] += src[col];
+      const S w = finalize ? slot_weight[i * per_token + j] : S(1);
+      if (finalize) for (std::int64_t col = 0; col < h; ++col) dst[col] += w * src[col];
+      else for (std::int64_t col = 0; col < h; ++col) dst[col] += src[col];
       if (contract) round_point(dst, h, s.reduce_dtype);  // the accumulator's dtype: rounded after each addition
     }
     if (contract) round_to_dtype(acc.data(), h, s.output_dtype);
@@ -251,8 +275,9 @@ Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, Re
 }  // namespace
 
 Values reference_moe(const ProblemSpec& spec, const Checkpoint& ckpt, const RoutingResult& routing,
-                                 ReferenceKind kind, Precision precision) {
-  return precision == Precision::fp64 ? run<double>(spec, ckpt, routing, kind) : run<float>(spec, ckpt, routing, kind);
+                     ReferenceKind kind, Precision precision, Values* slots) {
+  return precision == Precision::fp64 ? run<double>(spec, ckpt, routing, kind, slots)
+                                      : run<float>(spec, ckpt, routing, kind, slots);
 }
 
 }  // namespace moe

@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+"""Judges the independent panel (kernels/panel/panel_members.py) through moe_harness: every member on every case of a
+suite, over seeds, with its declared rounding contract, and reports the false alarms (docs/judging.md "The
+independent panel").
+
+  run_panel.py --suite smoke [--filter GLOB]... [--members vllm,aiter,splitk,finalize] [--seeds N]
+               [--shard I/N] [--report-dir DIR] [--quiet]
+
+Every member is correct by construction, so any case that does not pass is a false alarm of the harness (or a bug
+of the member, which the failure's details show). Prints one line per member and each false alarm with the check
+that fired and its metrics; with --report-dir, one report directory per member and seed (report.json, summary.md).
+Exit: 0 every judged case passed, 1 a false alarm, 2 bad arguments, 4 nothing was judged.
+"""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import moe_harness  # noqa: E402
+from panel_members import MEMBERS, make  # noqa: E402
+
+
+def parse():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--suite", required=True)
+    p.add_argument("--filter", action="append", default=[])
+    p.add_argument("--members", default=",".join(MEMBERS[:4]), help="default: the four NumPy members; vllm-torch "
+                   "runs its GEMMs through torch (the fp8 matrix units on a CUDA GPU)")
+    p.add_argument("--seeds", type=int, default=1, help="seeds 0..N-1 replace each case's seed (default: its own)")
+    p.add_argument("--shard", default="0/1", help="I/N: the suite's cases I, I + N, ... (file order)")
+    p.add_argument("--report-dir")
+    p.add_argument("--quiet", action="store_true")
+    p.add_argument("--verbose", action="store_true", help="a line per judged case (what a run cut short still shows)")
+    a = p.parse_args()
+    members = a.members.split(",")
+    bad = [m for m in members if m not in MEMBERS]
+    if bad or not members:
+        p.error(f"--members: unknown {', '.join(bad)}; choose from {', '.join(MEMBERS)}")
+    if a.seeds < 1 or a.seeds > 1000:
+        p.error("--seeds takes 1 to 1000")
+    try:
+        i, n = (int(x) for x in a.shard.split("/"))
+        if not 0 <= i < n:
+            raise ValueError
+    except ValueError:
+        p.error(f"--shard: '{a.shard}' is not I/N with 0 <= I < N")
+    a.shard = (i, n)
+    return a, members
+
+
+def main():
+    a, members = parse()
+    judged = alarms = 0
+    worst = {}
+    for seed in range(a.seeds):
+        suite = moe_harness.suite(a.suite, filter=a.filter or None, seed=seed if a.seeds > 1 else None)
+        for name in members:
+            member = make(name, seed)
+            session = None
+            if a.report_dir:
+                shard = f"-shard{a.shard[0]}of{a.shard[1]}" if a.shard[1] > 1 else ""
+                session = moe_harness.Session(os.path.join(a.report_dir, f"{name}-seed{seed}{shard}"), member.id,
+                                              member.version, suite=suite)
+            counts = {"pass": 0, "fail": 0, "error": 0, "skip": 0}
+            t0 = time.time()
+            for index, case in enumerate(suite):
+                if index % a.shard[1] != a.shard[0]:
+                    continue
+                v = case.run(member, kernel_id=member.id, device="cuda" if getattr(member, "needs_device", False) else None)
+                if session:
+                    session.add(v)
+                counts[v.status] += 1
+                case.release()
+                if v.status in ("fail", "error"):
+                    alarms += 1
+                    print(f"FALSE ALARM {member.id} seed {seed}: {v.explain()}", flush=True)
+                if v.status in ("pass", "fail"):
+                    judged += 1
+                    m = v.metrics
+                    if a.verbose:
+                        print(f"{v.status} {member.id} seed {seed} {v.id} min_cos {m['min_cos']:.7f} "
+                              f"max_rel {m['max_rel']:.3e}", flush=True)
+                    w = worst.setdefault(name, [1.0, None, 0.0, None])
+                    if m.get("min_cos", 1.0) < w[0]:
+                        w[0], w[1] = m["min_cos"], f"{v.id} seed {seed}"
+                    if m.get("max_rel", 0.0) > w[2]:
+                        w[2], w[3] = m["max_rel"], f"{v.id} seed {seed}"
+            if session:
+                session.write()
+            if not a.quiet:
+                print(f"{member.id} seed {seed}: {counts['pass']} pass, {counts['fail']} fail, {counts['error']} error, "
+                      f"{counts['skip']} skip ({time.time() - t0:.1f} s)", flush=True)
+    for name, (c, cw, r, rw) in worst.items():
+        print(f"panel-{name}: worst min_cos {c:.7f} ({cw}); worst max_rel {r:.3e} ({rw})")
+    print(f"{judged - alarms} passed, {alarms} failed")
+    if judged == 0:
+        print("run_panel: nothing was judged", file=sys.stderr)
+        return 4
+    return 1 if alarms else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
