@@ -72,6 +72,9 @@ TEST(MutantKernel, RouterWeightMutantsChangeTheWeightsHandedIn) {
   EXPECT_EQ(run_mutant(Mutation::routed_scaling_twice, g, routing()).routing.weights,
             (std::vector<float>{1.25f, 0.625f, 1.875f, 0.3125f, 2.5f, 5.0f}));
   EXPECT_EQ(run_mutant(Mutation::router_weight_twice, p, routing()).routing.ids, routing().ids);  // ids untouched
+  // expert_gain_2pct: experts 2 and 3 hold two slots each; the most used, the lower id on a tie, is 2 (slots 3, 4).
+  EXPECT_EQ(run_mutant(Mutation::expert_gain_2pct, p, routing()).routing.weights,
+            (std::vector<float>{0.5f, 0.25f, 0.75f, 0.125f * 1.02f, 1.0f * 1.02f, 2.0f}));
 }
 
 TEST(MutantKernel, RoutingNotRenormalizedHandsInTheSelectedSoftmaxMass) {
@@ -174,7 +177,7 @@ TEST(MutantKernel, EveryCatalogMutantHasALevelAndAReason) {
     EXPECT_FALSE(mutant_level_reason(m).empty()) << mutation_name(m);
     io += mutant_level(m) == MutantLevel::io;
   }
-  EXPECT_EQ(io, 18);  // the catalog's input/output mutants (mutation.cpp), the other 8 in-kernel
+  EXPECT_EQ(io, 21);  // the catalog's input/output mutants (mutation.cpp), the other 8 in-kernel
   for (Mutation m : {Mutation::bf16_accumulation, Mutation::e8m0_scale_off_by_one, Mutation::fp4_nibbles_swapped,
                      Mutation::per_tensor_act_scale, Mutation::swiglu_clamp_dropped, Mutation::lost_atomic_update,
                      Mutation::intermediate_requant_skipped, Mutation::offsets_32bit})
@@ -235,6 +238,21 @@ TEST(MutantKernel, OutputGainAndTruncationApplyToTheUnroundedOutputAndKeepUnwrit
   for (int i = 1; i < 8; ++i) EXPECT_EQ(g[i], 0x3FE4) << i;
   g = output_of(Mutation::output_truncated, -228.6f / 128.0f, told);
   for (int i = 1; i < 8; ++i) EXPECT_EQ(g[i], 0xBFE4) << i;
+}
+
+// Offset and sparse token gain on the unrounded output, bf16 near 1.78 (ulp 2^-7): every written element is
+// 228.4 ulps, so the mean |output| is that and the offset 1e-3 of it: 228.63 ulps -> 229 (0x3FE5); token 0 (of
+// tokens 0, 32, ...) times 1.01: 230.68 ulps -> 231 (0x3FE7); token 1 as it was: 228 (0x3FE4).
+TEST(MutantKernel, OffsetAndSparseTokenGainApplyToTheUnroundedOutput) {
+  DType told = DType::bf16;
+  const float v = 228.4f / 128.0f;
+  auto g = output_of(Mutation::output_offset, v, told);
+  EXPECT_EQ(told, DType::f32);
+  EXPECT_EQ(g[0], 0x7FA5);
+  for (int i = 1; i < 8; ++i) EXPECT_EQ(g[i], 0x3FE5) << i;
+  g = output_of(Mutation::sparse_token_gain, v, told);
+  const std::vector<std::uint16_t> want{0x7FA5, 0x3FE7, 0x3FE7, 0x3FE7, 0x3FE4, 0x3FE4, 0x3FE4, 0x3FE4};
+  EXPECT_EQ(g, want);
 }
 
 TEST(MutantKernel, OutputChannelZeroedZeroesChannelHiddenHalfOfEveryToken) {
