@@ -7,6 +7,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/kernel_registry.hpp"
 #include "harness/tuning/coverage.hpp"
+#include "harness/tuning/row_runs.hpp"
 #include "harness/tuning/set_checks.hpp"
 #include "harness/tuning/table_lock.hpp"
 #include "harness/tuning/tuner.hpp"
@@ -16,9 +17,10 @@ namespace moe::cli {
 namespace {
 
 struct CheckTableArgs {
-  std::vector<std::string> tables, acknowledged;
+  std::vector<std::string> tables, more_tables, acknowledged;
   TableCheckOptions check;
   std::string lock, verify_lock, library_version, coverage, device, kernel = "host";
+  RowRunOptions run;
 };
 
 // Prints each case's row and the device's rows no case reaches.
@@ -57,7 +59,7 @@ void add_check_table_command(CLI::App& app, int& exit_code) {
                                                 "coverage (exit 1 with a line per defect)");
   auto a = std::make_shared<CheckTableArgs>();
   cmd->add_option("tables", a->tables, "the tables in set order, later over earlier (each may be a ':' list)");
-  cmd->add_option("--table", a->tables, "one more table of the set (repeatable; after the positional ones)")
+  cmd->add_option("--table", a->more_tables, "one more table of the set (repeatable; after the positional ones)")
       ->allow_extra_args(false);
   cmd->add_option("--acknowledge-override", a->acknowledged,
                   "FILE:LINE of an overriding row whose override was reviewed (repeatable)")->allow_extra_args(false);
@@ -72,6 +74,11 @@ void add_check_table_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--coverage", a->coverage, "suite: each case's row on the device, and the rows no case reaches");
   cmd->add_option("--device", a->device, "ARCH:CU the coverage is for (default: the live device of --kernel)");
   cmd->add_option("--kernel", a->kernel, "the kernel whose live device --coverage uses")->capture_default_str();
+  cmd->add_option("--run", a->run.suite, "suite: run every reachable row's case through the set's lookup, judge "
+                                         "and time it");
+  cmd->add_option("--drift-factor", a->run.drift_factor, "with --run: a time more than this factor off the row's us "
+                                                         "either way is drift (a defect)")
+      ->capture_default_str()->transform(positive_real(1e30));
   cmd->add_option("--host-budget", a->check.host_budget, "FLOP budget above which the host kernel declines a case")
       ->transform(positive_real(1e30));
   cmd->callback([a, &exit_code] {
@@ -79,6 +86,7 @@ void add_check_table_command(CLI::App& app, int& exit_code) {
     std::optional<TableLock> locked;
     if (!a->verify_lock.empty()) locked = read_lock(a->verify_lock);
     std::vector<std::string> paths = split_table_paths(a->tables);
+    for (const std::string& p : split_table_paths(a->more_tables)) paths.push_back(p);
     if (paths.empty() && locked)
       for (const LockedTable& t : locked->tables) paths.push_back(t.path);
     if (paths.empty())
@@ -86,7 +94,7 @@ void add_check_table_command(CLI::App& app, int& exit_code) {
     const TableSet s = read_table_set(paths, a->acknowledged);  // bad input (exit 2) before any work
     const bool locking = locked || !a->lock.empty();
     const std::string version = locking ? library_version_of(s, a->library_version, a->check.host_budget) : "";
-    int drift = 0;
+    int drift = 0;  // lock drift
     if (locked)
       for (const std::string& d : lock_drift(*locked, lock_of(s, version))) {
         fmt::print("{}: defect: lock drift: {}\n", a->verify_lock, d);
@@ -95,12 +103,27 @@ void add_check_table_command(CLI::App& app, int& exit_code) {
     if (!a->coverage.empty()) print_coverage(s, *a);
     const SetCheck c = check_table_set(s, a->check);
     for (const SetFinding& f : c.findings) fmt::print("{}: {}{}\n", f.where, f.defect ? "defect: " : "", f.message);
+    int run_defects = 0, rows_run = 0;
+    if (!a->run.suite.empty()) {
+      a->run.require_device = a->check.require_device;
+      a->run.host_budget = a->check.host_budget;
+      const RowRuns runs = run_table_rows(s, a->run);
+      for (const SetFinding& f : runs.findings) {
+        fmt::print("{}: {}{}\n", f.where, f.defect ? "defect: " : "", f.message);
+        run_defects += f.defect;
+      }
+      rows_run = runs.run;
+      fmt::print("check-table --run: {} row(s) run through the lookup, {} passed, {} drifted beyond a factor {}\n",
+                 runs.run, runs.passed, runs.drifted, a->run.drift_factor);
+    }
+    const int defects = c.defects() + drift + run_defects;
     fmt::print("check-table: {} row(s), {} checked, {} defect(s); {} table(s), {} tagged row(s), {} override(s), {} "
                "AITER row(s) checked statically{}\n",
-               c.rows, c.checked, c.defects() + drift, s.tables.size(), s.tagged.size(), s.overrides.size(),
-               c.aiter_rows, locked ? fmt::format(", lock {}", drift ? "drifted" : "verified") : "");
-    const bool other_check = locked || !a->coverage.empty();
-    exit_code = c.defects() + drift > 0 ? 1 : other_check ? 0 : c.exit_code();
+               c.rows, c.checked, defects, s.tables.size(), s.tagged.size(), s.overrides.size(), c.aiter_rows,
+               locked ? fmt::format(", lock {}", drift ? "drifted" : "verified") : "");
+    // A verified lock, a coverage report or rows run count as checked; without any of them the per-row checks decide.
+    const bool other_check = locked || !a->coverage.empty() || rows_run > 0;
+    exit_code = defects > 0 ? 1 : other_check ? 0 : c.exit_code();
     if (!a->lock.empty()) {
       if (exit_code == 1) {
         fmt::print("check-table: a set with defects is not locked; {} not written\n", a->lock);

@@ -76,6 +76,18 @@ def main():
     assert "[table overlay.csv:2, token 2, exact]" in v["T2"], v
     assert "[table stock.csv:4, token 4, exact]" in v["T4"], v
 
+    # --run: every dispatched row's case through the set's lookup, judged and timed (the host's times vary under
+    # load: a wide factor here; a row claiming a time a million times off is drift whatever the load).
+    r = run(exe, "check-table", stock, overlay, "--acknowledge-override", "overlay.csv:2", "--run", suite,
+            "--drift-factor", "1000")
+    check(r, 0, "3 row(s) run through the lookup, 3 passed, 0 drifted")
+    assert f"{overlay}:2: run: passes in" in r.stdout and f"{stock}:3: run:" not in r.stdout, r.stdout  # overridden
+    drift = f"{out}/drift.csv"
+    write(drift, [dict(rows[1], us=str(float(rows[1]["us"]) * 1e6))])
+    r = run(exe, "check-table", stock, drift, "--acknowledge-override", "drift.csv:2", "--run", suite,
+            "--drift-factor", "1000")
+    check(r, 1, f"{drift}:2: defect: drift: measured")
+
     # A tagged overlay row takes no part: no override, T2 from the stock row.
     tagged = f"{out}/tagged.csv"
     write(tagged, [dict(rows[1], _tag="candidate")], extra=["_tag"])

@@ -57,7 +57,7 @@ int TableCheck::defects() const {
 
 std::vector<TableFinding> static_table_findings(const TuningTable& all) {
   // Tagged rows take no part in dispatch (table_set.hpp rule 1): no check judges them.
-  TuningTable t{all.file, all.aiter, {}};
+  TuningTable t{all.file, {}, all.aiter};
   for (const TuningRow& r : all.rows)
     if (r.tag.empty()) t.rows.push_back(r);
   std::vector<TableFinding> out = duplicate_key_findings(t);

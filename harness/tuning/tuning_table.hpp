@@ -40,8 +40,8 @@ struct TuningRow {
 
 struct TuningTable {
   std::string file;
-  bool aiter = false;  // read in the AITER column set (table_file.hpp): no harness kernel runs its rows
   std::vector<TuningRow> rows;
+  bool aiter = false;  // read in the AITER column set (table_file.hpp): no harness kernel runs its rows
 };
 
 // The CSV header line (the column names in order).
