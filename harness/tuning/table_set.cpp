@@ -92,15 +92,18 @@ TableSet resolve_table_set(std::vector<TuningTable> tables, const std::vector<st
         s.tagged.push_back(ref);
         continue;
       }
-      for (std::size_t e = 0; e < alive.size(); ++e) {
-        if (dead[e] || alive[e].table == i) continue;
-        const TuningRow& old = s.row(alive[e]);
-        if (same_key(old, l)) {
+      // An earlier row of the same key is replaced. Else an earlier any-CU row of the key is shadowed on l's CU
+      // count; where an earlier exact-CU row exists it shadowed that row already, and the override is of that row.
+      bool exact = false;
+      for (std::size_t e = 0; e < alive.size(); ++e)
+        if (!dead[e] && alive[e].table != i && same_key(s.row(alive[e]), l)) {
           s.overrides.push_back({ref, alive[e], false, false});
-          dead[e] = true;
-        } else if (l.cu_num != 0 && old.cu_num == 0 && same_key_but_cu(l, old)) {
-          s.overrides.push_back({ref, alive[e], true, false});
+          dead[e] = exact = true;
         }
+      for (std::size_t e = 0; e < alive.size() && !exact && l.cu_num != 0; ++e) {
+        const TuningRow& old = s.row(alive[e]);
+        if (!dead[e] && alive[e].table != i && old.cu_num == 0 && same_key_but_cu(l, old))
+          s.overrides.push_back({ref, alive[e], true, false});
       }
       alive.push_back(ref);
       dead.push_back(false);

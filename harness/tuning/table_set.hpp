@@ -6,8 +6,8 @@
 // 2. Two untagged rows of one file with the same key are a defect (the file does not say which it means).
 // 3. A later file's row overrides an earlier file's row of the same key (gfx, cu_num, token, the shape columns).
 // 4. cu_num = 0 is the any-CU sentinel: on a device of N compute units a row at cu_num N wins over the row at 0 of
-//    the same other key, whatever the file order. A later row at cu_num N over an earlier row at 0 shadows it on N
-//    compute units: an override too.
+//    the same other key, whatever the file order. A later row at cu_num N over an earlier row at 0 of its key, with
+//    no earlier row at N of that key, shadows it on N compute units: an override too.
 // 5. Every override names both rows (file:line) and must be acknowledged: an `_override` cell on the overriding row,
 //    or `--acknowledge-override FILE:LINE` naming it. An acknowledgement that names no overriding row is a defect.
 // 6. Lookup for a case on a device: the rows of its shape and gfx at the device's cu_num or at 0 (per token key the

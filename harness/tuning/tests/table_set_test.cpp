@@ -41,6 +41,7 @@ struct Dir {
 
 // stock.csv                                  overlay.csv
 //  2: cu 80, T16  stockA                      2: cu 80, T16  overlayA   same key as stock:2      -> overrides it
+//                                                (stock:3, cu 0, is shadowed on 80 CUs by stock:2 already: no override)
 //  3: cu 0,  T16  stockAny                    3: cu 80, T32  overlayB   stock:4 is tagged        -> no override
 //  4: cu 80, T32  tagged 'untuned'            4: cu 80, T64  overlayC   over stock:5's cu 0 row  -> shadows it on 80
 //  5: cu 0,  T64  stockAny64                  5: cu 80, T128 tagged 'exp' (stock:6's key)    -> no override
