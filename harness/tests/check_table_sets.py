@@ -39,7 +39,8 @@ def check(r, code, text, stream="stdout"):
 
 def variants(out, report):
     cases = json.load(open(f"{out}/{report}/report.json"))["cases"]
-    return {c["id"].split("/")[1]: c["variant"] for c in cases}  # by the token fragment T1, T2, ...
+    return {next(p for p in c["id"].split("/") if p[0] == "T" and p[1:].isdigit()): c["variant"]
+            for c in cases}  # by the token fragment T1, T2, ...
 
 
 def main():
