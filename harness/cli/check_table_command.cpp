@@ -91,7 +91,11 @@ void add_check_table_command(CLI::App& app, int& exit_code) {
       for (const LockedTable& t : locked->tables) paths.push_back(t.path);
     if (paths.empty())
       throw_bad_input("command line", "tables", "no table given", "name the tables of the set, in the order read");
-    const TableSet s = read_table_set(paths, a->acknowledged);  // bad input (exit 2) before any work
+    // Bad input (exit 2) before any work: the tables, the suites, the device.
+    const TableSet s = read_table_set(paths, a->acknowledged);
+    for (const std::string* suite : {&a->check.suite, &a->coverage, &a->run.suite})
+      if (!suite->empty()) load_suite_file(resolve_suite(*suite));
+    if (!a->device.empty()) parse_table_device(a->device, "--device");
     const bool locking = locked || !a->lock.empty();
     const std::string version = locking ? library_version_of(s, a->library_version, a->check.host_budget) : "";
     int drift = 0;  // lock drift
