@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "harness/case_loader.hpp"
 #include "harness/case_pipeline.hpp"
@@ -69,9 +70,14 @@ std::vector<TableFinding> static_table_findings(const TuningTable& all) {
       require_measured(out, r, "runner_up_err", r.runner_up_err, "error", true);
     }
     if (r.token <= 0) out.push_back({r.line, fmt::format("token {} is not a token count", r.token)});
-    if (r.token > 0)
-      if (std::string m = unreached_message(t, r); !m.empty()) out.push_back({r.line, m});
   }
+  // The lookup rule works within one shape: each shape's rows on their own (one pass to group them).
+  std::unordered_map<std::string, TuningTable> shapes;
+  for (const TuningRow& r : t.rows)
+    if (r.token > 0) shapes[shape_cells(r)].rows.push_back(r);
+  for (const auto& [shape, rows] : shapes)
+    for (const TuningRow& r : rows.rows)
+      if (std::string m = unreached_message(rows, r); !m.empty()) out.push_back({r.line, m});
   std::stable_sort(out.begin(), out.end(), [](const TableFinding& a, const TableFinding& b) { return a.line < b.line; });
   return out;
 }

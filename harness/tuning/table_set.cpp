@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <set>
+#include <unordered_map>
 
 #include "harness/tuning/table_file.hpp"
 
@@ -14,13 +15,6 @@ std::string key_text(const TuningRow& r) {
   return fmt::format("gfx {}, cu_num {}, token {}, model_dim {}, inter_dim {}, expert {}, topk {}, {} {} {}/{} {}{}",
                      r.gfx, r.cu_num, r.token, r.model_dim, r.inter_dim, r.expert, r.topk, r.act_type, r.dtype,
                      r.q_dtype_a, r.q_dtype_w, r.q_type, r.shape.empty() ? "" : ", shape " + r.shape);
-}
-
-// The same key but for cu_num.
-bool same_key_but_cu(const TuningRow& a, const TuningRow& b) {
-  TuningRow c = a;
-  c.cu_num = b.cu_num;
-  return same_key(c, b);
 }
 
 std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
@@ -64,14 +58,13 @@ std::string absolute_table_list(const std::vector<std::string>& paths) {
 
 std::vector<TableFinding> duplicate_key_findings(const TuningTable& t) {
   std::vector<TableFinding> out;
+  std::unordered_map<std::string, std::size_t> first;  // key -> the first untagged row of it
   for (std::size_t i = 0; i < t.rows.size(); ++i) {
     if (!t.rows[i].tag.empty()) continue;
-    for (std::size_t j = 0; j < i; ++j)
-      if (t.rows[j].tag.empty() && same_key(t.rows[j], t.rows[i])) {
-        out.push_back({t.rows[i].line, fmt::format("duplicates the key of line {} ({}): a file must say which row it "
-                                                   "means", t.rows[j].line, key_text(t.rows[i]))});
-        break;
-      }
+    const auto [at, fresh] = first.emplace(key_cells(t.rows[i]), i);
+    if (!fresh)
+      out.push_back({t.rows[i].line, fmt::format("duplicates the key of line {} ({}): a file must say which row it "
+                                                 "means", t.rows[at->second].line, key_text(t.rows[i]))});
   }
   return out;
 }
@@ -84,7 +77,9 @@ TableSet resolve_table_set(std::vector<TuningTable> tables, const std::vector<st
       s.findings.push_back({fmt::format("{}:{}", t.file, f.line), f.message, true, true});
   std::vector<RowRef> alive;
   std::vector<bool> dead;
-  for (std::size_t i = 0; i < s.tables.size(); ++i)
+  std::unordered_map<std::string, std::vector<std::size_t>> earlier;  // key -> rows of earlier files (into alive)
+  for (std::size_t i = 0; i < s.tables.size(); ++i) {
+    std::vector<std::pair<std::string, std::size_t>> this_file;  // a file's rows meet the later files' only
     for (std::size_t k = 0; k < s.tables[i].rows.size(); ++k) {
       const RowRef ref{i, k};
       const TuningRow& l = s.row(ref);
@@ -94,20 +89,27 @@ TableSet resolve_table_set(std::vector<TuningTable> tables, const std::vector<st
       }
       // An earlier row of the same key is replaced. Else an earlier any-CU row of the key is shadowed on l's CU
       // count; where an earlier exact-CU row exists it shadowed that row already, and the override is of that row.
+      std::string key = key_cells(l);
       bool exact = false;
-      for (std::size_t e = 0; e < alive.size(); ++e)
-        if (!dead[e] && alive[e].table != i && same_key(s.row(alive[e]), l)) {
-          s.overrides.push_back({ref, alive[e], false, false});
-          dead[e] = exact = true;
-        }
-      for (std::size_t e = 0; e < alive.size() && !exact && l.cu_num != 0; ++e) {
-        const TuningRow& old = s.row(alive[e]);
-        if (!dead[e] && alive[e].table != i && old.cu_num == 0 && same_key_but_cu(l, old))
-          s.overrides.push_back({ref, alive[e], true, false});
+      if (const auto it = earlier.find(key); it != earlier.end())
+        for (const std::size_t e : it->second)
+          if (!dead[e]) {
+            s.overrides.push_back({ref, alive[e], false, false});
+            dead[e] = exact = true;
+          }
+      if (!exact && l.cu_num != 0) {
+        TuningRow any = l;
+        any.cu_num = 0;
+        if (const auto it = earlier.find(key_cells(any)); it != earlier.end())
+          for (const std::size_t e : it->second)
+            if (!dead[e]) s.overrides.push_back({ref, alive[e], true, false});
       }
       alive.push_back(ref);
       dead.push_back(false);
+      this_file.emplace_back(std::move(key), alive.size() - 1);
     }
+    for (auto& [key, e] : this_file) earlier[key].push_back(e);
+  }
   for (std::size_t e = 0; e < alive.size(); ++e)
     if (!dead[e]) s.dispatched.push_back(alive[e]);
   std::vector<bool> ack_used(acknowledged.size(), false);

@@ -210,6 +210,19 @@ bool same_shape(const TuningRow& a, const TuningRow& b) {
   return columns_equal(a, b, [](const Column& c) { return c.key && std::string(c.name) != "token"; });
 }
 
+std::string key_cells(const TuningRow& r) {
+  std::string k;
+  for (const Column& c : kColumns)
+    if (c.key) k += cell_text(r, c.field) + '\x1f';
+  return k;
+}
+std::string shape_cells(const TuningRow& r) {
+  std::string k;
+  for (const Column& c : kColumns)
+    if (c.key && std::string(c.name) != "token") k += cell_text(r, c.field) + '\x1f';
+  return k;
+}
+
 std::optional<Lookup> lookup(const TuningTable& t, const TuningRow& key) {
   const TuningRow *pow2 = nullptr, *below = nullptr, *smallest = nullptr;
   std::int64_t p2 = 1;

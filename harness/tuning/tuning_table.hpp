@@ -63,6 +63,10 @@ TuningRow key_of(const CaseSpec& c, const std::string& gfx, int cu_num);
 // Whether two rows have the same key (gfx, cu_num, token and every shape column).
 bool same_key(const TuningRow& a, const TuningRow& b);
 bool same_shape(const TuningRow& a, const TuningRow& b);  // the key without the token count
+// The key's cells (and the shape's: the key without the token) as one string: equal exactly when same_key
+// (same_shape) holds, for grouping rows by key in one pass.
+std::string key_cells(const TuningRow& r);
+std::string shape_cells(const TuningRow& r);
 
 // The row a case of `tokens` tokens and the shape of `key` dispatches from, on the key's device: among the rows
 // of that shape and device, the one at the largest power of two not above `tokens`; else (coarse tiers) the one at
