@@ -117,6 +117,29 @@ TEST(TableSet, ReadsAiterColumns) {
   EXPECT_THROW(read_table_file(pct), Error);
 }
 
+TEST(TableSet, ReadsTagAndOverrideColumnsOfThisHarnessFormat) {
+  Dir d;
+  TuningRow r;
+  r.gfx = "host"; r.cu_num = 2; r.token = 1; r.model_dim = 256; r.inter_dim = 256; r.expert = 16; r.topk = 4;
+  r.shape = "s/T*/decode"; r.us = 1;
+  TuningTable t{"", {r, r, r}};
+  t.rows[1].tag = "candidate";
+  t.rows[2].token = 2;
+  t.rows[2].override_ack = "reviewed, \"quoted\"";
+  const std::string f = (d.path / "ours.csv").string();
+  write_tuning_table(t, f);  // a row carries a tag: the writer adds both optional columns
+  const TuningTable back = read_table_file(f);
+  ASSERT_FALSE(back.aiter);
+  ASSERT_EQ(back.rows.size(), 3u);
+  EXPECT_EQ(back.rows[0].tag, "");
+  EXPECT_EQ(back.rows[1].tag, "candidate");
+  EXPECT_EQ(back.rows[2].override_ack, "reviewed, \"quoted\"");
+  EXPECT_EQ(back.rows[2].line, 4);
+  EXPECT_EQ(back.rows[2].file, f);
+  EXPECT_EQ(read_tuning_table(f).rows.size(), 3u);  // the plain reader reads past the optional columns
+  EXPECT_EQ(read_table_set({f}).defects(), 1);  // row 4's `_override` cell acknowledges nothing in a set of one
+}
+
 TEST(TableSet, PathListsSplitOnColons) {
   EXPECT_EQ(split_table_paths({"a.csv:b/c.csv", "d.csv", "::e.csv:"}),
             (std::vector<std::string>{"a.csv", "b/c.csv", "d.csv", "e.csv"}));
