@@ -17,7 +17,7 @@
 #include "harness/gating.hpp"
 #include "harness/judge.hpp"
 #include "harness/reference_cache.hpp"
-#include "harness/tuning/tuning_table.hpp"
+#include "harness/tuning/table_set.hpp"
 #include "harness/weight_cache.hpp"
 #include "kernels/kernel_under_test.hpp"
 #include "reports/run_report.hpp"
@@ -38,7 +38,7 @@ struct PipelineOptions {
   // emulate a bug that wrote into tensors the reference reads (must surface as a harness error, never a pass).
   std::function<void(Checkpoint& pristine)> after_kernel_hook;
   // `run --dispatch-table`: each case dispatches from its row (harness/tuning/tuner.hpp apply_dispatch_table).
-  const TuningTable* dispatch_table = nullptr;
+  const TableSet* dispatch_table = nullptr;
   // Selftest: receives the contract reference and the kernel's output (decoded to float) of a judged case.
   std::function<void(const std::vector<float>& ref, const std::vector<float>& out)> capture;
 };

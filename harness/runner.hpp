@@ -42,7 +42,8 @@ struct RunOptions {
   int jobs = 1;         // worker processes judging at once (--jobs; harness/isolation/jobs.hpp)
   int job_threads = 0;  // each worker's OpenMP threads (--job-threads); 0: the default for jobs
   std::filesystem::path resume;
-  // --dispatch-table: each case dispatches from its row of a tuned table (docs/tuning.md); empty: none.
+  // --dispatch-table: each case dispatches from its row of a tuned table set, the tables' paths ':'-separated in
+  // set order (docs/tuning.md "Table sets"); empty: none.
   std::filesystem::path dispatch_table;
 };
 

@@ -2,9 +2,34 @@
 
 #include "harness/cli/commands.hpp"
 #include "harness/cli/isolation_options.hpp"
-#include "harness/tuning/tuning_table.hpp"
+#include <cstdio>
+
+#include "fixtures/error.hpp"
+#include "harness/tuning/table_set.hpp"
 
 namespace moe::cli {
+namespace {
+
+// The set's paths, ':'-joined, after the set resolved without a defect (table_set.hpp): else bad input (exit 2)
+// before any work, each defect printed, the first thrown.
+std::string validated_table_set(const std::vector<std::string>& tables, const std::vector<std::string>& acknowledged) {
+  const std::vector<std::string> paths = split_table_paths(tables);
+  const TableSet s = read_table_set(paths, acknowledged);
+  const SetFinding* first = nullptr;
+  for (const SetFinding& f : s.findings)
+    if (f.defect) {
+      std::fprintf(stderr, "%s: defect: %s\n", f.where.c_str(), f.message.c_str());
+      if (!first) first = &f;
+    }
+  if (first)
+    throw_bad_input(first->where, "--dispatch-table", first->message,
+                    "resolve the set's defects (`moe-harness check-table` lists them; docs/tuning.md \"Table sets\")");
+  std::string joined;
+  for (const std::string& p : paths) joined += (joined.empty() ? "" : ":") + p;
+  return joined;
+}
+
+}  // namespace
 
 void add_run_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("run", "Run a suite on the kernels under test and write a report directory");
@@ -33,10 +58,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--reference-cache", opt->reference_cache,
                   "directory keeping references across runs, keyed by (case, reference version, case hash, fixture "
                   "fingerprint)");
-  cmd->add_option("--dispatch-table", opt->dispatch_table,
-                  "a table `moe-harness tune` wrote: each case dispatches from its row (the report's variant names "
-                  "the row; a case the table does not cover says so)")
-      ->check(CLI::ExistingFile);
+  auto tables = std::make_shared<std::vector<std::string>>();
+  auto acknowledged = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--dispatch-table", *tables,
+                  "a tuned table set, in the order read (repeatable; each may be a ':' list): each case dispatches "
+                  "from its row (the report's variant names FILE:LINE; a case the set does not cover says so)")
+      ->allow_extra_args(false);
+  cmd->add_option("--acknowledge-override", *acknowledged,
+                  "FILE:LINE of a --dispatch-table row whose override of an earlier table's row was reviewed")
+      ->allow_extra_args(false);
   cmd->add_option("--host-budget", opt->host_budget, "FLOP budget above which the host kernel declines a case")->transform(positive_real(1e30));
   const IsolationOptions isolation(cmd);
   auto resume = std::make_shared<std::string>();
@@ -51,7 +81,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     if (*resume_opt)  // the journal holds the run's options; only how cases are executed may change
       for (const char* o : {"--suite", "--filter", "--kernel", "--plugin", "--no-timing", "--dispatch", "--seed",
                             "--report-dir", "--junit", "--json", "--require-device", "--reference-cache", "--host-budget",
-                            "--dispatch-table", "--gtest"})
+                            "--dispatch-table", "--acknowledge-override", "--gtest"})
         if (cmd->count(o))
           throw_bad_input("command line", o, "--resume takes the run's options from its journal",
                           std::string("drop ") + o + " (only --no-isolation, --case-timeout, --jobs, --job-threads and "
@@ -61,7 +91,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     if (*seed_opt) opt->seed = *seed;
     if (*no_timing) opt->timing = false;
     opt->dispatch = gpu::parse_dispatch_options(*dispatch);
-    if (!opt->dispatch_table.empty()) read_tuning_table(opt->dispatch_table.string());  // bad input before any work
+    if (!tables->empty()) opt->dispatch_table = validated_table_set(*tables, *acknowledged);
     if (*req) {
       opt->device.required = true;
       opt->device.arch = *require;

@@ -19,7 +19,7 @@ CaseContext::CaseContext(const ExecConfig& config, std::vector<std::shared_ptr<K
   kernels_.insert(kernels_.end(), extra.begin(), extra.end());
   for (auto& k : kernels_) k->set_timing(config.timing);
   if (!config.reference_cache.empty()) references_.emplace(config.reference_cache);
-  if (!config.dispatch_table.empty()) dispatch_table_ = read_tuning_table(config.dispatch_table);
+  if (!config.dispatch_table.empty()) dispatch_table_ = read_table_set(split_table_paths({config.dispatch_table}));
 }
 
 const DeviceDetection& CaseContext::device() {

@@ -8,7 +8,7 @@
 
 #include "harness/isolation/executor.hpp"
 #include "harness/reference_cache.hpp"
-#include "harness/tuning/tuning_table.hpp"
+#include "harness/tuning/table_set.hpp"
 #include "harness/weight_cache.hpp"
 
 namespace moe {
@@ -34,7 +34,7 @@ class CaseContext {
   DeviceRequirement requirement_;
   WeightCache weights_;
   std::optional<ReferenceCache> references_;
-  std::optional<TuningTable> dispatch_table_;
+  std::optional<TableSet> dispatch_table_;
 };
 
 }  // namespace moe

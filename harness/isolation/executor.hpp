@@ -38,7 +38,7 @@ struct ExecConfig {
   bool timing = true;
   std::string reference_cache;           // on-disk references and weights; empty: none
   DeviceRequirement device;
-  std::string dispatch_table;            // `run --dispatch-table`: a tuned table's path; empty: none
+  std::string dispatch_table;            // `run --dispatch-table`: the set's absolute paths, ':'-separated; "": none
   bool device_lock = false;              // workers share the device: GPU kernels take the supervisor's lock
 };
 

@@ -13,6 +13,7 @@
 #include "harness/isolation/jobs.hpp"
 #include "harness/isolation/wire.hpp"
 #include "harness/kernel_registry.hpp"
+#include "harness/tuning/table_set.hpp"
 #include "reports/record_json.hpp"
 
 namespace moe {
@@ -41,6 +42,11 @@ std::string env(const char* name) {
   return v ? v : "";
 }
 
+// `run --dispatch-table`: the table set's paths, each absolute, ':'-separated (table_set.hpp); "" for none.
+std::string table_list(const std::filesystem::path& tables) {
+  return tables.empty() ? "" : absolute_table_list(split_table_paths({tables.string()}));
+}
+
 }  // namespace
 
 nlohmann::ordered_json run_options_to_json(const RunOptions& o) {
@@ -51,7 +57,7 @@ nlohmann::ordered_json run_options_to_json(const RunOptions& o) {
           {"junit", absolute_path(o.junit)}, {"json", absolute_path(o.json)}, {"device_required", o.device.required},
           {"device_arch", o.device.arch}, {"reference_cache", absolute_path(o.reference_cache)}, {"timing", o.timing},
           {"host_budget", o.host_budget}, {"dispatch", wire::dispatch_to_json(o.dispatch)},
-          {"dispatch_table", absolute_path(o.dispatch_table)}, {"gtest_args", o.gtest_args},
+          {"dispatch_table", table_list(o.dispatch_table)}, {"gtest_args", o.gtest_args},
           {"gtest_total_shards", env("GTEST_TOTAL_SHARDS")}, {"gtest_shard_index", env("GTEST_SHARD_INDEX")}};
 }
 
@@ -88,7 +94,7 @@ ExecConfig exec_config_for(const RunOptions& o) {
   c.timing = o.timing;
   c.reference_cache = absolute_path(o.reference_cache);
   c.device = o.device;
-  c.dispatch_table = absolute_path(o.dispatch_table);
+  c.dispatch_table = table_list(o.dispatch_table);
   return c;
 }
 

@@ -97,7 +97,7 @@ def main():
     assert r.returncode == 0, (r.stdout, r.stderr)
     cases = json.load(open(f"{out}/run/report.json"))["cases"]
     ran = [c for c in cases if c["status"] == "pass"]
-    assert ran and all(("[table line " in c["variant"]) == (not c["id"].endswith("/exact")) for c in ran), \
+    assert ran and all(("[table host.csv:" in c["variant"]) == (not c["id"].endswith("/exact")) for c in ran), \
         [c["variant"] for c in ran]
     assert all("[table: no row of this shape" in c["variant"] for c in ran if c["id"].endswith("/exact"))
     print(f"check_tuning: {len(rows)} rows, {len(planted) + 2} planted defects refused, shadowed key not written, "

@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "harness/case_loader.hpp"
 #include "harness/case_pipeline.hpp"
 #include "harness/kernel_registry.hpp"
 #include "harness/thresholds.hpp"
+#include "harness/tuning/table_set.hpp"
 #include "harness/tuning/tuner.hpp"
 #include "kernels/runtime/device_info.hpp"
 
@@ -53,10 +56,13 @@ int TableCheck::defects() const {
   return n;
 }
 
-std::vector<TableFinding> static_table_findings(const TuningTable& t) {
-  std::vector<TableFinding> out;
-  for (std::size_t i = 0; i < t.rows.size(); ++i) {
-    const TuningRow& r = t.rows[i];
+std::vector<TableFinding> static_table_findings(const TuningTable& all) {
+  // Tagged rows take no part in dispatch (table_set.hpp rule 1): no check judges them.
+  TuningTable t{all.file, {}, all.aiter};
+  for (const TuningRow& r : all.rows)
+    if (r.tag.empty()) t.rows.push_back(r);
+  std::vector<TableFinding> out = duplicate_key_findings(t);
+  for (const TuningRow& r : t.rows) {
     require_measured(out, r, "us", r.us, "time");
     require_measured(out, r, "err", r.err, "error", true);
     if (!r.runner_up.empty()) {
@@ -64,15 +70,15 @@ std::vector<TableFinding> static_table_findings(const TuningTable& t) {
       require_measured(out, r, "runner_up_err", r.runner_up_err, "error", true);
     }
     if (r.token <= 0) out.push_back({r.line, fmt::format("token {} is not a token count", r.token)});
-    for (std::size_t j = 0; j < i; ++j)
-      if (same_key(t.rows[j], r)) {
-        out.push_back({r.line, fmt::format("duplicates the key of line {} (gfx {}, cu_num {}, token {}, shape {})",
-                                           t.rows[j].line, r.gfx, r.cu_num, r.token, r.shape)});
-        break;
-      }
-    if (r.token > 0)
-      if (std::string m = unreached_message(t, r); !m.empty()) out.push_back({r.line, m});
   }
+  // The lookup rule works within one shape: each shape's rows on their own (one pass to group them).
+  std::unordered_map<std::string, TuningTable> shapes;
+  for (const TuningRow& r : t.rows)
+    if (r.token > 0) shapes[shape_cells(r)].rows.push_back(r);
+  for (const auto& [shape, rows] : shapes)
+    for (const TuningRow& r : rows.rows)
+      if (std::string m = unreached_message(rows, r); !m.empty()) out.push_back({r.line, m});
+  std::stable_sort(out.begin(), out.end(), [](const TableFinding& a, const TableFinding& b) { return a.line < b.line; });
   return out;
 }
 
@@ -85,13 +91,22 @@ TableCheck check_table(const TuningTable& t, const TableCheckOptions& o) {
   const DeviceDetection detection = detect_device();
   for (const TuningRow& r : t.rows) {
     const std::size_t before = res.findings.size();
+    if (!r.tag.empty()) {
+      res.findings.push_back({r.line, "not checked: tagged '" + r.tag + "', out of normal dispatch", false});
+      continue;
+    }
+    if (t.aiter) {
+      res.findings.push_back({r.line, "not checked: an AITER row (no harness kernel runs it; its values, key and "
+                                      "place in the set are)", false});
+      continue;
+    }
     if (!is_builtin_kernel_id(r.kernel_id)) {
       res.findings.push_back({r.line, "kernel '" + r.kernel_id + "' is no kernel of this harness"});
       continue;
     }
     auto kernel = make_kernel_by_id(r.kernel_id, o.host_budget);
     const TableDevice dev = table_device(kernel->needs_device(), detection);
-    if (dev.gfx != r.gfx || dev.cu_num != r.cu_num) {
+    if (dev.gfx != r.gfx || (dev.cu_num != r.cu_num && r.cu_num != 0)) {  // cu_num 0: any CU count
       res.findings.push_back(
           {r.line,
            fmt::format("not checked: the row is for {} with {} compute units, this device is {} with {}{}", r.gfx,

@@ -73,6 +73,13 @@ void drop_unreached_keys(TuneResult& res, KernelUnderTest& kernel, const DeviceD
   }
 }
 
+// The row a partial output holds for case `id` on this device, if any.
+const TuningRow* done_row(const std::vector<TuningRow>& done, const std::string& id, const TableDevice& dev) {
+  for (const TuningRow& r : done)
+    if (r.case_id == id && r.gfx == dev.gfx && r.cu_num == dev.cu_num) return &r;
+  return nullptr;
+}
+
 }  // namespace
 
 TableDevice table_device(bool needs_device, const DeviceDetection& det) {
@@ -94,14 +101,14 @@ TableDevice table_device(bool needs_device, const DeviceDetection& det) {
   return d;
 }
 
-std::string apply_dispatch_table(const TuningTable& t, const CaseSpec& c, KernelUnderTest& kernel,
+std::string apply_dispatch_table(const TableSet& s, const CaseSpec& c, KernelUnderTest& kernel,
                                  const DeviceDetection& device) {
   const TableDevice d = table_device(kernel.needs_device(), device);
   const std::string gfx = d.known ? d.gfx : "unidentified";
-  const auto l = lookup(t, key_of(c, gfx, d.cu_num));
+  const auto l = lookup_in_set(s, key_of(c, gfx, d.cu_num));
   kernel.select_dispatch(l ? l->row->dispatch : "");
   if (!l) return fmt::format(" [table: no row of this shape for {}/{}; the kernel's own rules]", gfx, d.cu_num);
-  return fmt::format(" [table line {}, token {}, {}]", l->row->line, l->row->token, l->rule);
+  return fmt::format(" [table {}, token {}, {}]", row_label(s, l->ref), l->row->token, l->rule);
 }
 
 TuneResult tune(const TuneOptions& o) {
@@ -113,6 +120,8 @@ TuneResult tune(const TuneOptions& o) {
   if (!dev.known)
     throw_harness_error("tune", "the device the table would be keyed on cannot be identified: " + dev.message,
                         "run tune on the machine the table is for");
+  res.gfx = dev.gfx;
+  res.cu_num = dev.cu_num;
   WeightCache weights;
   PipelineOptions po;
   po.weights = &weights;
@@ -123,6 +132,13 @@ TuneResult tune(const TuneOptions& o) {
     if (!case_selected(o.filters, c.id)) continue;
     if (c.tier == Tier::exact) {
       res.notes.push_back(c.id + ": exact tier (a correctness fixture, not a shape to tune)");
+      continue;
+    }
+    res.tuned_cases.insert(c.id);
+    if (const TuningRow* d = done_row(o.done, c.id, dev)) {
+      res.notes.push_back(fmt::format("{}: tuned before (partial output line {}), not run again", c.id, d->line));
+      res.table.rows.push_back(*d);
+      row_case.push_back(&c);
       continue;
     }
     std::vector<Tried> tried;
@@ -169,6 +185,7 @@ TuneResult tune(const TuneOptions& o) {
     r.seed = std::to_string(c.problem.seed);
     res.table.rows.push_back(std::move(r));
     row_case.push_back(&c);
+    if (o.on_row) o.on_row(res.table.rows.back());
   }
   drop_unreached_keys(res, *kernel, detection, po, row_case);
   return res;

@@ -4,9 +4,12 @@
 // fastest the runner-up (docs/tuning.md). A variant that fails its verdict is never chosen. A case whose token count
 // the lookup rule would never reach as a key gets no row: it is judged with the choice of the row it dispatches from.
 #pragma once
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "harness/tuning/table_set.hpp"
 #include "harness/tuning/tuning_table.hpp"
 #include "kernels/kernel_under_test.hpp"
 
@@ -17,12 +20,19 @@ struct TuneOptions {
   std::vector<std::string> filters;
   std::string kernel = "host";
   double host_budget = 0;
+  // `--merge-into` (table_merge.hpp): rows a partial output already holds, whose cases are not tuned again; and a
+  // call per new row, as soon as it is chosen.
+  std::vector<TuningRow> done;
+  std::function<void(const TuningRow&)> on_row;
 };
 
 struct TuneResult {
   TuningTable table;
   std::vector<std::string> notes;  // per case not tuned: why (gated, exact tier, no passing variant)
   int failed_cases = 0;  // cases where no variant passed, or whose table row's choice fails at their count (exit 1)
+  std::set<std::string> tuned_cases;  // the statistical cases selected for tuning (a row each, or a note)
+  std::string gfx;                    // the device the rows are keyed on
+  int cu_num = 0;
 };
 
 TuneResult tune(const TuneOptions& o);
@@ -38,10 +48,11 @@ struct TableDevice {
 };
 TableDevice table_device(bool needs_device, const DeviceDetection& detection);
 
-// `run --dispatch-table`: selects on `kernel` the choice of the row case c dispatches from on this device (its own
-// rules where the table has no row of the shape) and returns what the report's variant adds: " [table line N,
-// token T, RULE]" or " [table: no row of this shape for ARCH/CU; the kernel's own rules]".
-std::string apply_dispatch_table(const TuningTable& t, const CaseSpec& c, KernelUnderTest& kernel,
+// `run --dispatch-table`: selects on `kernel` the choice of the row case c dispatches from on this device in the
+// resolved set (table_set.hpp rule 6; its own rules where the set has no row of the shape) and returns what the
+// report's variant adds: " [table FILE:LINE, token T, RULE]" or " [table: no row of this shape for ARCH/CU; the
+// kernel's own rules]".
+std::string apply_dispatch_table(const TableSet& s, const CaseSpec& c, KernelUnderTest& kernel,
                                  const DeviceDetection& device);
 
 }  // namespace moe

@@ -159,14 +159,23 @@ TuningTable read_tuning_table(const std::string& path) {
 }
 
 void write_tuning_table(const TuningTable& t, const std::string& path) {
+  // The optional columns `_tag` and `_override` (table_file.hpp) are written when a row carries one, so a table
+  // rewritten by `tune --merge-into` keeps them.
+  bool extra = false;
+  for (const TuningRow& r : t.rows) extra = extra || !r.tag.empty() || !r.override_ack.empty();
   write_file_atomically(path, [&](std::ostream& os) {
-    os << tuning_header() << "\n";
-    for (const TuningRow& r : t.rows) {
-      std::string line;
-      for (const Column& c : kColumns) line += (line.empty() ? "" : ",") + csv_cell(cell_text(r, c.field));
-      os << line << "\n";
-    }
+    os << tuning_header() << (extra ? ",_tag,_override" : "") << "\n";
+    for (const TuningRow& r : t.rows)
+      os << tuning_csv_line(r) << (extra ? "," + csv_cell(r.tag) + "," + csv_cell(r.override_ack) : "") << "\n";
   });
+}
+
+std::vector<std::string> tuning_csv_cells(const std::string& line) { return split_csv(line); }
+
+std::string tuning_csv_line(const TuningRow& r) {
+  std::string line;
+  for (const Column& c : kColumns) line += (line.empty() ? "" : ",") + csv_cell(cell_text(r, c.field));
+  return line;
 }
 
 TuningRow key_of(const CaseSpec& c, const std::string& gfx, int cu_num) {
@@ -199,6 +208,19 @@ bool same_key(const TuningRow& a, const TuningRow& b) {
 }
 bool same_shape(const TuningRow& a, const TuningRow& b) {
   return columns_equal(a, b, [](const Column& c) { return c.key && std::string(c.name) != "token"; });
+}
+
+std::string key_cells(const TuningRow& r) {
+  std::string k;
+  for (const Column& c : kColumns)
+    if (c.key) k += cell_text(r, c.field) + '\x1f';
+  return k;
+}
+std::string shape_cells(const TuningRow& r) {
+  std::string k;
+  for (const Column& c : kColumns)
+    if (c.key && std::string(c.name) != "token") k += cell_text(r, c.field) + '\x1f';
+  return k;
 }
 
 std::optional<Lookup> lookup(const TuningTable& t, const TuningRow& key) {

@@ -15,6 +15,10 @@ namespace moe {
 
 struct TuningRow {
   int line = 0;  // 1-based line in the file it was read from (0: not read from a file)
+  std::string file;  // the file it was read from, as named to the reader ("": not read from a file)
+  // Optional columns (table_file.hpp): `_tag` non-empty keeps the row out of normal dispatch; `_override` non-empty
+  // acknowledges that this row overrides a row of an earlier table of a set (table_set.hpp).
+  std::string tag, override_ack;
   // The key: the device, the token count and the shape.
   std::string gfx;  // device arch ("sm_90", "gfx942"; "host" for the host contract kernel)
   int cu_num = 0;
@@ -37,6 +41,7 @@ struct TuningRow {
 struct TuningTable {
   std::string file;
   std::vector<TuningRow> rows;
+  bool aiter = false;  // read in the AITER column set (table_file.hpp): no harness kernel runs its rows
 };
 
 // The CSV header line (the column names in order).
@@ -47,6 +52,10 @@ std::string tuning_header();
 TuningTable read_tuning_table(const std::string& path);
 // Writes atomically (never half-written).
 void write_tuning_table(const TuningTable& t, const std::string& path);
+// The cells of one CSV line as the reader splits them, and one row as the writer writes it (no newline): for the
+// readers and writers of table_file.hpp and table_merge.hpp, so every table is split and quoted alike.
+std::vector<std::string> tuning_csv_cells(const std::string& line);
+std::string tuning_csv_line(const TuningRow& r);
 
 // The key columns of case c on a device (arch, compute units) at the case's token count; shape and the other
 // fields filled, the choice and provenance left empty.
@@ -54,6 +63,10 @@ TuningRow key_of(const CaseSpec& c, const std::string& gfx, int cu_num);
 // Whether two rows have the same key (gfx, cu_num, token and every shape column).
 bool same_key(const TuningRow& a, const TuningRow& b);
 bool same_shape(const TuningRow& a, const TuningRow& b);  // the key without the token count
+// The key's cells (and the shape's: the key without the token) as one string: equal exactly when same_key
+// (same_shape) holds, for grouping rows by key in one pass.
+std::string key_cells(const TuningRow& r);
+std::string shape_cells(const TuningRow& r);
 
 // The row a case of `tokens` tokens and the shape of `key` dispatches from, on the key's device: among the rows
 // of that shape and device, the one at the largest power of two not above `tokens`; else (coarse tiers) the one at
