@@ -2,6 +2,7 @@
 import json
 
 from moe_harness import _moe_harness as _native
+from moe_harness._errors import bad_input, check_path, check_seed, check_text, native_arguments
 from moe_harness._outputs import host_output
 from moe_harness.verdict import Verdict
 
@@ -10,8 +11,19 @@ def suite(name_or_path, filter=None, seed=None):
     """The suite `name_or_path` (smoke, nightly, ... or a YAML file), keeping the cases whose ids the glob(s)
     `filter` select (a str or a list; '*' and '?', a leading '-' excludes: `run --filter`); `seed` replaces every
     case's seed (`run --seed`). Iterating it yields its cases. Bad input raises moe_harness.Error (exit_code 2)."""
-    filters = [] if filter is None else [filter] if isinstance(filter, str) else list(filter)
-    return Suite(_native.load_suite(str(name_or_path), filters, seed))
+    where = "moe_harness.suite()"
+    name = name_or_path if isinstance(name_or_path, str) else check_path(name_or_path, where, "name_or_path")
+    check_text(name, where, "name_or_path")
+    try:
+        filters = [] if filter is None else [filter] if isinstance(filter, str) else list(filter)
+    except TypeError:
+        raise bad_input(where, "filter", f"must be a glob or a list of globs, got {type(filter).__name__}",
+                        "pass a str such as '*fp8*' or a list of them") from None
+    for f in filters:
+        check_text(f, where, "filter", "a glob string")
+    check_seed(seed, where)
+    with native_arguments(where):
+        return Suite(_native.load_suite(name, filters, seed))
 
 
 class Suite:
