@@ -110,7 +110,7 @@ std::map<std::string, std::string> kernel_selection(RunSession& session) {
 
 // GoogleTest with the user's --gtest arguments and our JUnit path. An argument it does not know is a usage error:
 // GoogleTest itself would print its help and run nothing. The JUnit path is --junit's.
-constexpr int kMaxGtestRepeat = 10000;
+constexpr int kMaxGtestRepeat = 1000;
 
 void init_gtest(const std::vector<std::string>& user_args, const std::filesystem::path& junit) {
   for (const std::string& a : user_args)
