@@ -102,3 +102,13 @@ def test_pytest_report_dir_that_cannot_be_written_is_a_usage_error(tmp_path):
     assert r.returncode == 4, r.stdout[-2000:] + r.stderr[-2000:]
     assert "key '--moe-report'" in r.stderr and "passed" not in r.stdout, r.stdout + r.stderr
     assert not os.path.exists("/proc/moe-x")
+
+
+def test_kernel_ids_and_outputs_of_another_type_are_bad_input():
+    case = moe_harness.suite("smoke", filter="*T1/*")[0]
+    with bad_input("id"):
+        moe_harness.native_kernel(7)
+    with bad_input("kernel_id"):
+        case.judge(case.new_output(), kernel_id=3)
+    with bad_input("kernel_version"):
+        case.run(moe_harness.native_kernel("host"), kernel_version="v\udcff")
