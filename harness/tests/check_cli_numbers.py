@@ -46,7 +46,7 @@ def main():
         (nothing + ["--seed", "18446744073709551616"], "--seed"),
         (nothing + ["--seed", "0x10"], "--seed"),
         (nothing + ["--seed", "1.5"], "--seed"),
-        (nothing + ["--seed", "+1"], "--seed"),  # issue 35 item 7: one spelling per seed, digits only
+        (nothing + ["--seed", "+1"], "--seed"),  # one spelling per seed: digits only
         ([exe, "selftest", "--seeds", "+2"], "--seeds"),
         (nothing + ["--host-budget", "nan"], "--host-budget"),
         (nothing + ["--host-budget", "0"], "--host-budget"),
