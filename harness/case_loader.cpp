@@ -58,6 +58,12 @@ std::vector<std::string> sweep_path(const Reader& r, const YAML::Node& key_node,
   return {top, sub};
 }
 
+std::string join_path(const std::vector<std::string>& path) {
+  std::string s;
+  for (const auto& p : path) s += (s.empty() ? "" : ".") + p;
+  return s;
+}
+
 struct Expansion {
   const Reader& r;
   const YAML::Node& defaults;
@@ -101,6 +107,15 @@ struct Expansion {
       const std::string k = r.key_text(it->first, "sweep.");
       if (!keys.insert(k).second) r.fail(it->first.Mark(), "sweep." + k, "written twice in one mapping", "keep one of them");
       paths.push_back(sweep_path(r, it->first, k));
+      // `quant` and `quant.weight` both sweep quant.weight: one axis would silently override the other.
+      for (std::size_t a = 0; a + 1 < paths.size(); ++a) {
+        const auto& x = paths[a].size() <= paths.back().size() ? paths[a] : paths.back();
+        const auto& y = paths[a].size() <= paths.back().size() ? paths.back() : paths[a];
+        if (std::equal(x.begin(), x.end(), y.begin()))
+          r.fail(it->first.Mark(), "sweep." + k,
+                 "overlaps sweep." + join_path(paths[a]) + " (both set " + join_path(y) + "; one would silently win)",
+                 "sweep the key under one spelling only");
+      }
       marks.push_back(it->first.Mark());
       if (!it->second.IsSequence() || it->second.size() == 0) r.fail(it->second.Mark(), "sweep." + k, "must be a non-empty list", "write [a, b]");
       axes.emplace_back(it->second.begin(), it->second.end());

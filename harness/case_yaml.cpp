@@ -124,6 +124,11 @@ void Reader::keys(const YAML::Node& map, const std::set<std::string>& known, con
     }
     if (!seen.insert(k).second)
       fail(it->first.Mark(), prefix + k, "written twice in one mapping (YAML keys are unique)", "keep one of them");
+    // `key:` or `key: null` is a value left out, never "use the default": the default would win silently. Only a
+    // sweep entry's `case:` and the suite's `defaults:` may be empty (nothing added to the layers below).
+    if (it->second.IsNull() && !(prefix.empty() && (k == "case" || k == "defaults")))
+      fail(it->first.Mark(), prefix + k, "has no value (`" + k + ":` alone or null)",
+           "write a value, or delete the line to take the default");
   }
 }
 

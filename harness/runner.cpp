@@ -110,6 +110,8 @@ std::map<std::string, std::string> kernel_selection(RunSession& session) {
 
 // GoogleTest with the user's --gtest arguments and our JUnit path. An argument it does not know is a usage error:
 // GoogleTest itself would print its help and run nothing. The JUnit path is --junit's.
+constexpr int kMaxGtestRepeat = 1000;
+
 void init_gtest(const std::vector<std::string>& user_args, const std::filesystem::path& junit) {
   for (const std::string& a : user_args)
     if (a.rfind("--gtest_output", 0) == 0)
@@ -134,6 +136,14 @@ void init_gtest(const std::vector<std::string>& user_args, const std::filesystem
                     "--gtest_random_seed=, --gtest_list_tests, ...; `moe-harness list --gtest` prints the test "
                     "names)");
   }
+  // A negative repeat is GoogleTest's "forever": a run that never writes its report, which a stop signal could not
+  // end either (each repetition skips every test again). A bounded count is a run.
+  const int repeat = GTEST_FLAG_GET(repeat);
+  if (repeat < 1 || repeat > kMaxGtestRepeat)
+    throw_bad_input("command line", "--gtest", "--gtest_repeat=" + std::to_string(repeat) + " is outside [1, " +
+                                                   std::to_string(kMaxGtestRepeat) + "]",
+                    "repeat a bounded number of times (--gtest_repeat=N, 1 <= N <= " +
+                        std::to_string(kMaxGtestRepeat) + "), or loop over runs in a script");
 }
 
 // Every (case, kernel) as the GoogleTest test gtest_test_name(kernel).gtest_test_name(case), kernel by kernel; two
@@ -238,7 +248,30 @@ class ListenerScope {
 
 }  // namespace
 
+// GoogleTest's sharding variables, checked as GoogleTest would want them before it reads them: its own parser
+// aborts on a value that is not a number. Both or neither; 0 <= GTEST_SHARD_INDEX < GTEST_TOTAL_SHARDS <= 10^6.
+static void check_gtest_shard_env() {
+  const char* total = std::getenv("GTEST_TOTAL_SHARDS");
+  const char* index = std::getenv("GTEST_SHARD_INDEX");
+  if (!total && !index) return;
+  const auto number = [](const char* name, const char* v, long lo, long hi) {
+    long n = -1;
+    const std::string s = v ? v : "";
+    const bool digits = !s.empty() && s.size() <= 7 && s.find_first_not_of("0123456789") == std::string::npos;
+    if (digits) n = std::stol(s);
+    if (!v || !digits || n < lo || n > hi)
+      throw_bad_input("environment", name,
+                      v ? "'" + s + "' is not an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"
+                        : std::string("is not set, but the other GoogleTest sharding variable is"),
+                      "set GTEST_TOTAL_SHARDS=N and GTEST_SHARD_INDEX=I (0 <= I < N) together, or neither");
+    return n;
+  };
+  const long n = number("GTEST_TOTAL_SHARDS", total, 1, 1000000);
+  number("GTEST_SHARD_INDEX", index, 0, n - 1);
+}
+
 int run_suite(const RunOptions& requested) {
+  check_gtest_shard_env();  // before GoogleTest, the journal or a report directory sees them
   // What runs. Every input problem (suite, kernels, --gtest arguments, test names, a journal to resume) is found
   // before anything is written: the report directory claimed below is removed again when one stops the run.
   RunSession session(requested);  // the executor; resuming, the run's options and records from its journal
@@ -266,6 +299,7 @@ int run_suite(const RunOptions& requested) {
   init_gtest(opt.gtest_args, junit_tmp);
   RunState state;
   register_tests(suite, cases, session, state);
+  session.check_resumed_slots();
   if (GTEST_FLAG_GET(list_tests)) {  // prints the names; runs and writes nothing (and starts no worker)
     GTEST_FLAG_SET(output, "");
     return RUN_ALL_TESTS();

@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "fixtures/atomic_file.hpp"
 #include "harness/isolation/worker.hpp"
 #include "moe_harness/runner.hpp"
 
@@ -20,7 +21,10 @@ Provenance make_provenance(const Suite& suite, const std::vector<std::pair<std::
 
 std::string utc_now() { return utc_now_iso8601(); }
 
+void check_report_dir(const std::filesystem::path& dir, const std::string& key) { check_output_dir(dir, key); }
+
 ReportFiles write_reports(const RunReport& report, const std::filesystem::path& dir) {
+  check_output_dir(dir, "dir");
   std::filesystem::create_directories(dir);
   const ReportFiles files = ReportFiles::in(dir);
   write_report_files(report, files);

@@ -2,11 +2,11 @@
 
 #include <cctype>
 #include <fmt/format.h>
-#include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "fixtures/error.hpp"
+#include "fixtures/input_file.hpp"
 #include "fixtures/tensor.hpp"
 
 namespace moe {
@@ -74,13 +74,12 @@ ExportIndex read_export_index(const std::filesystem::path& dir) {
                     "no export index: the directory is empty or was not written by `moe-harness export --suite` "
                     "(the index is written last, so an interrupted export has none)",
                     "export the cases with `moe-harness export --suite S [--filter GLOB] --out DIR`");
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
+  // A regular file within the report limit (one line a case, far smaller than a report).
+  const std::string text = read_input_file(file, "export index", kReportFileLimit);
   ExportIndex x;
   std::string key = "(file)";
   try {
-    const nlohmann::json j = nlohmann::json::parse(text.str());
+    const nlohmann::json j = nlohmann::json::parse(text);
     key = "index_version";
     if (j.at(key).get<int>() != kExportIndexVersion)
       throw_bad_input(where, key, fmt::format("index version {} but this harness reads {}", j.at(key).dump(), kExportIndexVersion),
@@ -97,13 +96,19 @@ ExportIndex read_export_index(const std::filesystem::path& dir) {
     x.harness = j.at(key).get<std::string>();
     key = "reference_version";
     x.reference_version = j.at(key).get<std::string>();
-    const nlohmann::json& cases = j.at("cases");
+    key = "cases";
+    const nlohmann::json& cases = j.at(key);
+    if (!cases.is_array()) throw_bad_input(where, key, "is not an array", "export the suite again");
+    std::map<std::string, std::size_t> seen;  // id -> its first position: a case is exported (and judged) once
     for (std::size_t i = 0; i < cases.size(); ++i) {
       const nlohmann::json& c = cases.at(i);
       const std::string at = fmt::format("cases[{}].", i);
       ExportEntry e;
       key = at + "id";
       e.id = c.at("id").get<std::string>();
+      if (const auto [it, fresh] = seen.emplace(e.id, i); !fresh)
+        throw_bad_input(where, key, fmt::format("case {} is listed twice (cases[{}] and cases[{}])", e.id, it->second, i),
+                        "list each case once (export the suite again)");
       key = at + "exported";
       e.exported = c.at("exported").get<bool>();
       if (e.exported) {

@@ -25,10 +25,10 @@ inline std::string g(double v) {
   std::snprintf(b, sizeof b, "%g", v);
   return b;
 }
-// Decimal digits with an optional sign: what from_chars reads whole, and nothing else ("+" dropped).
+// Decimal digits with an optional '-': what from_chars reads whole, and nothing else. A '+' is refused: a seed or a
+// count has one spelling, the one reports and rerun commands print.
 template <class T>
-bool parse_decimal(std::string s, T& v, bool& out_of_range) {
-  if (!s.empty() && s.front() == '+') s.erase(0, 1);
+bool parse_decimal(const std::string& s, T& v, bool& out_of_range) {
   const std::size_t digits = !s.empty() && s.front() == '-' ? 1 : 0;
   if (s.size() == digits || s.find_first_not_of("0123456789", digits) != std::string::npos) return false;
   const auto r = std::from_chars(s.data(), s.data() + s.size(), v);

@@ -6,6 +6,7 @@
 #include "fixtures/error.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/isolation/journal.hpp"
+#include "harness/isolation/journal_checks.hpp"
 #include "harness/isolation/run_session.hpp"
 #include "reports/report_files.hpp"
 
@@ -17,6 +18,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->add_option("DIR", *dir, "the run's report directory (holds journal.jsonl)")->required();
   cmd->callback([=, &exit_code] {
     const Journal j = read_journal(*dir);
+    check_journal_records(j);  // a record of another run is refused by name, never counted
     for (const std::string& f : remove_stale_temp_files(*dir))
       std::fprintf(stderr, "moe-harness: removed %s/%s, a temporary file of a run that was killed\n", dir->c_str(), f.c_str());
     if (j.torn_tail) std::fprintf(stderr, "moe-harness: %s: its last line was cut short and is ignored\n", j.file.c_str());

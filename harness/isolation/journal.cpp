@@ -63,7 +63,15 @@ Journal read_journal(const std::filesystem::path& dir) {
                         "pass a report directory written by this harness version");
       if (type == "start") j.start = l;
       else if (type == "plan") j.planned = l.at("tests").get<std::size_t>();
-      else if (type == "record") j.records[l.at("slot").get<std::size_t>()] = case_record_from_json(l.at("record"), where, "record");
+      else if (type == "record") {
+        const auto& slot = l.at("slot");  // a test's index among the run's registered tests
+        if (!slot.is_number_unsigned() || slot.get<std::uint64_t>() >= kMaxJournalSlot)
+          throw_bad_input(where, "slot", slot.dump() + " is not a test index in [0, " + std::to_string(kMaxJournalSlot) + ")",
+                          "the journal is written by the harness only; restore it or rerun the suite");
+        const std::size_t s = slot.get<std::size_t>();
+        j.records[s] = case_record_from_json(l.at("record"), where, "record");
+        j.record_lines[s] = line_no;
+      }
       else if (type == "resume") { ++j.resumes; j.finished = false; j.interrupted.clear(); }
       else if (type == "end") { j.finished = true; j.interrupted = l.at("interrupted"); }
       j.last_time = l.value("time", j.last_time);

@@ -10,6 +10,7 @@
 // A last line cut short (killed mid-write) is ignored and said so; any other malformed line is bad input.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -21,6 +22,9 @@
 namespace moe {
 
 inline constexpr int kJournalVersion = 1;
+// A record's slot is a test's index among the (case, kernel) tests of the run: below the suite case limit times the
+// kernels a run can name, far below this bound; a larger one is no slot of any run.
+inline constexpr std::uint64_t kMaxJournalSlot = std::uint64_t(1) << 32;
 std::filesystem::path journal_path(const std::filesystem::path& report_dir);
 
 class JournalWriter {
@@ -41,6 +45,7 @@ struct Journal {
   std::filesystem::path file;
   nlohmann::ordered_json start;               // the start line
   std::map<std::size_t, CaseRecord> records;  // by slot; a later line for a slot replaces an earlier one
+  std::map<std::size_t, std::size_t> record_lines;  // slot -> the journal line its record was read from
   std::optional<std::size_t> planned;
   bool finished = false;     // an end line after the last record and resume
   std::string interrupted;   // that end line's signal, when SIGINT or SIGTERM stopped the run

@@ -11,6 +11,7 @@
 #include "fixtures/error.hpp"
 #include "harness/case_loader.hpp"
 #include "harness/isolation/jobs.hpp"
+#include "harness/isolation/journal_checks.hpp"
 #include "harness/isolation/wire.hpp"
 #include "harness/kernel_registry.hpp"
 #include "harness/tuning/table_set.hpp"
@@ -101,6 +102,7 @@ ExecConfig exec_config_for(const RunOptions& o) {
 RunSession::RunSession(const RunOptions& requested) : opt_(requested) {
   if (!requested.resume.empty()) {
     resumed_ = read_journal(requested.resume);
+    check_journal_records(*resumed_);
     const nlohmann::ordered_json& start = resumed_->start;
     const std::string where = resumed_->file.string() + ":1";
     try {
@@ -189,6 +191,24 @@ void RunSession::add_test(std::size_t slot, const CaseRequest& r, const std::str
   if (requests_.size() <= slot) requests_.resize(slot + 1);
   requests_[slot] = r;
   slots_[{suite, name}] = slot;
+}
+
+void RunSession::check_resumed_slots() const {
+  if (!resumed_) return;
+  for (const auto& [slot, rec] : resumed_->records) {
+    const std::string where = fmt::format("{}:{}", resumed_->file.string(), resumed_->record_lines.at(slot));
+    if (slot >= requests_.size())
+      throw_bad_input(where, "slot", fmt::format("foreign record: slot {} ({} {}) is past the run's {} test(s)", slot,
+                                                 rec.kernel, rec.id, requests_.size()),
+                      "a journal holds the records of one run only: restore it, or rerun the suite");
+    const CaseRequest& r = requests_[slot];
+    const std::string& id = executor_->cases().at(r.case_index).id;
+    const std::string& kernel = executor_->kernels().at(r.kernel_index)->id();
+    if (rec.id != id || rec.kernel != kernel)
+      throw_bad_input(where, "slot", fmt::format("foreign record: slot {} holds {} {}, the run has {} {} there", slot,
+                                                 rec.kernel, rec.id, kernel, id),
+                      "a journal holds the records of one run only: restore it, or rerun the suite");
+  }
 }
 
 void RunSession::queue_from(std::size_t slot) {

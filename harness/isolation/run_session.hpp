@@ -37,6 +37,9 @@ class RunSession {
   // The GoogleTest test (suite and test name) judged into `slot` with request r; every test is added before the
   // run starts.
   void add_test(std::size_t slot, const CaseRequest& r, const std::string& suite, const std::string& name);
+  // Resuming: every record of the journal sits in the slot of its own (case, kernel) among the tests registered
+  // (add_test), else bad input naming the journal line; called once they all are, before any work.
+  void check_resumed_slots() const;
   struct Judged {
     CaseRecord record;
     double seconds = 0;  // the case's own time (0 read back from the journal)

@@ -25,6 +25,19 @@ void expect_error(const std::string& yaml, int line, const std::string& key, con
 const char* kHead = "suite: t\ndefaults: {hidden: 64, inter: 64, experts: 8, topk: 2}\ncases:\n";
 }  // namespace
 
+// A key written without a value is never "take the default" (it would win silently), and two sweep axes that set
+// the same key (quant and quant.weight) would let one spelling override the other.
+TEST(CaseLoader, KeysWithoutValueAndOverlappingSweepAxesAreRefused) {
+  expect_error(std::string(kHead) + "  - {tokens: null}\n", 4, "tokens", "has no value");
+  expect_error(std::string(kHead) + "  - {tokens: ~}\n", 4, "tokens", "has no value");
+  expect_error(std::string(kHead) + "  - variant: a\n    tokens:\n", 5, "tokens", "has no value");
+  expect_error(std::string(kHead) + "  - {tokens: 1, quant: {weight: null}}\n", 4, "quant.weight", "has no value");
+  expect_error(std::string(kHead) + "  - sweep: {quant: [fp8], quant.weight: [fp8]}\n", 4, "sweep.quant.weight", "overlaps");
+  expect_error(std::string(kHead) + "  - sweep: {quant.weight: [fp8], quant: [fp8]}\n", 4, "sweep.quant", "overlaps");
+  // An entry's `case:` may be empty: the sweep alone makes the cases.
+  EXPECT_EQ(load_suite_text(std::string(kHead) + "  - {sweep: {tokens: [1, 2]}, case: null}\n", "s.yaml").cases.size(), 2u);
+}
+
 TEST(CaseLoader, SweepIsACartesianProductWithStableIds) {
   const Suite s = load_suite_text(std::string(kHead) + "  - sweep: {tokens: [1, 3], reduce: [atomic, per_k]}\n", "s.yaml");
   ASSERT_EQ(s.cases.size(), 4u);

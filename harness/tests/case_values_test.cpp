@@ -101,15 +101,16 @@ TEST(CaseValues, MalformedNodesAreBadInputNamingTheKey) {
   expect_bad(std::string(kHead) + "  - sweep: {quant.flavour: [fn]}\n", 4, "sweep.quant.flavour", "under quant");
 }
 
-// The merge of defaults, case and sweep values: mappings merge key by key, a null sets nothing, a later sweep axis
-// wins over an earlier one.
+// The merge of defaults, case and sweep values: mappings merge key by key, a sweep axis sets its key. A null (`key:`
+// alone, `~`) sets nothing and is refused: it would leave the default in place without a word.
 TEST(CaseValues, DefaultsCaseAndSweepValuesMergeKeyByKey) {
-  const Suite s = load_suite_text(
+  const std::string head =
       "suite: t\ndefaults: {hidden: 64, inter: 64, experts: 8, topk: 2, quant: {weight: fp8_channel, act: fp8_token}}\n"
-      "cases:\n"
-      "  - {tokens: 1, quant: {qmax: 224}}\n"
-      "  - {tokens: 2, quant: ~}\n"
-      "  - sweep: {quant.flavor: [fn, fnuz], tokens: [3]}\n    case: {quant: {qmax: 200}}\n",
+      "cases:\n";
+  const Suite s = load_suite_text(
+      head + "  - {tokens: 1, quant: {qmax: 224}}\n"
+             "  - {tokens: 2}\n"
+             "  - sweep: {quant.flavor: [fn, fnuz], tokens: [3]}\n    case: {quant: {qmax: 200}}\n",
       "s.yaml");
   ASSERT_EQ(s.cases.size(), 4u);
   EXPECT_EQ(s.cases[0].problem.quant.weight, WeightFormat::fp8_channel);
@@ -119,6 +120,7 @@ TEST(CaseValues, DefaultsCaseAndSweepValuesMergeKeyByKey) {
   EXPECT_EQ(s.cases[3].problem.quant.act_qmax, 200.0f);
   EXPECT_EQ(s.cases[3].problem.quant.weight, WeightFormat::fp8_channel);
   EXPECT_EQ(s.cases[3].source, "s.yaml:6");
+  expect_bad(head + "  - {tokens: 2, quant: ~}\n", 4, "quant", "has no value");
 }
 
 TEST(CaseValues, Utf8ValidationFollowsTheEncodingRules) {

@@ -12,6 +12,7 @@
 #include "fixtures/input_file.hpp"
 #include "fixtures/input_limits.hpp"
 #include "formats/weight_format.hpp"
+#include "kernels/gpu/dispatch_options.hpp"
 
 namespace moe {
 namespace {
@@ -116,6 +117,27 @@ std::string q_type_of(WeightFormat w) {
   return fmt::format("block_{}x{}", f.block_rows, f.block_k);
 }
 
+// What makes a row usable by every reader, checked as the table is read (exit 2 before any work): its dispatch
+// choice parses (a garbage choice would make every case it covers an error), and its shape key is the one its
+// case_id gives (key_of(): the id with its /T<token>/ part as /T*/), so the lookup can reach the row.
+void check_row(const TuningRow& r, const std::string& where) {
+  try {
+    (void)gpu::parse_dispatch_options(gpu::split_dispatch_choice(r.dispatch));
+  } catch (const Error& e) {
+    throw_bad_input(where, "dispatch", e.problem(), "use comma-separated KEY=VALUE items, each one of " +
+                                                        gpu::dispatch_option_spellings() + " (or leave it empty)");
+  }
+  if (r.case_id.empty()) return;
+  std::string shape = r.case_id;
+  const std::string tok = fmt::format("/T{}/", r.token);
+  if (const auto i = shape.find(tok); i != std::string::npos) shape.replace(i, tok.size(), "/T*/");
+  if (r.shape != shape)
+    throw_bad_input(where, "shape",
+                    "'" + r.shape + "' is not the shape key of case_id '" + r.case_id + "' at token " +
+                        std::to_string(r.token) + " ('" + shape + "'): no case could ever look this row up",
+                    "write the shape as `moe-harness tune` does: the case id with /T<token>/ as /T*/");
+}
+
 }  // namespace
 
 std::string tuning_header() {
@@ -134,8 +156,11 @@ TuningTable read_tuning_table(const std::string& path) {
   while (std::getline(in, line)) {
     ++n;
     if (line.empty() || line == "\r") continue;
-    const auto cells = split_csv(line);
     const std::string where = fmt::format("{}:{}", path, n);
+    if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0)
+      throw_bad_input(where, "header", "the file starts with a UTF-8 byte order mark (BOM, bytes EF BB BF)",
+                      "save the table as UTF-8 without a BOM (as `moe-harness tune` writes it)");
+    const auto cells = split_csv(line);
     if (at.empty()) {
       for (const Column& c : kColumns) {
         int found = -1;
@@ -152,6 +177,7 @@ TuningTable read_tuning_table(const std::string& path) {
     r.line = n;
     for (std::size_t i = 0; i < std::size(kColumns); ++i)
       set_cell(r, kColumns[i].field, cells[std::size_t(at[i])], where, kColumns[i].name);
+    check_row(r, where);
     t.rows.push_back(std::move(r));
   }
   if (at.empty()) throw_bad_input(path, "header", "the file is empty", kFix);

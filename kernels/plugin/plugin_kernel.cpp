@@ -10,6 +10,7 @@
 #include "fixtures/error.hpp"
 #include "kernels/common/throughput.hpp"
 #include "kernels/plugin/plugin_checks.hpp"
+#include "kernels/plugin/plugin_probe.hpp"
 #ifdef MOE_HAVE_GPU_RUNTIME
 #include "kernels/plugin/plugin_device_run.hpp"
 #endif
@@ -102,6 +103,7 @@ PluginKernel::PluginKernel(const std::filesystem::path& path, std::uint32_t host
     throw_bad_input(where, "--plugin", "a plugin must be given by a path, not a bare library name (no search path is used)",
                     "pass ./" + where + " or an absolute path");
   check_plugin_file(path);  // a complete shared object of this machine: dlopen would map a truncated one and fault
+  probe_plugin_load(path);  // its load-time code may exit, fault or hang: first in a probe process
   handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_)
     throw_bad_input(where, "--plugin", std::string("cannot load the library: ") + ::dlerror(),

@@ -25,8 +25,13 @@ Provenance make_provenance(const Suite& suite, const std::vector<std::pair<std::
 std::string utc_now();
 
 // Writes the report files of `report` into `dir` (created): report.json, junit.xml, summary.md, report.html; each
-// atomically. Returns their paths.
+// atomically. Returns their paths. A `dir` that cannot take them is bad input (key "dir"), nothing written.
 ReportFiles write_reports(const RunReport& report, const std::filesystem::path& dir);
+
+// Whether `dir` can be the report directory: an existing directory files can be created in, or one that can be
+// created. Bad input (exit 2) naming `dir` and `key` (the option or argument that gave it) otherwise; so a client
+// checks its output location before it does any work.
+void check_report_dir(const std::filesystem::path& dir, const std::string& key);
 
 // Reads a report.json back (every field checked; bad input names the file and the field's key).
 ReadReport read_report(const std::filesystem::path& file);

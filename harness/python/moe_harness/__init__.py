@@ -10,12 +10,22 @@ public API moe::api, through the native extension moe_harness._moe_harness), so 
 
 README "Python" has the whole tour; moe_harness.pytest_plugin runs a suite under pytest.
 """
-from moe_harness._moe_harness import Error, Fixture, Tensor, build_stamp, native_kernel, version
+from moe_harness._moe_harness import Error, Fixture, Tensor, build_stamp, version
+from moe_harness import _moe_harness as _native
+from moe_harness._errors import check_text as _check_text, native_arguments as _native_arguments
 from moe_harness._case import Case, Suite, suite
 from moe_harness.session import Session
 from moe_harness.verdict import Verdict
 
 __version__ = version()
+
+
+def native_kernel(id, host_budget=0.0):
+    """A kernel of this build by id ("host", "gpu-fused-moe" in a GPU build) as a Python kernel object; host_budget:
+    the host kernel's FLOP budget (0: its default). Bad arguments raise moe_harness.Error."""
+    _check_text(id, "moe_harness.native_kernel()", "id")
+    with _native_arguments("moe_harness.native_kernel()"):
+        return _native.native_kernel(id, host_budget)
 
 __all__ = ["Case", "Error", "Fixture", "Session", "Suite", "Tensor", "Verdict", "build_stamp", "native_kernel",
            "suite", "version"]

@@ -2,6 +2,7 @@
 import json
 
 from moe_harness import _moe_harness as _native
+from moe_harness._errors import bad_input, check_path, check_seed, check_text, native_arguments
 from moe_harness._outputs import host_output
 from moe_harness.verdict import Verdict
 
@@ -10,8 +11,19 @@ def suite(name_or_path, filter=None, seed=None):
     """The suite `name_or_path` (smoke, nightly, ... or a YAML file), keeping the cases whose ids the glob(s)
     `filter` select (a str or a list; '*' and '?', a leading '-' excludes: `run --filter`); `seed` replaces every
     case's seed (`run --seed`). Iterating it yields its cases. Bad input raises moe_harness.Error (exit_code 2)."""
-    filters = [] if filter is None else [filter] if isinstance(filter, str) else list(filter)
-    return Suite(_native.load_suite(str(name_or_path), filters, seed))
+    where = "moe_harness.suite()"
+    name = name_or_path if isinstance(name_or_path, str) else check_path(name_or_path, where, "name_or_path")
+    check_text(name, where, "name_or_path")
+    try:
+        filters = [] if filter is None else [filter] if isinstance(filter, str) else list(filter)
+    except TypeError:
+        raise bad_input(where, "filter", f"must be a glob or a list of globs, got {type(filter).__name__}",
+                        "pass a str such as '*fp8*' or a list of them") from None
+    for f in filters:
+        check_text(f, where, "filter", "a glob string")
+    check_seed(seed, where)
+    with native_arguments(where):
+        return Suite(_native.load_suite(name, filters, seed))
 
 
 class Suite:
@@ -69,8 +81,9 @@ class Case:
         rules of `run` (docs/reliability.md "Gating"): the case's kernel list (kernel_id, default the kernel's .id
         or "python"), and for a device kernel (device other than None/"cpu", or kernel.needs_device) the live
         device and the case's targets; then kernel.supports(case) when the kernel has it."""
-        return self._native.gate(self, kernel, _kernel_id(kernel, kernel_id), _needs_device(device, kernel),
-                                 require_device)
+        with native_arguments("moe_harness.Case.gate()"):
+            return self._native.gate(self, kernel, _kernel_id(kernel, kernel_id), _needs_device(device, kernel),
+                                     require_device)
 
     def fixture(self):
         """The case's pristine checkpoint and its routing as a moe_harness.Fixture: fixture["w13"], ... each a
@@ -92,7 +105,9 @@ class Case:
         or any DLPack tensor; bf16 as bfloat16 or 16-bit integers holding bf16 bits; device tensors are copied
         to the host first) against this case's fixture (case.fixture()): the record `run` writes, without the
         probes (they need a kernel to run again: case.run). Wrong shape or dtype raises moe_harness.Error."""
-        return Verdict(self._native.judge(host_output(out), kernel_id), self)
+        check_text(kernel_id, "moe_harness.Case.judge()", "kernel_id")
+        with native_arguments("moe_harness.Case.judge()"):
+            return Verdict(self._native.judge(host_output(out), kernel_id), self)
 
     def run(self, kernel, device=None, kernel_id=None, kernel_version=None, require_device=False):
         """The whole pipeline of `run` on a Python kernel: gating, fixture, references, kernel(fixture, out) into
@@ -102,8 +117,12 @@ class Case:
         -> bool (False: no bit-exact rerun or linearity probes), prepare(fixture), id, version, needs_device.
         An exception in the kernel is the verdict's error (status "error", the traceback in its reason)."""
         version = kernel_version if kernel_version is not None else str(getattr(kernel, "version", ""))
-        record = self._native.run(self, self.spec, kernel, _kernel_id(kernel, kernel_id), version,
-                                  _needs_device(device, kernel), require_device)
+        where = "moe_harness.Case.run()"
+        check_text(_kernel_id(kernel, kernel_id), where, "kernel_id")
+        check_text(version, where, "kernel_version")
+        with native_arguments(where):
+            record = self._native.run(self, self.spec, kernel, _kernel_id(kernel, kernel_id), version,
+                                      _needs_device(device, kernel), require_device)
         return Verdict(record, self)
 
     def release(self):

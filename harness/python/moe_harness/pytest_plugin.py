@@ -20,6 +20,7 @@ import os
 import pytest
 
 import moe_harness
+from moe_harness._errors import check_seed
 
 
 def pytest_addoption(parser):
@@ -50,11 +51,19 @@ def _xdist_controller(config):
 def pytest_configure(config):
     if config.getoption("moe_suite") is None:
         return
-    report = config.getoption("moe_report")
-    if report and _worker(config):
-        report = os.path.join(report, _worker(config))
-    config._moe_session = moe_harness.Session(report or "", config.getoption("moe_kernel_id"),
-                                              config.getoption("moe_kernel_version"))
+    # The options as usage errors before any test runs: the seed's range, and the report directory (a test run
+    # that passes and then cannot write its reports would end in sessionfinish).
+    try:
+        check_seed(config.getoption("moe_seed"), "pytest", "--moe-seed")
+        report = config.getoption("moe_report")
+        if report and _worker(config):
+            report = os.path.join(report, _worker(config))
+        if report:
+            moe_harness._moe_harness.check_report_dir(report, "--moe-report")
+        config._moe_session = moe_harness.Session(report or "", config.getoption("moe_kernel_id"),
+                                                  config.getoption("moe_kernel_version"))
+    except moe_harness.Error as e:
+        raise pytest.UsageError(str(e)) from None
     _suite(config)  # here, so that a bad suite or an empty selection is a usage error before collection
 
 

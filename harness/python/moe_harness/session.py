@@ -1,9 +1,9 @@
 """moe_harness.Session: verdicts collected into the report files `run` writes (report.json, junit.xml, summary.md,
 report.html: moe::api::write_reports), with provenance (this build, the kernel, the device, the suite, the seed, and
 whatever versions the caller adds)."""
-import os
 
 from moe_harness import _moe_harness as _native
+from moe_harness._errors import check_path, check_text
 
 
 class Session:
@@ -13,7 +13,11 @@ class Session:
     kernel's own. One session holds the verdicts of one suite file and seed (report.json names one)."""
 
     def __init__(self, report_dir, kernel_id, kernel_version, provenance=None, suite=None):
-        self.report_dir = os.fspath(report_dir)
+        where = "moe_harness.Session()"
+        self.report_dir = check_path(report_dir, where, "report_dir")
+        if self.report_dir:  # the output location is checked before any work ("" writes nothing: write() refuses it)
+            _native.check_report_dir(self.report_dir, "report_dir")
+        check_text(kernel_id, where, "kernel_id")
         self.kernel_id = kernel_id
         self.kernel_version = str(kernel_version)
         self.provenance = dict(provenance or {})
@@ -49,6 +53,10 @@ class Session:
             raise ValueError("moe_harness.Session.write(): no verdict and no suite: nothing says what was run; "
                              "pass suite= or add a verdict")
         kernels = [(self.kernel_id, self.kernel_version)] + [(str(k), str(v)) for k, v in self.provenance.items()]
+        for name, version in kernels:
+            check_text(name, "moe_harness.Session.write()", "provenance")
+            check_text(version, "moe_harness.Session.write()", "provenance")
+        _native.check_report_dir(self.report_dir, "report_dir")
         return _native.write_reports([v._record for v in self.verdicts], self.suite._native, kernels,
                                      self.start_time, self.report_dir)
 

@@ -13,6 +13,22 @@ std::optional<py::object> ask(const py::object& kernel, const char* name, const 
   return PyCallable_Check(v.ptr()) ? v(case_obj) : v;
 }
 
+// A str the kernel handed back, as UTF-8; bad input naming `key` when it is not text or not encodable (a lone
+// surrogate), never pybind's raw cast error.
+std::string kernel_text(const py::object& v, const std::string& where, const std::string& key, const char* what) {
+  if (!py::isinstance<py::str>(v))
+    api::throw_bad_input(where, key, std::string("must be ") + what + ", got " + std::string(py::str(py::type::of(v).attr("__name__"))),
+                         std::string("make it ") + what);
+  Py_ssize_t n = 0;
+  const char* utf8 = PyUnicode_AsUTF8AndSize(v.ptr(), &n);
+  if (!utf8) {
+    PyErr_Clear();
+    api::throw_bad_input(where, key, "is not valid UTF-8 text (it holds a lone surrogate)",
+                         std::string("make it ") + what + " without lone surrogates");
+  }
+  return std::string(utf8, std::size_t(n));
+}
+
 }  // namespace
 
 PythonKernel::PythonKernel(py::object kernel, py::object case_obj, py::object spec, std::string id,
@@ -20,17 +36,18 @@ PythonKernel::PythonKernel(py::object kernel, py::object case_obj, py::object sp
     : kernel_(std::move(kernel)), case_(std::move(case_obj)), spec_(std::move(spec)), id_(std::move(id)),
       version_(std::move(version)), needs_device_(needs_device) {
   if (const auto s = ask(kernel_, "supports", case_)) {
-    if (py::isinstance<py::str>(*s)) support_ = api::Support::no(s->cast<std::string>());
+    if (py::isinstance<py::str>(*s)) support_ = api::Support::no(kernel_text(*s, "kernel " + id_, "supports", "a reason string"));
     else if (s->is_none() || (py::isinstance<py::bool_>(*s) && s->cast<bool>())) support_ = api::Support::yes();
     else if (py::isinstance<py::bool_>(*s)) support_ = api::Support::no("the kernel's supports() returned False");
-    else throw py::type_error("kernel.supports(case) must return None (supported) or a reason string (not supported)");
+    else api::throw_bad_input("kernel " + id_, "supports", "supports(case) must return None (supported) or a reason string (not supported)",
+                              "return None or a reason string");
   }
   if (const auto d = ask(kernel_, "deterministic", case_)) deterministic_ = d->cast<bool>();
   if (const auto c = ask(kernel_, "rounding_contract", case_); c && !c->is_none()) {
-    if (!py::isinstance<py::str>(*c))
-      throw py::type_error("kernel.rounding_contract must be a contract text such as \"gate_up=bf16,slot=bf16\" (or "
-                           "a method of the case returning one, or None)");
-    contract_ = api::parse_rounding_contract_or_throw(c->cast<std::string>(), "kernel " + id_, "rounding_contract");
+    const std::string text = kernel_text(*c, "kernel " + id_, "rounding_contract",
+                                         "a contract text such as \"gate_up=bf16,slot=bf16\" (or a method of the case "
+                                         "returning one, or None)");
+    contract_ = api::parse_rounding_contract_or_throw(text, "kernel " + id_, "rounding_contract");
   }
 }
 

@@ -94,6 +94,7 @@ void register_records(py::module_& m) {
 
   m.def("write_reports", &write, py::arg("records"), py::arg("suite"), py::arg("kernels"), py::arg("start_time"),
         py::arg("dir"));
+  m.def("check_report_dir", &api::check_report_dir, py::arg("dir"), py::arg("key"));
   m.def("utc_now", &api::utc_now);
   m.def("version", &api::version);
   m.def("build_stamp", &api::build_stamp);

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 #include <thread>
 
 #include "fixtures/error.hpp"
@@ -141,6 +143,37 @@ TEST(TuningTable, CsvRoundTripAndBadCells) {
   }
   std::ofstream(dir / "nohdr.csv") << "gfx,token\nhost,1\n";
   EXPECT_THROW(read_tuning_table((dir / "nohdr.csv").string()), Error);
+  std::filesystem::remove_all(dir);
+}
+
+// A table is refused whole, before any case runs, for a row no reader could use: a dispatch choice that does not
+// parse, a shape key its case_id cannot give (no lookup reaches it), and a byte order mark named as such.
+TEST(TuningTable, ReadRefusesGarbageDispatchUnreachableShapeAndBom) {
+  const auto dir = std::filesystem::temp_directory_path() / "moe_tuning_table_refusals";
+  std::filesystem::create_directories(dir);
+  const auto refused = [&](const std::string& name, TuningTable t, const std::string& key, bool bom = false) {
+    write_tuning_table(t, (dir / name).string());
+    if (bom) {
+      std::ifstream in(dir / name);
+      const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::ofstream(dir / name) << "\xEF\xBB\xBF" << text;
+    }
+    try {
+      read_tuning_table((dir / name).string());
+      ADD_FAILURE() << name << " was read";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
+      EXPECT_EQ(e.key(), key) << e.what();
+      EXPECT_EQ(e.where(), (dir / name).string() + (bom ? ":1" : ":2")) << e.what();
+    }
+  };
+  TuningTable t = table({4});
+  t.rows[0].dispatch = "grouped_mma=banana";
+  refused("dispatch.csv", t, "dispatch");
+  t = table({4});
+  t.rows[0].shape = "custom-h512/T*/decode";
+  refused("shape.csv", t, "shape");
+  refused("bom.csv", table({4}), "header", true);
   std::filesystem::remove_all(dir);
 }
 

@@ -1,0 +1,114 @@
+"""Bad arguments to every Python entry point raise moe_harness.Error with exit_code 2 (README "Exit codes": bad input)
+and the key of the argument, never pybind's "incompatible function arguments", a raw cast error or a bare
+RuntimeError; the pytest plugin's bad options are pytest usage errors (exit 4) naming the option, before any test."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+import moe_harness
+
+U64_MAX = 2**64 - 1
+
+
+def bad_input(key):
+    """pytest.raises for a moe_harness.Error of exit code 2 naming `key`."""
+    class Match:
+        def __enter__(self):
+            self.ctx = pytest.raises(moe_harness.Error)
+            self.info = self.ctx.__enter__()
+            return self.info
+
+        def __exit__(self, *exc):
+            handled = self.ctx.__exit__(*exc)
+            e = self.info.value
+            assert e.exit_code == 2, (e.exit_code, str(e))
+            assert e.key == key and f"key '{key}'" in str(e), (e.key, str(e))
+            return handled
+    return Match()
+
+
+@pytest.mark.parametrize("seed", [-1, U64_MAX + 1, 2**70, 1.5, "3", True])
+def test_suite_seed_outside_u64_is_bad_input(seed):
+    with bad_input("seed"):
+        moe_harness.suite("smoke", seed=seed)
+
+
+def test_suite_seed_bounds_are_accepted():
+    assert moe_harness.suite("smoke", filter="*T1/*", seed=U64_MAX).seed == U64_MAX
+    assert moe_harness.suite("smoke", filter="*T1/*", seed=0).seed == 0
+
+
+@pytest.mark.parametrize("filt", [3, [b"*T1*"], ["*T1*", None]])
+def test_suite_filter_of_another_type_is_bad_input(filt):
+    with bad_input("filter"):
+        moe_harness.suite("smoke", filter=filt)
+
+
+def test_suite_name_not_text_is_bad_input():
+    with bad_input("name_or_path"):
+        moe_harness.suite(42)
+    with bad_input("name_or_path"):
+        moe_harness.suite("smoke\udcff")
+
+
+@pytest.mark.parametrize("where", ["/proc/moe-x", "/sys/moe-x"])
+def test_session_report_dir_that_cannot_be_written_is_bad_input(where):
+    with bad_input("report_dir"):
+        moe_harness.Session(where, "k", "1")
+
+
+def test_session_report_dir_that_is_a_file_is_bad_input(tmp_path):
+    f = tmp_path / "a-file"
+    f.write_text("")
+    with bad_input("report_dir"):
+        moe_harness.Session(f, "k", "1")
+    with bad_input("report_dir"):
+        moe_harness.Session(f / "sub", "k", "1")
+
+
+class Contract:
+    """A kernel whose rounding_contract is text that is not UTF-8 (a lone surrogate)."""
+    rounding_contract = "gate_up=bf16\udcff"
+
+    def __call__(self, fixture, out):
+        pass
+
+
+def test_rounding_contract_not_utf8_is_bad_input_naming_it():
+    case = moe_harness.suite("smoke", filter="*T1/*")[0]
+    with bad_input("rounding_contract"):
+        case.run(Contract())
+
+
+def pytest_run(tmp_path, *args):
+    (tmp_path / "test_k.py").write_text("def test_k(moe_case):\n    pass\n")
+    cmd = [sys.executable, "-m", "pytest", "-p", "moe_harness.pytest_plugin", "-p", "no:cacheprovider",
+           "--rootdir", str(tmp_path), str(tmp_path / "test_k.py"), "--moe-suite", "smoke", "--moe-filter", "*T1/*",
+           *args]
+    return subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("seed", ["-1", str(U64_MAX + 1)])
+def test_pytest_seed_out_of_range_is_a_usage_error(tmp_path, seed):
+    r = pytest_run(tmp_path, "--moe-seed", seed)
+    assert r.returncode == 4, r.stdout[-2000:] + r.stderr[-2000:]  # pytest's usage error
+    assert "key '--moe-seed'" in r.stderr and "INTERNALERROR" not in r.stdout + r.stderr, r.stderr
+
+
+def test_pytest_report_dir_that_cannot_be_written_is_a_usage_error(tmp_path):
+    r = pytest_run(tmp_path, "--moe-report", "/proc/moe-x")
+    assert r.returncode == 4, r.stdout[-2000:] + r.stderr[-2000:]
+    assert "key '--moe-report'" in r.stderr and "passed" not in r.stdout, r.stdout + r.stderr
+    assert not os.path.exists("/proc/moe-x")
+
+
+def test_kernel_ids_and_outputs_of_another_type_are_bad_input():
+    case = moe_harness.suite("smoke", filter="*T1/*")[0]
+    with bad_input("id"):
+        moe_harness.native_kernel(7)
+    with bad_input("kernel_id"):
+        case.judge(case.new_output(), kernel_id=3)
+    with bad_input("kernel_version"):
+        case.run(moe_harness.native_kernel("host"), kernel_version="v\udcff")
