@@ -7,7 +7,8 @@
 clang prints per function a remark `Function Name: MANGLED`, then one remark per value: `SGPRs: n`, `VGPRs: n`,
 `AGPRs: n`, `ScratchSize [bytes/lane]: n`, `Occupancy [waves/SIMD]: n`, `SGPRs Spill: n`, `VGPRs Spill: n`,
 `LDS Size [bytes/block]: n`. The table has one row per function (names demangled by c++filt when it is on PATH),
-sorted by name; a function reported twice (two sources compile it) keeps one row per distinct usage. Scratch or a
+sorted by name, with the source file the remark names (fused_moe_mutants.hip compiles fused_moe.hip's kernels
+again); a function reported twice with the same usage keeps one row. Scratch or a
 spill above 0 is what to look at first (registers spilled, or an array the compiler put in memory); occupancy is
 waves per SIMD (at most 8 on gfx942). --line: one line (functions, the most VGPRs, how many use scratch, the lowest
 occupancy). Exit 2, naming the file, when it lists no function.
@@ -34,13 +35,13 @@ def parse(path):
 
     def flush():
         if cur is not None:
-            rows.add((cur["name"], *(cur.get(k, -1) for k, _ in FIELDS)))
+            rows.add((cur["name"], cur["source"], *(cur.get(k, -1) for k, _ in FIELDS)))
 
     for line in lines:
-        m = re.search(r"remark:\s*Function Name: (\S+)", line)
+        m = re.search(r"^(?:.*/)?([^/:]+):\d+:\d+: remark:\s*Function Name: (\S+)", line)
         if m:
             flush()
-            cur = {"name": m.group(1)}
+            cur = {"source": m.group(1), "name": m.group(2)}
             continue
         m = re.search(r"remark:\s*([A-Za-z][A-Za-z /\[\]]*?):\s*(\d+)\b", line)
         if m and cur is not None and m.group(1) in dict(FIELDS):
@@ -66,7 +67,7 @@ def main():
     ap.add_argument("--line", action="store_true")
     a = ap.parse_args()
     rows = parse(a.remarks)
-    idx = {k: i + 1 for i, (k, _) in enumerate(FIELDS)}
+    idx = {k: i + 2 for i, (k, _) in enumerate(FIELDS)}
     if a.line:
         scratch = sum(1 for r in rows if r[idx["ScratchSize [bytes/lane]"]] > 0)
         print(f"{len(rows)} GPU functions; most VGPRs {max(r[idx['VGPRs']] for r in rows)}, most SGPRs "
@@ -74,11 +75,11 @@ def main():
               f"{min(r[idx['Occupancy [waves/SIMD]']] for r in rows)} waves/SIMD")
         return
     names = demangle(sorted({r[0] for r in rows}))
-    print("| function | " + " | ".join(h for _, h in FIELDS) + " |")
-    print("|---|" + "---:|" * len(FIELDS))
+    print("| function | source | " + " | ".join(h for _, h in FIELDS) + " |")
+    print("|---|---|" + "---:|" * len(FIELDS))
     for r in rows:
         name = names[r[0]].replace("|", "\\|")
-        print(f"| `{name}` | " + " | ".join("?" if v < 0 else str(v) for v in r[1:]) + " |")
+        print(f"| `{name}` | {r[1]} | " + " | ".join("?" if v < 0 else str(v) for v in r[2:]) + " |")
 
 
 if __name__ == "__main__":
