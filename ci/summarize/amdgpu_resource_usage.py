@@ -7,8 +7,10 @@
 clang prints per function a remark `Function Name: MANGLED`, then one remark per value: `SGPRs: n`, `VGPRs: n`,
 `AGPRs: n`, `ScratchSize [bytes/lane]: n`, `Occupancy [waves/SIMD]: n`, `SGPRs Spill: n`, `VGPRs Spill: n`,
 `LDS Size [bytes/block]: n`. The table has one row per function (names demangled by c++filt when it is on PATH),
-sorted by name, with the source file the remark names (fused_moe_mutants.hip compiles fused_moe.hip's kernels
-again); a function reported twice with the same usage keeps one row. Scratch or a
+sorted by name, with the file that defines it and, when a line starts with "[SOURCE] " (ci/hip-check-gfx942 tags
+each with the source compiled) and that differs, the source: "rowwise_stages.hpp in fused_moe_mutants.hip"
+(fused_moe_mutants.hip compiles fused_moe.hip's kernels again with the mutant hooks). A function reported twice with
+the same usage keeps one row. Scratch or a
 spill above 0 is what to look at first (registers spilled, or an array the compiler put in memory); occupancy is
 waves per SIMD (at most 8 on gfx942). --line: one line (functions, the most VGPRs, how many use scratch, the lowest
 occupancy). Exit 2, naming the file, when it lists no function.
@@ -38,10 +40,11 @@ def parse(path):
             rows.add((cur["name"], cur["source"], *(cur.get(k, -1) for k, _ in FIELDS)))
 
     for line in lines:
-        m = re.search(r"^(?:.*/)?([^/:]+):\d+:\d+: remark:\s*Function Name: (\S+)", line)
+        m = re.search(r"^(?:\[(\S+)\] )?(?:.*/)?([^/:]+):\d+:\d+: remark:\s*Function Name: (\S+)", line)
         if m:
             flush()
-            cur = {"source": m.group(1), "name": m.group(2)}
+            src = m.group(2) if not m.group(1) or m.group(1) == m.group(2) else f"{m.group(2)} in {m.group(1)}"
+            cur = {"source": src, "name": m.group(3)}
             continue
         m = re.search(r"remark:\s*([A-Za-z][A-Za-z /\[\]]*?):\s*(\d+)\b", line)
         if m and cur is not None and m.group(1) in dict(FIELDS):

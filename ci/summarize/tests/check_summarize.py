@@ -177,6 +177,10 @@ def amdgpu_resource_usage(d):
           rc == 0 and f"| `{f_name}` | b.hip | 40 | 128 | 0 | 16 | 0 | 4 | 4096 | 3 |" in out
           and f"| `{f_name}` | c.hip |" in out and out.count(f"| `{k_name}` | a.hip | 14 | 2 | 0 | 0 | 0 | 0 | 0 | 8 |") == 1,
           out + err)
+    tagged = "".join("[m.hip] " + line + "\n" for line in fn("h.hpp", "_Z1ff", 41, 129, 0, 2, 0).splitlines())
+    rc, out, err = run("amdgpu_resource_usage.py", write(d, "tagged.txt", tagged))
+    check("amdgpu_resource_usage: a line tagged with the source compiled names the header and the source",
+          rc == 0 and f"| `{f_name}` | h.hpp in m.hip | 41 | 129 |" in out, out + err)
     rc, _, err = run("amdgpu_resource_usage.py", write(d, "noremark.txt", "[1/2] Building HIP object x.o\n"))
     check("amdgpu_resource_usage: no function -> exit 2 naming the file", rc == 2 and "noremark.txt" in err, err)
 
