@@ -27,6 +27,34 @@ struct DeviceDetection {
 // "gfx942:sramecc+:xnack-" -> "gfx942"; "sm_90a" -> "sm_90a"; "" stays "" (which gating treats as a failure).
 std::string normalize_arch(const std::string& raw);
 
+// What detection asks a GPU runtime, in plain C++ types: gpu_runtime.hip answers through HIP (or CUDA through
+// hip_compat.hpp); tests answer through a fake ROCm device layer (kernels/runtime/tests/fake_rocm_runtime.hpp), so
+// the decisions below are exercised on machines without a GPU.
+struct RuntimeAnswer {
+  enum class Kind { ok, no_device, failed } kind = Kind::ok;  // no_device: hipErrorNoDevice, hipErrorInsufficientDriver
+  std::string error;                                          // the runtime's error string when not ok
+};
+struct RuntimeProperties {
+  std::string name;
+  std::string arch_raw;  // AMD: hipDeviceProp_t::gcnArchName ("gfx942:sramecc+:xnack-"); NVIDIA: "sm_" major minor
+  int compute_units = 0;
+  std::uint64_t memory_bytes = 0;
+};
+class DeviceRuntime {
+ public:
+  virtual ~DeviceRuntime() = default;
+  virtual std::string vendor() const = 0;  // "amd", "nvidia"
+  virtual RuntimeAnswer device_count(int& count) = 0;
+  virtual RuntimeAnswer properties(int device, RuntimeProperties& p) = 0;
+  virtual std::string driver_version() = 0;
+  virtual std::string runtime_version() = 0;
+};
+
+// Device 0 of `rt` (the first visible device: ROCR_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES / CUDA_VISIBLE_DEVICES have
+// already narrowed what the runtime shows). No device -> runtime_present false with the reason; an error, or an
+// architecture that normalizes to "" -> query_failed with the reason (gating fails on it, never skips).
+DeviceDetection detect_device(DeviceRuntime& rt);
+
 // The live device (GPU builds query the runtime; CPU-only builds report that no runtime is present).
 DeviceDetection detect_device();
 

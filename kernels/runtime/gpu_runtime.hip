@@ -8,59 +8,51 @@
 
 namespace moe {
 
-DeviceDetection detect_device() {
-  DeviceDetection d;
-  int count = 0;
-  const hipError_t e = hipGetDeviceCount(&count);
-  if (e == hipErrorNoDevice || e == hipErrorInsufficientDriver) {
-    d.runtime_present = false;
-    d.message = std::string("GPU runtime present but no usable device: ") + hipGetErrorString(e);
+namespace {
+
+// DeviceRuntime through the HIP API (the CUDA runtime through hip_compat.hpp on NVIDIA).
+class HipDeviceRuntime final : public DeviceRuntime {
+ public:
+  std::string vendor() const override { return MOE_GPU_VENDOR; }
+  RuntimeAnswer device_count(int& count) override {
+    const hipError_t e = hipGetDeviceCount(&count);
+    if (e == hipSuccess) return {};
+    const bool none = e == hipErrorNoDevice || e == hipErrorInsufficientDriver;
+    const std::string text = std::string("hipGetDeviceCount: ") + hipGetErrorString(e);
     (void)hipGetLastError();
-    return d;
+    return {none ? RuntimeAnswer::Kind::no_device : RuntimeAnswer::Kind::failed, text};
   }
-  d.runtime_present = true;
-  if (e != hipSuccess) {
-    d.query_failed = true;
-    d.message = std::string("hipGetDeviceCount failed: ") + hipGetErrorString(e);
-    return d;
-  }
-  d.device_count = count;
-  if (count == 0) {
-    d.runtime_present = false;
-    d.message = "GPU runtime present but it reports 0 devices";
-    return d;
-  }
-  int dev = 0;
-  hipDeviceProp_t p{};
-  const hipError_t pe = hipGetDeviceProperties(&p, dev);
-  if (pe != hipSuccess) {
-    d.query_failed = true;
-    d.message = std::string("hipGetDeviceProperties failed: ") + hipGetErrorString(pe);
-    return d;
-  }
-  DeviceInfo info;
-  info.vendor = MOE_GPU_VENDOR;
-  info.name = p.name;
+  RuntimeAnswer properties(int device, RuntimeProperties& out) override {
+    hipDeviceProp_t p{};
+    const hipError_t e = hipGetDeviceProperties(&p, device);
+    if (e != hipSuccess) return {RuntimeAnswer::Kind::failed, std::string("hipGetDeviceProperties: ") + hipGetErrorString(e)};
+    out.name = p.name;
 #if defined(__HIP_PLATFORM_AMD__)
-  info.arch_raw = p.gcnArchName;
+    out.arch_raw = p.gcnArchName;
 #else
-  info.arch_raw = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+    out.arch_raw = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
 #endif
-  info.arch = normalize_arch(info.arch_raw);
-  info.compute_units = p.multiProcessorCount;
-  info.memory_bytes = p.totalGlobalMem;
-  int drv = 0, rt = 0;
-  (void)hipDriverGetVersion(&drv);
-  (void)hipRuntimeGetVersion(&rt);
-  info.driver_version = std::to_string(drv);
-  info.runtime_version = std::to_string(rt);
-  if (info.arch.empty()) {
-    d.query_failed = true;
-    d.message = "the runtime reported an empty architecture for device 0";
+    out.compute_units = p.multiProcessorCount;
+    out.memory_bytes = p.totalGlobalMem;
+    return {};
   }
-  d.device = info;
-  d.message = info.name + " (" + info.arch + ")";
-  return d;
+  std::string driver_version() override {
+    int v = 0;
+    (void)hipDriverGetVersion(&v);
+    return std::to_string(v);
+  }
+  std::string runtime_version() override {
+    int v = 0;
+    (void)hipRuntimeGetVersion(&v);
+    return std::to_string(v);
+  }
+};
+
+}  // namespace
+
+DeviceDetection detect_device() {
+  HipDeviceRuntime rt;
+  return detect_device(rt);
 }
 
 namespace gpu {

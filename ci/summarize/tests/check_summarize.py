@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The summaries ci/device-run writes, on synthetic inputs whose figures are worked out by hand here: a report.json
-with a torch baseline, an ncu raw page, an ncu source page, cuobjdump's resource usage, calibrate JSONs' systematic
+with a torch baseline, an ncu raw page, an ncu source page, cuobjdump's resource usage, clang's AMDGPU resource remarks, calibrate JSONs' systematic
 tables. Bad input: exit 2 naming the
 file."""
 import json
@@ -156,6 +156,35 @@ def resource_usage(d):
     check("resource_usage: no function -> exit 2 naming the file", rc == 2 and "nofunc.txt" in err, err)
 
 
+def amdgpu_resource_usage(d):
+    def fn(src, name, sgpr, vgpr, scratch, occ, lds, vspill=0):
+        vals = [("Function Name", name), ("    SGPRs", sgpr), ("    VGPRs", vgpr), ("    AGPRs", 0),
+                ("    ScratchSize [bytes/lane]", scratch), ("    Occupancy [waves/SIMD]", occ), ("    SGPRs Spill", 0),
+                ("    VGPRs Spill", vspill), ("    LDS Size [bytes/block]", lds)]
+        return "".join(f"/moe/kernels/{src}:13:1: remark: {k}: {v} [-Rpass-analysis=kernel-resource-usage]\n"
+                       for k, v in vals)
+    # clang 17's remark lines, as ci/hip-check-gfx942 keeps them: k twice from one source (one row), f from two.
+    text = (fn("a.hip", "_Z1kPf", 14, 2, 0, 8, 0) + fn("a.hip", "_Z1kPf", 14, 2, 0, 8, 0) +
+            fn("b.hip", "_Z1ff", 40, 128, 16, 3, 4096, 4) + fn("c.hip", "_Z1ff", 40, 128, 16, 3, 4096, 4))
+    p = write(d, "remarks.txt", text)
+    rc, out, err = run("amdgpu_resource_usage.py", p, "--line")
+    check("amdgpu_resource_usage --line: functions per source, most VGPRs and SGPRs, scratch count, lowest occupancy",
+          rc == 0 and out.strip() == "3 GPU functions; most VGPRs 128, most SGPRs 40; 2 use scratch; lowest occupancy "
+          "3 waves/SIMD", out + err)
+    rc, out, err = run("amdgpu_resource_usage.py", p)
+    f_name, k_name = ("f(float)", "k(float*)") if shutil.which("c++filt") else ("_Z1ff", "_Z1kPf")
+    check("amdgpu_resource_usage: one row per function and source, every field in order",
+          rc == 0 and f"| `{f_name}` | b.hip | 40 | 128 | 0 | 16 | 0 | 4 | 4096 | 3 |" in out
+          and f"| `{f_name}` | c.hip |" in out and out.count(f"| `{k_name}` | a.hip | 14 | 2 | 0 | 0 | 0 | 0 | 0 | 8 |") == 1,
+          out + err)
+    tagged = "".join("[m.hip] " + line + "\n" for line in fn("h.hpp", "_Z1ff", 41, 129, 0, 2, 0).splitlines())
+    rc, out, err = run("amdgpu_resource_usage.py", write(d, "tagged.txt", tagged))
+    check("amdgpu_resource_usage: a line tagged with the source compiled names the header and the source",
+          rc == 0 and f"| `{f_name}` | h.hpp in m.hip | 41 | 129 |" in out, out + err)
+    rc, _, err = run("amdgpu_resource_usage.py", write(d, "noremark.txt", "[1/2] Building HIP object x.o\n"))
+    check("amdgpu_resource_usage: no function -> exit 2 naming the file", rc == 2 and "noremark.txt" in err, err)
+
+
 def systematic_margins(d):
     def stat(ran, not_run, z, zat, eff, eat, closest, cat, zt=6.0, floor=1e-3):
         return {"ran": ran, "not_run": not_run, "worst_tested_z": z, "worst_z_at": zat, "z_threshold": zt,
@@ -187,6 +216,7 @@ def main():
         ncu_stalls(d)
         ncu_source(d)
         resource_usage(d)
+        amdgpu_resource_usage(d)
         systematic_margins(d)
     if failures:
         print(f"{len(failures)} check(s) failed")
