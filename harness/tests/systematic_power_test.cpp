@@ -105,8 +105,8 @@ TEST(SystematicPower, ConstantOffsetFailsOffsetWithItsSize) {
   }
 }
 
-// One token 3 % too large at T = 1 fails token_gain (and gain); 1 % on 2 of 64 tokens fails token_gain at one of
-// them while the all-token gain, diluted to 1e-2 x 2 / 64 = 3e-4, stays under its floor.
+// One token 3 % too large at T = 1 fails token_gain (and gain); 2 % on 2 of 64 tokens fails token_gain at one of
+// them while the all-token gain, diluted to 2e-2 x 2 / 64 = 6.3e-4, stays under its floor.
 TEST(SystematicPower, OneTokensGainFailsTokenGainWhereTheAllTokenGainIsDiluted) {
   {
     const Layer l = make(1, 2048, 3);
@@ -120,12 +120,12 @@ TEST(SystematicPower, OneTokensGainFailsTokenGainWhereTheAllTokenGainIsDiluted) 
   const Layer l = make(64, 512, 4);
   auto v = noisy(l, 2e-4, 4);
   for (std::int64_t i : {17, 40})
-    for (std::int64_t c = 0; c < 512; ++c) v[i * 512 + c] *= 1.01;
+    for (std::int64_t c = 0; c < 512; ++c) v[i * 512 + c] *= 1.02;
   const auto st = stats(l, bf16(v, 64, 512), true);
   const auto& tg = get(st, "token_gain");
   EXPECT_TRUE(tg.failed) << systematic_lines(st);
   EXPECT_TRUE(tg.at == "token 17" || tg.at == "token 40") << tg.at;
-  EXPECT_NEAR(tg.effect, 0.01, 1e-3);
+  EXPECT_NEAR(tg.effect, 0.02, 1e-3);
   EXPECT_FALSE(get(st, "gain").failed) << systematic_lines(st);
 }
 

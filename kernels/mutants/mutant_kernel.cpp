@@ -49,7 +49,7 @@ void finish_output(Mutation m, const Tensor& raw, const std::vector<float>& befo
     float v = r[i] * gain;
     if (m == Mutation::output_truncated) v = truncated(r[i], out.dtype());
     if (m == Mutation::output_offset) v = r[i] + offset;
-    if (m == Mutation::sparse_token_gain && (i / hidden) % 32 == 0) v = r[i] * 1.01f;
+    if (m == Mutation::sparse_token_gain && (i / hidden) % 32 == 0) v = r[i] * 1.02f;
     store_element(out, std::int64_t(i), v);
   }
 }

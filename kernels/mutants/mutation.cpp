@@ -80,7 +80,7 @@ constexpr std::array<Entry, 32> kCatalog{{
     {Mutation::expert_gain_2pct, "expert_gain_2pct", MutantLevel::io,
      "a routing input: the router weights of the most-used local expert handed in 2% too large"},
     {Mutation::sparse_token_gain, "sparse_token_gain", MutantLevel::io,
-     "an output change: the unrounded (f32) output of tokens 0, 32, 64, ... times 1.01, rounded to the output dtype"},
+     "an output change: the unrounded (f32) output of tokens 0, 32, 64, ... times 1.02, rounded to the output dtype"},
     {Mutation::intermediate_requant_skipped, "intermediate_requant_skipped", MutantLevel::in_kernel,
      "the intermediate's quantization is a step inside the kernel between its two GEMMs"},
     {Mutation::offsets_32bit, "offsets_32bit", MutantLevel::in_kernel,

@@ -32,7 +32,7 @@ enum class Mutation : int {
   output_truncated,         // the output rounded toward zero instead of to nearest even
   output_offset,            // every output element off by 1e-3 x the mean |output| (a bias added once too often)
   expert_gain_2pct,         // the most-used local expert's contributions 2% too large (one expert's scale off)
-  sparse_token_gain,        // every 32nd token 1% too large (3% of the tokens: one tile, one sequence)
+  sparse_token_gain,        // every 32nd token 2% too large (3% of the tokens: one tile, one sequence)
   intermediate_requant_skipped, // the stage-1 intermediate reaches stage 2 without its activation quantization
   offsets_32bit,            // GPU only: weight element offsets computed in 32 bits (wrap past 2^32 elements)
   // Faults, not numerical bugs (fault_mutant(): outside all_mutations(), so the selftest does not run them): GPU

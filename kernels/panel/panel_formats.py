@@ -45,8 +45,10 @@ def bf16_bits_to_f32(u16):
 def round_bf16(x):
     """fp32 -> bf16 -> fp32, round to nearest even (NaN stays NaN)."""
     x = np.asarray(x, dtype=np.float32)
-    u = x.view(np.uint32).astype(np.uint64)
-    r = (((u + 0x7FFF + ((u >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
+    u = np.atleast_1d(x).view(np.uint32).astype(np.uint64)
+    s16 = np.uint64(16)
+    r = (((u + np.uint64(0x7FFF) + ((u >> s16) & np.uint64(1))) >> s16) << s16).astype(np.uint32).view(np.float32)
+    r = r.reshape(x.shape)
     return np.where(np.isnan(x), x, r)
 
 
