@@ -31,8 +31,9 @@ struct StatWorst {
   double z = 0, effect = 0, closest = 0, z_threshold = 0, floor = 0;  // z: the tested z (signed for channel)
   std::string z_at, effect_at, closest_at, a_not_run;
   void note(const StatisticRecord& s, const std::string& at) {
-    z_threshold = s.z_threshold;
-    floor = s.effect_floor;
+    // The limits shown are those of the runs it ran on (a statistic not run has no data-dependent limit: the
+    // expert statistic's floor depends on whether the reference kept its slot contributions).
+    if (s.ran() || ran == 0) z_threshold = s.z_threshold, floor = s.effect_floor;
     if (!s.ran()) {
       if (not_run++ == 0) a_not_run = at + ": " + s.status;
       return;

@@ -206,6 +206,17 @@ def systematic_margins(d):
     check("systematic_margins: a channel z never above 0 has no finite margin; rows that did not run are left out",
           rows.get("channel") == "| channel | 10 | 9 | -1.4 | 7 | 5.000e-03 | 0.02 | -20.0% | inf (z never positive) |",
           out)
+    # expert judged by 5e-3 on one scheme and 3e-2 on another: one row per floor, each margin against its own floor
+    e = {"schemes": {"k | bf16/none": {"systematic": {"expert": stat(3, 0, 2.0, "e, seed 1", 2.5e-3, "e, seed 1", 0.5,
+                                                                      "e, seed 1", 6.0, 5e-3)}},
+                     "k | fp8/fp8": {"systematic": {"expert": stat(2, 0, 4.0, "f, seed 2", 3e-3, "f, seed 2", 0.1,
+                                                                    "f, seed 2", 6.0, 3e-2)}}}}
+    rc, out, err = run("systematic_margins.py", write(d, "cal-e.json", json.dumps(e)))
+    rows = {line.split(" | ")[0][2:]: line for line in out.splitlines() if line.startswith("| ") and "---" not in line}
+    check("systematic_margins: a statistic with a floor per scheme gets a row per floor",
+          rc == 0 and rows.get("expert (floor 0.005)") == "| expert (floor 0.005) | 3 | 0 | 2 | 6 | 2.500e-03 | 0.005 | 50.0% | 2.0x |"
+          and rows.get("expert (floor 0.03)") == "| expert (floor 0.03) | 2 | 0 | 4 | 6 | 3.000e-03 | 0.03 | 10.0% | 10.0x |",
+          out + err)
     rc, _, err = run("systematic_margins.py", write(d, "old.json", json.dumps({"schemes": {"k | bf16/none": {}}})))
     check("systematic_margins: no systematic table -> exit 2 naming the file", rc == 2 and "old.json" in err, err)
 
