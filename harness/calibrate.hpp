@@ -1,6 +1,6 @@
 // `moe-harness calibrate`: runs a kernel believed correct over many seeds and reports, per quant scheme, the worst
 // metrics it reached beside the default thresholds (harness/thresholds.cpp) and the margin between them. The
-// thresholds are justified by this output (committed under harness/calibration/); it fails (exit 1) when any
+// thresholds are justified by this output (committed under results/calibration/); it fails (exit 1) when any
 // clean run would have failed, i.e. when a threshold is too tight for a correct kernel.
 #pragma once
 #include <filesystem>

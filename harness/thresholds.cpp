@@ -21,7 +21,7 @@ Thresholds default_thresholds(const ProblemSpec& p, Tier tier) {
   // A correct kernel differs from the contract reference by summation order, which can flip a rounding of the
   // stage-1 intermediate (one bf16 ulp, 2^-8 relative) or of a quantized activation (one fp8 ulp, 2^-3 relative at
   // worst for e4m3, one e2m1/MX step for MXFP4 paths) and of the output (one output-dtype ulp). The values below
-  // bound those effects per token with margin; harness/calibration records the measured worst cases they cover.
+  // bound those effects per token with margin; results/calibration records the measured worst cases they cover.
   // Quantized min_cos 0.9998: a skipped requantization of the intermediate reaches 1 - cos >= 3.2e-4, correct
   // kernels at most 5.6e-5 (docs/judging.md "Thresholds").
   const bool quant_act = p.quant.act != ActFormat::none || (p.n_shared > 0 && p.shared_quant.act != ActFormat::none);
@@ -34,7 +34,7 @@ Thresholds default_thresholds(const ProblemSpec& p, Tier tier) {
   // An expert's own gain on a quantized-activation scheme: a GEMM of 8-bit operands on a GPU's fp8 matrix units
   // accumulates with fewer bits and truncates its addends; a correct vLLM-style pipeline with its fp8 GEMMs on the
   // H200's units (panel member vllm-torch) shows one slot's gain of -0.7 % to -1.5 % at decode
-  // (reports/runs/2026-12-02-h200-panel/RUN.md): the floor is twice that. bf16 schemes keep 5e-3.
+  // (results/runs/2026-12-02-h200-panel/RUN.md): the floor is twice that. bf16 schemes keep 5e-3.
   t.systematic.expert_own_floor = quant_act ? 3e-2 : 5e-3;
   t.rel_floor = 1e-6;
   return t;

@@ -1,5 +1,5 @@
 // Default pass thresholds per quant scheme (README "Judging"). Calibrated on correct kernels over many
-// seeds (harness/calibration/README.md has the command and the committed output); a case may tighten them and may
+// seeds (results/calibration/README.md has the command and the committed output); a case may tighten them and may
 // loosen them only with a written reason.
 #pragma once
 #include <optional>

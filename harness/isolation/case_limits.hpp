@@ -7,7 +7,7 @@
 // weight elements: every stored expert element of the rank (the fixture generator writes them all, the reference
 // dequantizes them); FLOPs: the MoE GEMMs of the tokens (the CPU references run them; a kernel on the host, the host
 // contract kernel or a plugin, runs them four times: the verdict run and three probes). Measured on a 2-core VM
-// shared with other builds (reports/runs/2026-12-01-cpu-isolation/RUN.md): generation and references at most
+// shared with other builds (results/runs/2026-12-01-cpu-isolation/RUN.md): generation and references at most
 // 0.15 us per weight element and 0.15 ns per FLOP, the host kernel's four runs at most 22 ns per FLOP; over the
 // nightly suite on the host kernel every case finished in a tenth of its default limit or less.
 //

@@ -116,7 +116,7 @@ def main() -> int:
     if prov["harness_commit"] != stamp or prov["harness_version"] != m.group(1):
         print(f"report provenance {prov['harness_version']} ({prov['harness_commit']}); --version {v.stdout.strip()}")
         return 1
-    # calibrate's and selftest's JSON tables (committed under harness/calibration/ and in run logs) carry it too.
+    # calibrate's and selftest's JSON tables (committed under results/calibration/ and in run logs) carry it too.
     tables = [["calibrate", "--suite", "smoke", "--filter", "*T1/decode/atomic", "--seeds", "1"]]
     if selftest_json is None:
         tables.append(["selftest", "--seeds", "1"])

@@ -127,7 +127,7 @@ namespace moe {
 namespace {
 
 // A nightly case on which h rounded to bf16 differs measurably from h kept in fp32 (measured on the host nightly:
-// reports/runs/2026-12-01-cpu-rounding-contract/RUN.md): both lies about the gate_up point fail it, the truth passes.
+// results/runs/2026-12-01-cpu-rounding-contract/RUN.md): both lies about the gate_up point fail it, the truth passes.
 TEST(RoundingContractPipeline, EitherLieAboutTheGateUpPointFailsANightlyCase) {
   const std::string readme = MOE_README;
   const Suite s = load_suite_file(readme.substr(0, readme.size() - std::string("README.md").size()) + "cases/nightly.yaml");

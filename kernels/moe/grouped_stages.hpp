@@ -22,7 +22,7 @@ constexpr int kGroups = kThreads / kLanes;  // weight rows per block
 // Tokens per pass over a row: KT, a kernel template argument, kTokMany or kTokFew (LaunchPlan::tokens_per_pass,
 // kernels/gpu/dispatch_plan.cpp: a decode batch has one or two tokens per expert, and eight accumulators per row would cost
 // registers, hence occupancy, for nothing: 1.4x to 1.7x on the bf16 and fp8 decode shapes, measured on the H200:
-// reports/runs/2026-11-30-h200-decode/RUN.md).
+// results/runs/2026-11-30-h200-decode/RUN.md).
 constexpr int kTokMany = 8, kTokFew = 2;
 // Chunks each lane fetches before decoding any (loads in flight) in the few-token kernels, which wait on memory:
 // stage 1 reads two rows (gate and up) per group. The many-token kernels do KT times the arithmetic per chunk and

@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(kDecThreads, 4) decode_mma_kernel(FusedMoeArgs
     // Every lane commits one group per step (an empty one past the last), so wait_group<kStages - 1> after the
     // commit of step i + kStages - 1 means step i has landed. A step's scales are loaded before the copies of the
     // step two ahead, not after them: measured, not derived (ncu per-instruction samples of MXFP4 stage 1 on the H200,
-    // reports/runs/2026-12-01-h200-decode-scales/RUN.md): issued after those copies, a scale's first use held 33% of
+    // results/runs/2026-12-01-h200-decode-scales/RUN.md): issued after those copies, a scale's first use held 33% of
     // the kernel's stall samples; issued before, 17%, and the kernel ran 248 -> 227 us.
     StepScales<F> cur = fetch_scales<F>(sbase, soff, 0, tig, Kc);
 #pragma unroll

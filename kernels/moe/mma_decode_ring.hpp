@@ -83,7 +83,7 @@ template <int F> constexpr bool dec_mx() { return WeightFormat(F) == WeightForma
 // in the pass) are zeros filled by the copy itself. The scales (a byte or a float per row and step, through L1) are
 // fetched one step ahead into registers. One step prefetched into registers instead (a 2-deep pipeline) left the warps
 // waiting on memory (ncu: long scoreboard 4.9 of 8.7 cycles per instruction; measured on the H200:
-// reports/runs/2026-12-01-h200-decode-ring/RUN.md).
+// results/runs/2026-12-01-h200-decode-ring/RUN.md).
 constexpr int kStages = 3;
 constexpr int kStageChunks = 8;
 constexpr std::size_t kRingBytes = std::size_t(kDecWarps) * kStages * kStageChunks * 32 * sizeof(uint4);  // 48 KiB
@@ -126,7 +126,7 @@ __device__ inline void cp_async_wait() {
 // fp8 128x128, the block scale's fp32 bits (applied to the partial sums). They are fetched a step ahead and decoded
 // only when their step is multiplied, so that no instruction waits on them the moment they are asked for (decoded
 // right after each load, they made a warp wait out four serial round trips a step; measured on the H200:
-// reports/runs/2026-12-01-h200-decode-scales/RUN.md). fp8 per tensor and per channel scales do not change along a row:
+// results/runs/2026-12-01-h200-decode-scales/RUN.md). fp8 per tensor and per channel scales do not change along a row:
 // loaded once (row_scale).
 template <int F> constexpr bool dec_step_scales() { return dec_mx<F>() || WeightFormat(F) == WeightFormat::fp8_block; }
 template <int F>

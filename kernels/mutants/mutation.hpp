@@ -34,7 +34,7 @@ bool mutation_applies(Mutation m, const ProblemSpec& p);
 // bf16_accumulation is one of them on the GPU: its K reduction is a lane tree (row-wise kernels: 256 lanes, 8
 // levels; grouped kernels: 16 lanes, 4 levels), so the bf16 rounding enters only over each lane's serial terms
 // (K/256 or K/16) and the tree's levels, where the host kernel's serial loop over all of K errs ~2^-9 * sqrt(K):
-// 16x (row-wise) or 4x (grouped) less. Measured on the H200 (2026-11-30, harness/selftest_results/
+// 16x (row-wise) or 4x (grouped) less. Measured on the H200 (2026-11-30, results/selftest/
 // 2026-11-30-h200-gpu-20-seeds.txt): caught bit for bit on all 7 exact-tier cases, on 2 of the 7 statistical ones
 // by the mismatch fraction, below tolerance on 5; the same 9 of 14 on the grouped kernels over 20 seeds
 // (2026-11-30-h200-gpu-grouped-20-seeds.txt).
@@ -42,7 +42,7 @@ bool exact_tier_only(Mutation m, bool gpu);
 // Why mutant m's effect on a statistical case of problem p lies inside what a correct kernel may legitimately do
 // there (a miss is then reported with this reason, not failed), or "" where it must be caught.
 // expert_gain_2pct on a quantized-activation scheme: a correct vLLM-style pipeline with its fp8 GEMMs on the
-// H200's fp8 matrix units gives one slot's own gain of -0.7 % to -1.5 % (reports/runs/2026-12-02-h200-panel), so
+// H200's fp8 matrix units gives one slot's own gain of -0.7 % to -1.5 % (results/runs/2026-12-02-h200-panel), so
 // the per-expert floor there is 3e-2 (harness/thresholds.cpp) and a 2 % expert gain is within 1.5x of that.
 std::string_view inside_legitimate_envelope(Mutation m, const ProblemSpec& p);
 // Bugs only a GPU kernel can have (the host contract kernel indexes with 64-bit size_t throughout; the faults are

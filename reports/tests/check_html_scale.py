@@ -9,7 +9,7 @@ collapsed with no per-case plot; drift ranked with the new failures first.
 The times (`moe-harness html`, the page's clock until every plot is laid out, the Chromium process) are printed, not
 asserted: on a shared 2-core runner they move with its load (the all-failing page laid out in 10.1 s alone and in
 17.5 s beside the rest of `ctest -j2`), so a time limit here would fail correct code. The 2026-12-01 figures and
-their machine load are in reports/runs/2026-12-01-cpu-html-report/RUN.md.
+their machine load are in results/runs/2026-12-01-cpu-html-report/RUN.md.
 
 Usage: check_html_scale.py MOE_HARNESS SCHEMA WORK_DIR
 Chromium is required (ci/install-deps installs it); its absence fails this test, never skips it.
