@@ -14,7 +14,7 @@ std::string to_junit_xml(const RunReport& r);
 // A GoogleTest name for an id: '-' and ':' become '_'. GoogleTest's filter reads the first '-' as the start of the
 // negative patterns and ':' as a separator, so a name holding either could not be selected (`--gtest_filter=
 // host-contract.*` selects nothing). `run` registers every (case, kernel) as gtest_test_name(kernel id) .
-// gtest_test_name(case id) (harness/runner.hpp); two tests whose names collide are refused at registration.
+// gtest_test_name(case id) (harness/run/runner.hpp); two tests whose names collide are refused at registration.
 std::string gtest_test_name(const std::string& id);
 
 }  // namespace moe

@@ -29,7 +29,7 @@ inline constexpr std::pair<const char*, double CaseTiming::*> kTimingPhases[] = 
     {"reference", &CaseTiming::reference}, {"clone_prepare", &CaseTiming::clone_prepare},
     {"upload", &CaseTiming::upload}, {"kernel", &CaseTiming::kernel}, {"probes", &CaseTiming::probes},
     {"judge", &CaseTiming::judge}, {"write", &CaseTiming::write}};
-// One systematic-error statistic of a case (harness/systematic.hpp): a standardized value z against its threshold
+// One systematic-error statistic of a case (verdict/systematic.hpp): a standardized value z against its threshold
 // and an effect size against its floor; it fails when both are exceeded. `status` is "ran" or "not run: <why>"
 // (then z and effect are NaN: never a 0 that reads as "found nothing").
 struct StatisticRecord {

@@ -15,12 +15,12 @@ enum class Status : std::uint8_t { pass, fail, skip, error };
 
 enum class Check : std::uint8_t {
   none,  // "": the case passed, or was skipped
-  // The judge (harness/judge.cpp), in the order it checks.
+  // The judge (verdict/judge.cpp), in the order it checks.
   unwritten, non_finite, zero_output, bitwise, min_cos, max_rel, mismatch_fraction,
   // Systematic-error statistics (gain, per-channel error, rounding bias, one expert's error, a signed offset, one
   // token's gain).
   gain, channel, rounding_bias, expert, offset, token_gain,
-  // The structural probes after a pass (harness/probes.hpp).
+  // The structural probes after a pass (harness/pipeline/probes.hpp).
   rerun, linearity,
   // Cases that could not be judged, or not here: gating, the pipeline's errors, the watchdog's verdicts.
   gating, harness_error, out_of_memory, crash, timeout,

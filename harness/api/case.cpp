@@ -1,9 +1,10 @@
-// moe_harness/case.hpp over harness/gating, harness/case_pipeline, harness/reference_cache and harness/judge.
+// moe_harness/case.hpp over harness/run/gating, harness/pipeline/case_pipeline, harness/pipeline/reference_cache and verdict/judge.
 #include "moe_harness/case.hpp"
 
 #include <cstring>
 
-#include "harness/kernel_registry.hpp"
+#include "harness/case/case_thresholds.hpp"
+#include "harness/run/kernel_registry.hpp"
 #include "kernels/external/external_output_kernel.hpp"
 
 namespace moe::api {

@@ -1,4 +1,4 @@
-// moe_harness/report.hpp and moe_harness/runner.hpp over harness/provenance, reports/report_files and the runner.
+// moe_harness/report.hpp and moe_harness/runner.hpp over harness/run/provenance, reports/report_files and the runner.
 #include "moe_harness/report.hpp"
 
 #include <string>

@@ -1,8 +1,8 @@
-// moe_harness/suite.hpp over harness/case_loader and harness/case_json.
+// moe_harness/suite.hpp over harness/case/case_loader and harness/case/case_json.
 #include "moe_harness/suite.hpp"
 
-#include "harness/case_json.hpp"
-#include "harness/runner.hpp"
+#include "harness/case/case_json.hpp"
+#include "harness/run/runner.hpp"
 
 namespace moe::api {
 

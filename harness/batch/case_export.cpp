@@ -9,12 +9,12 @@
 #include "fixtures/atomic_file.hpp"
 #include "fixtures/error.hpp"
 #include "fixtures/safetensors.hpp"
-#include "harness/case_json.hpp"
-#include "harness/case_loader.hpp"
-#include "harness/case_pipeline.hpp"
-#include "harness/provenance.hpp"
-#include "harness/rounding_resolution.hpp"
-#include "harness/runner.hpp"
+#include "harness/case/case_json.hpp"
+#include "harness/case/case_loader.hpp"
+#include "harness/pipeline/case_pipeline.hpp"
+#include "harness/run/provenance.hpp"
+#include "harness/pipeline/rounding_resolution.hpp"
+#include "harness/run/runner.hpp"
 #include "kernels/external/external_output_kernel.hpp"  // kFixtureFingerprintKey, fingerprint_hex
 
 namespace moe {

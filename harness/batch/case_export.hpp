@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "harness/batch/export_index.hpp"
-#include "harness/case_spec.hpp"
-#include "harness/weight_cache.hpp"
+#include "harness/case/case_spec.hpp"
+#include "harness/pipeline/weight_cache.hpp"
 
 namespace moe {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/reference_cache.hpp"
+#include "harness/pipeline/reference_cache.hpp"
 
 namespace moe {
 

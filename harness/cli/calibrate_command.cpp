@@ -1,5 +1,5 @@
 #include "fixtures/atomic_file.hpp"
-#include "harness/calibrate.hpp"
+#include "harness/tools/calibrate.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/isolation_options.hpp"
 

@@ -3,9 +3,9 @@
 
 #include "fixtures/atomic_file.hpp"
 #include "fixtures/error.hpp"
-#include "harness/case_loader.hpp"
+#include "harness/case/case_loader.hpp"
 #include "harness/cli/commands.hpp"
-#include "harness/kernel_registry.hpp"
+#include "harness/run/kernel_registry.hpp"
 #include "harness/tuning/coverage.hpp"
 #include "harness/tuning/row_runs.hpp"
 #include "harness/tuning/set_checks.hpp"

@@ -7,9 +7,9 @@
 #include "fixtures/atomic_file.hpp"
 #include "fixtures/error.hpp"
 #include "harness/cli/commands.hpp"
-#include "harness/kernel_registry.hpp"
+#include "harness/run/kernel_registry.hpp"
 #include "reports/drift.hpp"
-#include "harness/release_gate.hpp"
+#include "harness/run/release_gate.hpp"
 
 namespace moe::cli {
 namespace {

@@ -2,10 +2,10 @@
 
 #include "fixtures/atomic_file.hpp"
 #include "fixtures/error.hpp"
-#include "harness/case_loader.hpp"
+#include "harness/case/case_loader.hpp"
 #include "harness/cli/commands.hpp"
-#include "harness/kernel_registry.hpp"
-#include "harness/runner.hpp"
+#include "harness/run/kernel_registry.hpp"
+#include "harness/run/runner.hpp"
 #include "reports/merge.hpp"
 
 namespace moe::cli {

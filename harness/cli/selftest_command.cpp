@@ -1,7 +1,7 @@
 #include "fixtures/atomic_file.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/isolation_options.hpp"
-#include "harness/selftest.hpp"
+#include "harness/tools/selftest.hpp"
 
 namespace moe::cli {
 

@@ -1,4 +1,4 @@
-// Fuzz target: the case-suite loader (harness/case_loader.hpp) on arbitrary text, as `moe-harness run --suite F`
+// Fuzz target: the case-suite loader (harness/case/case_loader.hpp) on arbitrary text, as `moe-harness run --suite F`
 // reads a file. A suite it accepts must keep the loader's promises: every case has a non-empty, unique id.
 #include <cstddef>
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "fixtures/fuzz/fuzz_contract.hpp"
-#include "harness/case_loader.hpp"
+#include "harness/case/case_loader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string label = "fuzz.yaml";

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include "fixtures/error.hpp"
-#include "harness/case_loader.hpp"
-#include "harness/case_pipeline.hpp"
-#include "harness/kernel_registry.hpp"
+#include "harness/case/case_loader.hpp"
+#include "harness/pipeline/case_pipeline.hpp"
+#include "harness/run/kernel_registry.hpp"
 
 namespace moe {
 

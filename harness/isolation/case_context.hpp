@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "harness/isolation/executor.hpp"
-#include "harness/reference_cache.hpp"
+#include "harness/pipeline/reference_cache.hpp"
 #include "harness/tuning/table_set.hpp"
-#include "harness/weight_cache.hpp"
+#include "harness/pipeline/weight_cache.hpp"
 
 namespace moe {
 

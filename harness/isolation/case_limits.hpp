@@ -21,7 +21,7 @@
 #include <optional>
 #include <string>
 
-#include "harness/case_spec.hpp"
+#include "harness/case/case_spec.hpp"
 
 namespace moe {
 

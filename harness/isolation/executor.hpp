@@ -1,7 +1,7 @@
 // The seam between the runner and the judging of one (case, kernel): the test body of every GoogleTest test (and
 // selftest and calibrate) hands a CaseRequest to a CaseExecutor and gets the record back.
 //  - in process (`--no-isolation`, and for kernels no worker can rebuild, e.g. `judge`'s external output): the
-//    pipeline runs here (harness/case_pipeline.cpp), for a debugger;
+//    pipeline runs here (harness/pipeline/case_pipeline.cpp), for a debugger;
 //  - isolated (the default): in a worker process, the harness binary itself in worker mode, under a supervisor that
 //    waits with a watchdog (time limit and memory limit per case). A worker that dies (signal, abort, exit, a sticky
 //    GPU error) or runs past a limit costs that one case, recorded as an error (failed_check crash, timeout or
@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/case_spec.hpp"
-#include "harness/gating.hpp"
+#include "harness/case/case_spec.hpp"
+#include "harness/run/gating.hpp"
 #include "kernels/gpu/dispatch_options.hpp"
 #include "kernels/kernel_under_test.hpp"
 #include "reports/run_report.hpp"

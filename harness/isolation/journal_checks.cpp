@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "fixtures/error.hpp"
-#include "harness/case_loader.hpp"
+#include "harness/case/case_loader.hpp"
 
 namespace moe {
 

@@ -9,11 +9,11 @@
 #include <fmt/format.h>
 
 #include "fixtures/error.hpp"
-#include "harness/case_loader.hpp"
+#include "harness/case/case_loader.hpp"
 #include "harness/isolation/jobs.hpp"
 #include "harness/isolation/journal_checks.hpp"
 #include "harness/isolation/wire.hpp"
-#include "harness/kernel_registry.hpp"
+#include "harness/run/kernel_registry.hpp"
 #include "harness/tuning/table_set.hpp"
 #include "reports/record_json.hpp"
 

@@ -17,7 +17,7 @@
 
 #include "harness/isolation/executor.hpp"
 #include "harness/isolation/journal.hpp"
-#include "harness/runner.hpp"
+#include "harness/run/runner.hpp"
 
 namespace moe {
 

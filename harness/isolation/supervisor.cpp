@@ -12,7 +12,7 @@
 #include "fixtures/error.hpp"
 #include "fixtures/checkpoint.hpp"
 #include "fixtures/problem_sizes.hpp"
-#include "harness/case_pipeline.hpp"
+#include "harness/pipeline/case_pipeline.hpp"
 #include "reports/record_json.hpp"
 
 namespace moe {

@@ -1,5 +1,5 @@
 // systematic_defects: how many outputs with a known defect today's per-token checks pass, and how many of those the
-// systematic statistics (harness/systematic.hpp) catch. For every statistical case of a suite the host contract
+// systematic statistics (verdict/systematic.hpp) catch. For every statistical case of a suite the host contract
 // kernel declares it can run, the correct output is transformed into:
 //   dead_channel     channel H/2 zeroed for every token;
 //   gain_1.03        every element times 1.03, rounded to the output dtype (nearest even);
@@ -22,12 +22,12 @@
 #include <vector>
 
 #include "fixtures/checkpoint.hpp"
-#include "harness/case_loader.hpp"
-#include "harness/judge.hpp"
-#include "harness/reference_cache.hpp"
-#include "harness/runner.hpp"
-#include "harness/systematic.hpp"
-#include "harness/thresholds.hpp"
+#include "harness/case/case_loader.hpp"
+#include "verdict/judge.hpp"
+#include "harness/pipeline/reference_cache.hpp"
+#include "harness/run/runner.hpp"
+#include "verdict/systematic.hpp"
+#include "harness/case/case_thresholds.hpp"
 #include "kernels/host/host_contract_kernel.hpp"
 #include "formats/bf16.hpp"
 #include "formats/fp16.hpp"

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/case_spec.hpp"
+#include "harness/case/case_spec.hpp"
 #include "harness/tuning/table_set.hpp"
 
 namespace moe {

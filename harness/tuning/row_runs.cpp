@@ -6,9 +6,9 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "harness/case_loader.hpp"
-#include "harness/case_pipeline.hpp"
-#include "harness/kernel_registry.hpp"
+#include "harness/case/case_loader.hpp"
+#include "harness/pipeline/case_pipeline.hpp"
+#include "harness/run/kernel_registry.hpp"
 #include "harness/tuning/tuner.hpp"
 #include "kernels/runtime/device_info.hpp"
 

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <unordered_map>
 
-#include "harness/case_loader.hpp"
-#include "harness/case_pipeline.hpp"
-#include "harness/kernel_registry.hpp"
-#include "harness/thresholds.hpp"
+#include "harness/case/case_loader.hpp"
+#include "harness/pipeline/case_pipeline.hpp"
+#include "harness/run/kernel_registry.hpp"
+#include "harness/case/case_thresholds.hpp"
 #include "harness/tuning/table_set.hpp"
 #include "harness/tuning/tuner.hpp"
 #include "kernels/runtime/device_info.hpp"

@@ -9,7 +9,7 @@
 #include "fixtures/error.hpp"
 #include "fixtures/input_file.hpp"
 #include "fixtures/input_limits.hpp"
-#include "harness/kernel_registry.hpp"
+#include "harness/run/kernel_registry.hpp"
 #include "harness/tuning/sha256.hpp"
 
 namespace moe {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/tuning/dispatch_lookup.hpp"  // TableDevice, table_device
 #include "harness/tuning/table_set.hpp"
 #include "harness/tuning/tuning_table.hpp"
 #include "kernels/kernel_under_test.hpp"
@@ -36,23 +37,5 @@ struct TuneResult {
 };
 
 TuneResult tune(const TuneOptions& o);
-
-// The device a row of `kernel` is keyed on: its arch and compute units (the GPU's for a kernel that needs one; for
-// the host kernel "host" and the hardware threads).
-struct TableDevice {
-  std::string gfx;
-  int cu_num = 0;
-  std::string name, driver;
-  bool known = false;  // false: a GPU kernel with no identifiable GPU here (message says why)
-  std::string message;
-};
-TableDevice table_device(bool needs_device, const DeviceDetection& detection);
-
-// `run --dispatch-table`: selects on `kernel` the choice of the row case c dispatches from on this device in the
-// resolved set (table_set.hpp rule 6; its own rules where the set has no row of the shape) and returns what the
-// report's variant adds: " [table FILE:LINE, token T, RULE]" or " [table: no row of this shape for ARCH/CU; the
-// kernel's own rules]".
-std::string apply_dispatch_table(const TableSet& s, const CaseSpec& c, KernelUnderTest& kernel,
-                                 const DeviceDetection& device);
 
 }  // namespace moe

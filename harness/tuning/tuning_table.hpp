@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/case_spec.hpp"
+#include "harness/case/case_spec.hpp"
 
 namespace moe {
 

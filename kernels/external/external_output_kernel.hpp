@@ -10,6 +10,7 @@
 
 #include "fixtures/tensor.hpp"
 #include "kernels/kernel_under_test.hpp"
+#include "verdict/output_checks.hpp"  // check_output_tensor, fingerprint_hex
 
 namespace moe {
 
@@ -55,11 +56,5 @@ class ExternalOutputKernel : public KernelUnderTest {
 
 // The `moe-harness judge` flag that accepts an output file without the fixture fingerprint.
 inline constexpr const char* kAllowMissingFingerprintFlag = "--allow-missing-fingerprint";
-
-std::string fingerprint_hex(std::uint64_t f);
-
-// An output of p is [tokens, hidden] in p's output dtype; anything else is bad input naming `where` and `key`.
-void check_output_tensor(const std::vector<std::int64_t>& shape, DType dtype, const ProblemSpec& p,
-                         const std::string& where, const std::string& key);
 
 }  // namespace moe

@@ -30,7 +30,7 @@ enum class Precision : std::uint8_t { fp32, fp64 };  // fp64: validation mode (a
 using Values = LargeVector<float>;
 // slots: when given, receives each routed slot's contribution to the sum [T, k, H] (its output with the router
 // weight applied, after the slot rounding; 0 for a slot of another EP rank's expert): what each expert adds to each
-// token, for the per-expert statistic (harness/systematic.hpp).
+// token, for the per-expert statistic (verdict/systematic.hpp).
 Values reference_moe(const ProblemSpec& spec, const Checkpoint& ckpt, const RoutingResult& routing,
                      ReferenceKind kind, Precision precision = Precision::fp32, Values* slots = nullptr);
 

@@ -3,7 +3,7 @@
 // Isolated runs start workers by re-executing this program as `PROGRAM __worker`: a program other than moe-harness
 // either calls worker_main() first in its main() or sets isolation = false.
 #pragma once
-#include "harness/runner.hpp"
+#include "harness/run/runner.hpp"
 #include "moe_harness/types.hpp"
 
 namespace moe::api {

@@ -11,13 +11,13 @@
 #include "fixtures/problem.hpp"
 #include "fixtures/rounding_contract.hpp"
 #include "fixtures/tensor.hpp"
-#include "harness/case_loader.hpp"
-#include "harness/case_pipeline.hpp"
-#include "harness/case_spec.hpp"
-#include "harness/gating.hpp"
-#include "harness/reference_cache.hpp"
-#include "harness/thresholds.hpp"
-#include "harness/weight_cache.hpp"
+#include "harness/case/case_loader.hpp"
+#include "harness/pipeline/case_pipeline.hpp"
+#include "harness/case/case_spec.hpp"
+#include "harness/run/gating.hpp"
+#include "harness/pipeline/reference_cache.hpp"
+#include "verdict/thresholds.hpp"
+#include "harness/pipeline/weight_cache.hpp"
 #include "kernels/kernel_under_test.hpp"
 #include "kernels/runtime/device_info.hpp"
 #include "reports/report_files.hpp"
@@ -27,7 +27,7 @@
 
 namespace moe::api {
 
-// Cases and suites (harness/case_spec.hpp, harness/case_loader.hpp, fixtures/problem.hpp).
+// Cases and suites (harness/case/case_spec.hpp, harness/case/case_loader.hpp, fixtures/problem.hpp).
 using moe::CaseSpec;
 using moe::ProblemSpec;
 using moe::Suite;
@@ -41,7 +41,7 @@ using moe::dtype_info;
 using moe::dtype_name;
 using moe::dtype_size;
 using moe::parse_dtype;
-// Devices, gating and kernels (kernels/runtime/device_info.hpp, harness/gating.hpp, kernels/kernel_under_test.hpp).
+// Devices, gating and kernels (kernels/runtime/device_info.hpp, harness/run/gating.hpp, kernels/kernel_under_test.hpp).
 using moe::DeviceDetection;
 using moe::DeviceInfo;
 using moe::DeviceRequirement;
@@ -49,13 +49,13 @@ using moe::GateDecision;
 using moe::KernelUnderTest;
 using moe::RunInfo;
 using moe::Support;
-// References, thresholds and caches (harness/reference_cache.hpp, harness/thresholds.hpp, harness/weight_cache.hpp).
+// References, thresholds and caches (harness/pipeline/reference_cache.hpp, verdict/thresholds.hpp, harness/pipeline/weight_cache.hpp).
 using moe::ReferenceCache;
 using moe::ReferenceSet;
 using moe::RoutingResult;
 using moe::Thresholds;
 using moe::WeightCache;
-// The pipeline's options: seed override, caches, probe switches, test hooks (harness/case_pipeline.hpp).
+// The pipeline's options: seed override, caches, probe switches, test hooks (harness/pipeline/case_pipeline.hpp).
 using moe::PipelineOptions;
 // Rounding contracts (fixtures/rounding_contract.hpp): a kernel's declaration, its text form and parser.
 using moe::RoundingContract;

@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "fixtures/error.hpp"
-#include "harness/case_loader.hpp"
+#include "harness/case/case_loader.hpp"
 #include "harness/tuning/coverage.hpp"
 
 namespace moe {

@@ -29,7 +29,7 @@ def main():
     os.makedirs(work)
 
     # No GPU here (a GPU build on a CPU machine): every case fails gating with "--require-device: " and the
-    # detection's message (harness/gating.cpp); the test is then skipped (ctest SKIP_RETURN_CODE 77) saying so, as
+    # detection's message (harness/run/gating.cpp); the test is then skipped (ctest SKIP_RETURN_CODE 77) saying so, as
     # gpu_kernel_tests are. A device that answers but cannot be identified is not this: gating fails it with another
     # reason, and the assertions below fail.
     r, probe = run(exe, f"{plugins}/libmoe_example_gpu_plugin.so", f"{work}/probe", "--filter", "*T1/decode/atomic")

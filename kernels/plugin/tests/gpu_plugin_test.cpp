@@ -5,8 +5,8 @@
 // and given back by each case; its planted-bug build fails every case. Without a GPU each test skips and says why.
 #include <gtest/gtest.h>
 
-#include "harness/case_loader.hpp"
-#include "harness/case_pipeline.hpp"
+#include "harness/case/case_loader.hpp"
+#include "harness/pipeline/case_pipeline.hpp"
 #include "kernels/plugin/plugin_kernel.hpp"
 #include "kernels/runtime/device_lock.hpp"
 #include "kernels/runtime/tests/require_gpu.hpp"

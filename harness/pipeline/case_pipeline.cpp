@@ -1,0 +1,224 @@
+#include "harness/pipeline/case_pipeline.hpp"
+
+#include <chrono>
+#include <new>
+#include <fmt/format.h>
+
+#include "fixtures/checkpoint.hpp"
+#include "fixtures/content_seal.hpp"
+#include "fixtures/error.hpp"
+#include "fixtures/exact_tier.hpp"
+#include "verdict/judge.hpp"
+#include "harness/pipeline/probes.hpp"
+#include "verdict/systematic.hpp"
+#include "harness/tuning/dispatch_lookup.hpp"
+#include "harness/case/case_thresholds.hpp"
+#include "fixtures/tensor_element.hpp"
+
+namespace moe {
+
+namespace {
+// The probes of a case in words, for the diagnostics: "  probes: rerun ran; linearity_all_weights not run: why".
+using Clock = std::chrono::steady_clock;
+// Seconds since `t`, and `t` moved to now: consecutive phases are timed back to back.
+double lap(Clock::time_point& t) {
+  const Clock::time_point now = Clock::now();
+  const double s = std::chrono::duration<double>(now - t).count();
+  t = now;
+  return s;
+}
+
+std::string probes_line(const std::vector<std::pair<std::string, std::string>>& probes) {
+  std::string s;
+  for (const auto& [name, st] : probes) s += (s.empty() ? "  probes: " : "; ") + name + " " + st;
+  return s.empty() ? s : s + "\n";
+}
+}  // namespace
+
+ProblemSpec case_problem(const CaseSpec& c, std::optional<std::uint64_t> seed) {
+  ProblemSpec p = c.problem;
+  if (seed) p.seed = *seed;
+  return p;
+}
+
+Checkpoint pristine_checkpoint(const CaseSpec& c, const ProblemSpec& p, WeightCache* weights, KnownSeals* known) {
+  if (known) known->clear();
+  return c.tier == Tier::exact ? generate_exact_checkpoint(p) : weights ? weights->checkpoint_for(p, known) : generate_checkpoint(p);
+}
+
+Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th) {
+  return judge({refs.contract.begin(), refs.contract.end()}, {refs.ideal.begin(), refs.ideal.end()}, out, p.tokens,
+               p.hidden, th, refs.routing);
+}
+
+void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out,
+                    const Judgement& j, const Thresholds& th) {
+  rec.status = j.pass ? Status::pass : Status::fail;
+  rec.failed_check = j.failed_check;
+  rec.reason = j.pass ? "" : to_string(j.failed_check) + ": " + j.summary;
+  // After the per-token checks: the systematic statistics (statistical tier; bit equality decides the exact one).
+  rec.systematic = th.systematic.on
+                       ? systematic_checks({{refs.contract.data(), refs.contract.size()}, out, p.tokens, p.hidden,
+                                            refs.routing, p.first_local_expert(), p.local_experts(),
+                                            {refs.slots.data(), refs.slots.size()}}, th.systematic)
+                       : systematic_not_run("exact tier: bit equality decides", th.systematic);
+  if (const StatisticRecord* s = first_failure(rec.systematic); s && j.pass) {
+    rec.status = Status::fail;
+    // Every statistic is named by a Check (reports/verdict.hpp); a name without one is not a verdict: an error.
+    const std::optional<Check> check = parse_check(s->name);
+    rec.failed_check = check ? *check : Check::harness_error;
+    if (!check) rec.status = Status::error;
+    rec.reason = systematic_reason(*s);
+  }
+  rec.contract = refs.rounding;
+  const ContractRecord& rc = refs.rounding;
+  const bool plain = rc.effective == "default" && rc.source != "pinned" && rc.not_applied.empty();
+  rec.details = j.details() + systematic_lines(rec.systematic) + (rc.effective.empty() || plain ? "" : contract_line(rc));
+  // Non-finite metrics (an output with unwritten or non-finite elements) are written as null in report.json.
+  rec.metrics = {{"min_cos", j.min_cos}, {"max_rel", j.max_rel}, {"max_abs", j.max_abs},
+                 {"mismatch_fraction", j.mismatch_fraction}, {"non_finite", double(j.non_finite)},
+                 {"unwritten", double(j.unwritten)}, {"bit_mismatches", double(j.bit_mismatches)},
+                 {"ref_norm", j.ref_norm}, {"out_norm", j.out_norm}, {"ideal_min_cos", j.ideal_min_cos},
+                 {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel}};
+  rec.token_cos = j.token_cos;
+  rec.token_rel = j.token_rel;
+}
+
+bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& kernel, const DeviceDetection& device,
+                  const DeviceRequirement& required) {
+  rec.id = spec.id;
+  rec.kernel = kernel.id();
+  rec.source = spec.source;
+  const GateDecision g = gate(spec, kernel, device, required);
+  if (g.action == GateDecision::Action::run) return true;
+  rec.status = g.action == GateDecision::Action::skip ? Status::skip : Status::fail;
+  rec.failed_check = g.action == GateDecision::Action::skip ? Check::none : Check::gating;
+  rec.reason = g.reason;
+  return false;
+}
+
+void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec& p, KernelUnderTest& kernel,
+                        const Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
+                        const PipelineOptions& opt) {
+  CaseTiming& tm = rec.timing;
+  Clock::time_point t = Clock::now();
+  const RoutingResult& routing = refs.routing;
+  const Thresholds th = case_thresholds(spec);
+  const Judgement j = judge_output(p, refs, out, th);
+  // The verdict's metrics, details and tokens join the record only once the probes ran: a probe that throws
+  // leaves an error record without them.
+  CaseRecord verdict;
+  record_verdict(verdict, p, refs, out, j, th);
+  rec.status = verdict.status;
+  rec.failed_check = verdict.failed_check;
+  rec.reason = verdict.reason;
+  rec.systematic = std::move(verdict.systematic);
+  rec.contract = verdict.contract;
+  tm.judge = lap(t);
+  rec.probes = kernel.input_checks();
+  const ProbeOutcome probes =
+      run_probes(p, kernel, working, routing, out, rec.failed_check, {opt.rerun_probe, opt.linearity_probe});
+  tm.probes = lap(t);
+  rec.probes.insert(rec.probes.end(), probes.status.begin(), probes.status.end());
+  if (probes.failed_check != Check::none) {
+    rec.status = Status::fail;
+    rec.failed_check = probes.failed_check;
+    rec.reason = probes.reason;
+  }
+  rec.details = verdict.details + probes_line(rec.probes);
+  rec.metrics = std::move(verdict.metrics);
+  rec.token_cos = std::move(verdict.token_cos);
+  rec.token_rel = std::move(verdict.token_rel);
+  rec.metrics.insert({{"kernel_us", info.median_us}, {"achieved_tbps", info.achieved_tbps},
+                      {"achieved_tflops", info.achieved_tflops}});
+  rec.metrics.insert(probes.metrics.begin(), probes.metrics.end());  // only the probes that ran
+  tm.judge += lap(t);  // the record's metrics and diagnostics belong to the verdict
+}
+
+void record_exception(CaseRecord& rec) {
+  try {
+    throw;
+  } catch (const Error& e) {
+    // A verdict raised as an error (ExitCode::case_failed, the check in its key): out of device memory. A key that
+    // names no check is not a verdict this harness knows: an error, never a pass.
+    const std::optional<Check> check = e.code() == ExitCode::case_failed ? parse_check(e.key()) : std::nullopt;
+    const bool verdict = check && *check != Check::none;
+    rec.status = verdict ? Status::fail : Status::error;
+    rec.failed_check = verdict ? *check : Check::harness_error;
+    rec.reason = verdict ? e.key() + ": " + e.problem() + " (" + e.where() + ")" : e.what();
+  } catch (const std::bad_alloc&) {
+    rec.status = Status::error;
+    rec.failed_check = Check::out_of_memory;
+    rec.reason = "out_of_memory: a host memory allocation failed (std::bad_alloc) while the case ran";
+  } catch (const std::exception& e) {
+    rec.status = Status::error;
+    rec.failed_check = Check::harness_error;
+    rec.reason = std::string("unexpected exception: ") + e.what();
+  } catch (...) {
+    rec.status = Status::error;
+    rec.failed_check = Check::harness_error;
+    rec.reason = "unexpected exception of a type that is not std::exception (thrown by the kernel under test?)";
+  }
+}
+
+CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const DeviceDetection& device,
+                        const PipelineOptions& opt) {
+  CaseRecord rec;
+  if (!start_record(rec, spec, kernel, device, opt.device_requirement)) return rec;
+  const ProblemSpec given = case_problem(spec, opt.seed);
+  try {
+    CaseTiming& tm = rec.timing;
+    Clock::time_point t = Clock::now();
+    KnownSeals known;  // the lent weights' seals, proven by the case that gave them back
+    Checkpoint pristine = pristine_checkpoint(spec, given, opt.weights, &known);
+    tm.generate = lap(t);
+    // The record's fingerprint (hash_bytes, comparable with every earlier report) and the chunk digests the
+    // after-kernel check compares against, in one parallel pass (fixtures/content_seal.hpp).
+    const CheckpointSeal seal = seal_checkpoint(pristine, known);
+    const std::uint64_t fingerprint = seal.fingerprint;
+    rec.fixture_fingerprint = fingerprint;
+    tm.fingerprint = lap(t);
+    // The contract the case is judged against for this kernel; the kernel runs that contract's problem.
+    const ResolvedContract contract = resolve_contract(
+        spec, given, opt.declared_contract ? *opt.declared_contract : kernel.rounding_contract(given));
+    const ProblemSpec& p = contract.problem;
+    const ReferenceSet refs = opt.references ? opt.references->get(spec, contract, pristine, fingerprint)
+                                             : compute_references(contract, pristine);
+    const RoutingResult& routing = refs.routing;
+    tm.reference = lap(t);
+    rec.reference_s = tm.generate + tm.fingerprint + tm.reference;
+
+    Checkpoint working = pristine.clone();
+    const EndCase end_case(kernel);  // before `working` goes: the kernel's device copies of it are freed
+    const std::string table_note = opt.dispatch_table ? apply_dispatch_table(*opt.dispatch_table, spec, kernel, device) : "";
+    kernel.prepare(p, working);
+    tm.clone_prepare = lap(t);
+    Tensor out("out", p.output_dtype, {p.tokens, p.hidden});
+    fill_sentinel(out, 0);
+    const RunInfo info = kernel.run(p, working, routing, out);
+    tm.kernel = lap(t) - info.upload_s;
+    tm.upload = info.upload_s;
+    rec.variant = info.variant + table_note;
+    rec.kernel_us = info.median_us;
+    if (opt.after_kernel_hook) opt.after_kernel_hook(pristine);
+    const std::string mutated = changed_since(pristine, seal);
+    tm.fingerprint += lap(t);
+    if (!mutated.empty())
+      throw_harness_error(spec.id, "reference inputs were mutated: the pristine checkpoint's " + mutated +
+                                       " changed while the kernel ran (a converter wrote into tensors it was never given?)",
+                          "kernels must only touch the working clone handed to prepare()");
+    if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(given, std::move(pristine), &seal);  // shown unchanged
+
+    if (opt.capture) {
+      std::vector<float> o(static_cast<std::size_t>(out.numel()));
+      for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = element_as_f32(out, i);
+      opt.capture({refs.contract.begin(), refs.contract.end()}, o);
+    }
+    verdict_and_probes(rec, spec, p, kernel, working, refs, out, info, opt);
+  } catch (...) {
+    record_exception(rec);
+  }
+  return rec;
+}
+
+}  // namespace moe

@@ -1,0 +1,128 @@
+#include "harness/pipeline/reference_cache.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "fixtures/error.hpp"
+#include "fixtures/safetensors.hpp"
+#include "fixtures/tensor.hpp"
+#include "harness/case/case_json.hpp"
+
+#ifndef MOE_REFERENCE_VERSION
+#error "MOE_REFERENCE_VERSION must be set by harness/CMakeLists.txt (a hash of the formats, reference and fixture sources)"
+#endif
+
+namespace moe {
+
+std::string reference_version() { return MOE_REFERENCE_VERSION; }
+
+ReferenceSet compute_references(const ResolvedContract& rc, const Checkpoint& pristine) {
+  ReferenceSet r;
+  r.routing = route(rc.problem, pristine);
+  const ProblemSpec& p = rc.problem;
+  const bool keep_slots = p.tokens * std::int64_t(r.routing.k) * p.hidden <= kMaxSlotValues;
+  r.contract = reference_moe(p, pristine, r.routing, ReferenceKind::contract, Precision::fp32,
+                             keep_slots ? &r.slots : nullptr);
+  r.ideal = reference_moe(rc.problem, pristine, r.routing, ReferenceKind::ideal);
+  r.rounding = rc.record;
+  return r;
+}
+
+ReferenceSet compute_references(const ProblemSpec& p, const Checkpoint& pristine) {
+  return compute_references(case_contract(p), pristine);
+}
+
+ReferenceCache::ReferenceCache(std::filesystem::path dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec)
+    throw_bad_input(dir_.string(), "--reference-cache", "cannot create the reference cache directory: " + ec.message(),
+                    "give a writable directory");
+}
+
+std::string ReferenceCache::key(const CaseSpec& c, const std::string& contract, std::uint64_t fingerprint) {
+  // Every field of the canonical case except where it was written (moving a case in its file keeps its entry).
+  nlohmann::json j = nlohmann::json::parse(case_to_json_text(c));
+  j.erase("source");
+  const std::string canon = j.dump();
+  return fmt::format("{}|ref={}|case={:016x}|contract={}|fixture={:016x}", c.id, reference_version(),
+                     hash_bytes(canon.data(), canon.size()), contract, fingerprint);
+}
+
+void write_reference_file(const std::filesystem::path& file, const ReferenceSet& r, const ProblemSpec& p,
+                          const std::string& key, const std::map<std::string, std::string>& metadata) {
+  Tensor ids("topk_ids", DType::i32, {r.routing.tokens, r.routing.k}), w("topk_weights", DType::f32, {r.routing.tokens, r.routing.k});
+  std::copy(r.routing.ids.begin(), r.routing.ids.end(), ids.span<std::int32_t>().begin());
+  std::copy(r.routing.weights.begin(), r.routing.weights.end(), w.span<float>().begin());
+  Tensor oc("out_contract", DType::f32, {p.tokens, p.hidden}), oi("out_ideal", DType::f32, {p.tokens, p.hidden});
+  std::copy(r.contract.begin(), r.contract.end(), oc.span<float>().begin());
+  std::copy(r.ideal.begin(), r.ideal.end(), oi.span<float>().begin());
+  std::map<std::string, std::string> meta = metadata;
+  meta[kReferenceKeyMetadata] = key;
+  std::vector<const Tensor*> tensors{&ids, &w, &oc, &oi};
+  std::optional<Tensor> os;
+  if (!r.slots.empty()) {
+    os.emplace("slots", DType::f32, std::vector<std::int64_t>{p.tokens, r.routing.k, p.hidden});
+    std::copy(r.slots.begin(), r.slots.end(), os->span<float>().begin());
+    tensors.push_back(&*os);
+  }
+  write_safetensors(file, tensors, meta);
+}
+
+std::optional<ReferenceSet> read_reference_file(const std::filesystem::path& file, const std::string& key,
+                                                const ProblemSpec& p) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return std::nullopt;
+  try {
+    const SafetensorsFile f = read_safetensors(file);
+    auto it = f.metadata.find(kReferenceKeyMetadata);
+    if (it == f.metadata.end() || it->second != key) return std::nullopt;
+    const Tensor *ids = f.find("topk_ids"), *w = f.find("topk_weights"), *c = f.find("out_contract"),
+                 *i = f.find("out_ideal");
+    if (!ids || !w || !c || !i || ids->dtype() != DType::i32 || w->dtype() != DType::f32 ||
+        c->dtype() != DType::f32 || i->dtype() != DType::f32 || ids->shape().size() != 2 || w->shape() != ids->shape() ||
+        ids->dim(0) != p.tokens ||
+        c->numel() != p.tokens * p.hidden || i->numel() != c->numel())
+      return std::nullopt;
+    ReferenceSet r;
+    r.routing.tokens = p.tokens;
+    r.routing.k = int(ids->dim(1));
+    r.routing.ids.assign(ids->span<std::int32_t>().begin(), ids->span<std::int32_t>().end());
+    r.routing.weights.assign(w->span<float>().begin(), w->span<float>().end());
+    r.contract.assign(c->span<float>().begin(), c->span<float>().end());
+    r.ideal.assign(i->span<float>().begin(), i->span<float>().end());
+    if (const Tensor* s = f.find("slots")) {
+      if (s->dtype() != DType::f32 || s->numel() != p.tokens * std::int64_t(r.routing.k) * p.hidden) return std::nullopt;
+      r.slots.assign(s->span<float>().begin(), s->span<float>().end());
+    } else if (p.tokens * std::int64_t(r.routing.k) * p.hidden <= kMaxSlotValues) {
+      return std::nullopt;  // written without the slots it should hold: recompute rather than judge differently
+    }
+    return r;
+  } catch (const Error&) {
+    return std::nullopt;  // a truncated or foreign file: the caller recomputes
+  }
+}
+
+ReferenceSet ReferenceCache::get(const CaseSpec& c, const ResolvedContract& rc, const Checkpoint& pristine,
+                                 std::uint64_t fingerprint) {
+  const ProblemSpec& p = rc.problem;
+  const std::string k = key(c, rc.record.effective, fingerprint);
+  const std::filesystem::path file = dir_ / fmt::format("{:016x}.safetensors", hash_bytes(k.data(), k.size()));
+  if (auto hit = read_reference_file(file, k, p)) {
+    ++hits_;
+    hit->rounding = rc.record;  // the same values for every kernel judged under this contract; its own record
+    return std::move(*hit);
+  }
+  ++misses_;
+  ReferenceSet r = compute_references(rc, pristine);
+  try {
+    write_reference_file(file, r, p, k);
+  } catch (const Error& e) {  // a full or read-only disk costs the cache, never the case
+    std::fprintf(stderr, "reference cache: not stored (%s)\n", e.what());
+  }
+  return r;
+}
+
+}  // namespace moe

@@ -1,0 +1,278 @@
+#include "harness/tools/selftest.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fmt/format.h>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include <moe_harness/report.hpp>
+#include <moe_harness/suite.hpp>
+
+#include "fixtures/atomic_file.hpp"
+#include "verdict/anchor_criteria.hpp"
+#include "harness/isolation/executor.hpp"  // the clean kernel and the mutants run isolated, as `run` runs them
+#include "harness/isolation/jobs.hpp"
+#include "kernels/mutants/mutation.hpp"
+
+namespace moe {
+namespace {
+
+struct Row {
+  std::string name;
+  bool exact_only = false;
+  int live = 0, caught = 0;
+  int below_tolerance = 0;  // exact-only mutants: live statistical cases missed, as expected
+  int inside_envelope = 0;  // live statistical cases missed where the bug is inside a correct kernel's variation
+  std::string envelope_reason;
+  std::map<std::string, int> anchor_caught;
+  std::map<std::string, int> checks;  // which of our checks caught it, and how often
+  std::vector<std::string> missed;    // live cases our criterion passed
+};
+
+struct Outcome {
+  CaseRecord rec;
+  std::vector<float> ref, out;
+};
+
+// The kernels by report id (harness/run/kernel_registry.hpp): the clean kernel, the baseline a mutant's output is
+// compared with to tell whether the bug changed anything (for the GPU the mutant build without a bug: the default
+// build runs some cases on kernels the mutant build does not have, whose summation order differs), then a mutant.
+std::string kernel_base(const std::string& kind) {
+  if (kind == "host") return "host-contract";
+  if (kind == "gpu") return "gpu-fused-moe";
+  throw_bad_input("command line", "--kernel", "unknown selftest kernel '" + kind + "'", "use host or gpu");
+}
+std::string liveness_baseline_id(const std::string& kind) {
+  return kind == "gpu" ? "gpu-fused-moe~none" : kernel_base(kind);
+}
+std::string mutant_id(const std::string& kind, Mutation m) { return kernel_base(kind) + "~" + std::string(mutation_name(m)); }
+
+constexpr std::size_t kClean = 0, kBaseline = 1;  // kernel indexes; the mutants follow in catalog order
+
+// Runs are queued first and collected in the same order (several workers judge the queue at once, --jobs), so
+// the table is the same for any number of workers.
+CaseExecutor::Ticket queue_one(CaseExecutor& exec, std::size_t case_index, std::size_t kernel,
+                               std::optional<std::uint64_t> seed, bool corrupt_pristine = false) {
+  return exec.submit({.case_index = case_index, .kernel_index = kernel, .seed = seed, .capture = true,
+                      .corrupt_pristine = corrupt_pristine});
+}
+
+Outcome collect(CaseExecutor& exec, CaseExecutor::Ticket t) {
+  CaseResult res = exec.wait(t).value();
+  return {std::move(res.record), std::move(res.ref), std::move(res.out)};
+}
+
+// Tag `large`: buffers past 2^32 elements, seconds of weight generation per run (cases/selftest-gpu.yaml).
+bool is_large(const CaseSpec& c) { return std::find(c.tags.begin(), c.tags.end(), "large") != c.tags.end(); }
+
+bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace
+
+int run_selftest(const SelftestOptions& opt) {
+  std::vector<std::string> suite_names = opt.suites;
+  if (suite_names.empty()) suite_names = opt.kernel == "gpu" ? std::vector<std::string>{"selftest", "selftest-gpu"}
+                                                             : std::vector<std::string>{"selftest"};
+  ExecConfig config;
+  for (const auto& n : suite_names) config.suite_files.push_back(api::resolve_suite(n).string());
+#ifndef MOE_HAVE_GPU_RUNTIME
+  if (opt.kernel == "gpu")
+    throw_bad_input("command line", "--kernel", "this build has no GPU kernels",
+                    "configure with `cmake --preset cuda` or `--preset hip` to build them");
+#endif
+  std::vector<Mutation> mutants;  // those this kernel has, in catalog order (kernel index kBaseline + 1 + i)
+  config.kernel_ids = {kernel_base(opt.kernel), liveness_baseline_id(opt.kernel)};
+  for (Mutation m : all_mutations())
+    if (!gpu_only(m) || opt.kernel == "gpu") {
+      mutants.push_back(m);
+      config.kernel_ids.push_back(mutant_id(opt.kernel, m));
+    }
+  config.timing = false;  // verdicts only
+  config.device.required = opt.kernel == "gpu";  // no GPU: every case fails, never a skip
+  CaseExecutor exec(config, {opt.isolation, opt.case_timeout_s, opt.jobs, threads_per_job(opt.jobs, opt.job_threads)});
+  const std::vector<CaseSpec>& cases = exec.cases();
+  const auto& anchors = anchor_criteria();
+  KernelUnderTest& clean = *exec.kernels()[kClean];
+  if (opt.kernel == "gpu") {
+    const DeviceDetection& device = exec.device();
+    if (!device.device) {
+      std::fprintf(stderr, "selftest --kernel gpu: no usable GPU (%s)\n", device.message.c_str());
+      return 1;
+    }
+    std::printf("selftest on %s (%s), kernel %s\n", device.device->name.c_str(), device.device->arch.c_str(),
+                clean.id().c_str());
+  }
+
+  // 1. The clean kernel over N seeds: our verdict must pass every time; count each anchor's false alarms.
+  int clean_runs = 0, clean_failures = 0;
+  std::map<std::string, int> anchor_false_alarms;
+  std::vector<std::string> clean_failed;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  // A large case (tag `large`: buffers past 2^32 elements) runs its own seed once: generating its 3.6 GB of
+  // weights takes ~45 s a seed on the H200 machine (measured 2026-11-30), and its per-token statistics are those of
+  // the nightly MXFP4 cases, calibrated over 20 seeds on the GPU.
+  std::vector<CaseExecutor::Ticket> clean_tickets;
+  for (int seed = 0; seed < opt.seeds; ++seed)
+    for (std::size_t ci = 0; ci < cases.size(); ++ci)
+      if (!is_large(cases[ci]) || seed == 0)
+        clean_tickets.push_back(
+            queue_one(exec, ci, kClean, is_large(cases[ci]) ? std::nullopt : std::optional<std::uint64_t>(seed + 1)));
+  std::size_t next = 0;
+  for (int seed = 0; seed < opt.seeds; ++seed) {
+    std::fprintf(stderr, "selftest: clean kernel, seed %d/%d (%.0f s)\n", seed + 1, opt.seeds, elapsed());
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      const CaseSpec& c = cases[ci];
+      if (is_large(c) && seed > 0) continue;
+      const Outcome o = collect(exec, clean_tickets.at(next++));
+      ++clean_runs;
+      if (o.rec.status != Status::pass) {
+        ++clean_failures;
+        clean_failed.push_back(fmt::format("{} seed {}: {}", c.id, seed + 1, o.rec.reason));
+      }
+      for (const auto& a : anchors)
+        if (!o.ref.empty() && a.fails(o.ref, o.out, c.problem.tokens, c.problem.hidden)) ++anchor_false_alarms[a.name];
+    }
+  }
+
+  // 2. Every mutant on the cases where it applies; live = its output differs from the bug-free same build's. A
+  // deterministic build's bug-free output of a case is the same for every mutant: it is computed once per case.
+  KernelUnderTest& baseline = *exec.kernels()[kBaseline];
+  std::map<std::size_t, Outcome> good_outcomes;
+  // Per mutant, its runs and the bug-free runs it needs are queued first: (case, bug-free ticket if queued, its own).
+  struct Queued {
+    std::size_t ci;
+    std::optional<CaseExecutor::Ticket> good;
+    CaseExecutor::Ticket bad;
+  };
+  auto good_outcome = [&](const Queued& q) -> Outcome {
+    if (!baseline.deterministic(cases[q.ci].problem)) return collect(exec, *q.good);
+    auto it = good_outcomes.find(q.ci);
+    if (it == good_outcomes.end()) it = good_outcomes.emplace(q.ci, collect(exec, *q.good)).first;
+    return it->second;
+  };
+  std::vector<Row> rows;
+  std::vector<std::string> not_applicable;
+  for (Mutation m : all_mutations())
+    if (gpu_only(m) && opt.kernel != "gpu") not_applicable.push_back(std::string(mutation_name(m)));
+  for (std::size_t mi = 0; mi < mutants.size(); ++mi) {
+    const Mutation m = mutants[mi];
+    std::fprintf(stderr, "selftest: mutant %s (%.0f s)\n", std::string(mutation_name(m)).c_str(), elapsed());
+    Row row{std::string(mutation_name(m)), exact_tier_only(m, opt.kernel == "gpu")};
+    std::vector<Queued> queued;
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      const CaseSpec& c = cases[ci];
+      if (!mutation_applies(m, c.problem)) continue;
+      // Cases tagged large (buffers past 2^32 elements, seconds per run) exist for the GPU-only offset bug; every
+      // other mutant is judged on the small cases.
+      if (!gpu_only(m) && is_large(c)) continue;
+      Queued q{ci, std::nullopt, 0};
+      if (!baseline.deterministic(c.problem) || !good_outcomes.count(ci)) q.good = queue_one(exec, ci, kBaseline, std::nullopt);
+      q.bad = queue_one(exec, ci, kBaseline + 1 + mi, std::nullopt);
+      queued.push_back(q);
+    }
+    for (const Queued& q : queued) {
+      const CaseSpec& c = cases[q.ci];
+      const Outcome good = good_outcome(q);
+      const Outcome bad = collect(exec, q.bad);
+      const bool live = bad.rec.status == Status::error || !bitwise_equal(good.out, bad.out);
+      if (!live) continue;
+      ++row.live;
+      if (bad.rec.status != Status::pass) {
+        ++row.caught;
+        ++row.checks[to_string(bad.rec.failed_check)];
+      } else if (row.exact_only && c.tier == Tier::statistical) {
+        ++row.below_tolerance;  // counted live, reported, not a failure: the exact tier is where it must be caught
+      } else if (const std::string_view why = inside_legitimate_envelope(m, c.problem);
+                 !why.empty() && c.tier == Tier::statistical) {
+        ++row.inside_envelope;  // reported with its reason, not a failure
+        row.envelope_reason = std::string(why);
+      } else {
+        row.missed.push_back(c.id);
+      }
+      for (const auto& a : anchors)
+        if (!bad.ref.empty() && a.fails(bad.ref, bad.out, c.problem.tokens, c.problem.hidden)) ++row.anchor_caught[a.name];
+    }
+    rows.push_back(std::move(row));
+  }
+  // 3. A kernel writing into the pristine checkpoint (the reference's inputs): must be a harness error.
+  {
+    Row row{"converter_writes_pristine"};
+    std::vector<CaseExecutor::Ticket> corrupt;
+    for (std::size_t ci = 0; ci < cases.size(); ++ci)
+      corrupt.push_back(queue_one(exec, ci, kClean, std::nullopt, /*corrupt_pristine=*/true));
+    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+      const CaseSpec& c = cases[ci];
+      const Outcome o = collect(exec, corrupt[ci]);
+      ++row.live;
+      if (o.rec.status == Status::error && o.rec.reason.find("mutated") != std::string::npos) {
+        ++row.caught;
+        ++row.checks["harness_error"];
+      } else {
+        row.missed.push_back(c.id);
+      }
+      // The anchors compare outputs only: the output is correct here, so none of them can notice.
+    }
+    rows.push_back(std::move(row));
+  }
+
+  // Table.
+  std::string head = fmt::format("{:<32} {:>9}", "mutant (live cases)", "ours");
+  for (const auto& a : anchors) head += fmt::format(" {:>14}", a.name);
+  std::printf("%s\n", head.c_str());
+  bool all_caught = true;
+  for (const Row& r : rows) {
+    std::string line = fmt::format("{:<32} {:>9}", fmt::format("{} ({})", r.name, r.live),
+                                   r.live ? fmt::format("{}/{}", r.caught, r.live) : "not live");
+    for (const auto& a : anchors) {
+      const auto it = r.anchor_caught.find(a.name);
+      line += fmt::format(" {:>14}", r.name == "converter_writes_pristine" ? "blind"
+                                                                           : fmt::format("{}/{}", it == r.anchor_caught.end() ? 0 : it->second, r.live));
+    }
+    std::string by;
+    for (const auto& [k, v] : r.checks) by += (by.empty() ? "" : ", ") + k + " " + std::to_string(v);
+    std::printf("%s   caught by: %s%s%s\n", line.c_str(), by.c_str(),
+                r.below_tolerance ? fmt::format(" (exact-tier bug: {} statistical case(s) below tolerance)", r.below_tolerance).c_str() : "",
+                r.inside_envelope ? fmt::format(" ({} statistical case(s) inside the legitimate envelope: {})", r.inside_envelope,
+                                                r.envelope_reason).c_str() : "");
+    if (r.live == 0 || !r.missed.empty()) all_caught = false;
+  }
+  std::string fa = fmt::format("{:<32} {:>9}", fmt::format("clean false alarms ({})", clean_runs),
+                               fmt::format("{}/{}", clean_failures, clean_runs));
+  for (const auto& a : anchors) fa += fmt::format(" {:>14}", fmt::format("{}/{}", anchor_false_alarms[a.name], clean_runs));
+  std::printf("%s\n", fa.c_str());
+  for (const auto& a : anchors) std::printf("  %-14s %s\n", a.name.c_str(), a.source.c_str());
+  for (const auto& n : not_applicable) std::printf("  %s: a GPU-only bug (the %s kernel has no such code)\n", n.c_str(), opt.kernel.c_str());
+  for (const Row& r : rows)
+    for (const auto& m : r.missed) std::printf("MISSED: %s on %s\n", r.name.c_str(), m.c_str());
+  for (const auto& f : clean_failed) std::printf("FALSE ALARM: %s\n", f.c_str());
+
+  if (!opt.json.empty()) {
+    nlohmann::ordered_json j;
+    j["kernel"] = clean.id();
+    j["harness_commit"] = api::build_stamp();  // the tree this binary was built from
+    j["suites"] = suite_names;
+    if (opt.kernel == "gpu") j["device"] = exec.device().device->name + " (" + exec.device().device->arch + ")";
+    j["seeds"] = opt.seeds;
+    j["clean_runs"] = clean_runs;
+    j["clean_failures"] = clean_failures;
+    j["anchor_false_alarms"] = anchor_false_alarms;
+    for (const Row& r : rows)
+      j["mutants"][r.name] = {{"live", r.live}, {"caught", r.caught}, {"checks", r.checks}, {"exact_tier_only", r.exact_only},
+                              {"below_tolerance_statistical", r.below_tolerance},
+                              {"inside_envelope_statistical", r.inside_envelope},
+                              {"anchors", r.anchor_caught}, {"missed", r.missed}};
+    write_file_atomically(opt.json, j.dump(1) + "\n");
+  }
+  const bool ok = all_caught && clean_failures == 0;
+  std::printf("\nselftest: %s (%zu mutants, %d clean runs over %d seeds, %.0f s)\n", ok ? "PASS" : "FAIL", rows.size(),
+              clean_runs, opt.seeds, elapsed());
+  return ok ? 0 : 1;
+}
+
+}  // namespace moe

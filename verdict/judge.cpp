@@ -1,0 +1,206 @@
+#include "verdict/judge.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <fmt/format.h>
+
+#include "fixtures/error.hpp"
+#include "formats/bf16.hpp"
+#include "formats/fp16.hpp"
+#include "fixtures/tensor_element.hpp"
+
+namespace moe {
+
+std::uint32_t sentinel_bits(DType d, int which) {
+  switch (d) {
+    case DType::bf16: return which ? 0xFFA5u : 0x7FA5u;        // NaN payloads no arithmetic produces
+    case DType::f16: return which ? 0xFDA5u : 0x7DA5u;
+    default: return which ? 0xFFA5A5A5u : 0x7FA5A5A5u;
+  }
+}
+
+void fill_sentinel(Tensor& out, int which) {
+  const std::uint32_t s = sentinel_bits(out.dtype(), which);
+  if (dtype_size(out.dtype()) == 2) for (auto& v : out.span<std::uint16_t>()) v = std::uint16_t(s);
+  else for (auto& v : out.span<std::uint32_t>()) v = s;
+}
+
+
+namespace {
+std::uint32_t raw_bits(const Tensor& out, std::int64_t i) {
+  return dtype_size(out.dtype()) == 2 ? out.span<std::uint16_t>()[i] : out.span<std::uint32_t>()[i];
+}
+std::uint32_t ref_bits_in(DType d, float v) {
+  switch (d) {
+    case DType::bf16: return bf16_from_f32(v);
+    case DType::f16: return fp16_from_f32(v);
+    default: return std::bit_cast<std::uint32_t>(v);
+  }
+}
+}  // namespace
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::size_t kWorstElements = 8, kWorstTokens = 5;
+
+// cos of two vectors given their dot product and norms; 1 when both are below the floor (nothing to compare).
+double cosine(double dot, double nr, double no, double floor) {
+  if (nr < floor && no < floor) return 1.0;
+  return nr == 0 || no == 0 ? 0.0 : dot / (nr * no);
+}
+// Whether a is a worse cos than b (a worse rel with `higher`): NaN is the worst value of all.
+bool worse(double a, double b, bool higher) {
+  if (std::isnan(b)) return false;
+  return std::isnan(a) || (higher ? a > b : a < b);
+}
+// Keeps the kWorstElements worst elements seen, bad (unwritten or non-finite) ones first in the order seen.
+void note_element(std::vector<WorstElement>& w, const WorstElement& e) {
+  auto ahead = [](const WorstElement& a, const WorstElement& b) {
+    const bool ba = !std::isfinite(a.out), bb = !std::isfinite(b.out);
+    if (ba != bb) return ba;
+    return !ba && std::fabs(a.out - a.ref) > std::fabs(b.out - b.ref);
+  };
+  if (w.size() == kWorstElements && !ahead(e, w.back())) return;
+  w.insert(std::upper_bound(w.begin(), w.end(), e, ahead), e);
+  if (w.size() > kWorstElements) w.pop_back();
+}
+std::string num(double v, const char* f) { return std::isnan(v) ? "NaN" : fmt::format(fmt::runtime(f), v); }
+}  // namespace
+
+Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, const Tensor& out, std::int64_t t,
+                std::int64_t h, const Thresholds& th, const RoutingResult& routing) {
+  Judgement j;
+  const std::uint32_t sentinel = sentinel_bits(out.dtype(), 0), sentinel2 = sentinel_bits(out.dtype(), 1);
+  for (std::int64_t i = 0; i < t * h; ++i)
+    if (!std::isfinite(ref[i]))
+      throw_harness_error("reference", fmt::format("non-finite reference value {} at token {}, column {}", ref[i], i / h, i % h),
+                          "the fixture or the reference is broken; this is never a kernel verdict");
+  j.token_cos.resize(std::size_t(t));
+  j.token_rel.resize(std::size_t(t));
+  std::vector<std::int64_t> tok_unwritten(std::size_t(t), 0), tok_non_finite(std::size_t(t), 0);
+  std::int64_t first_unwritten = -1, first_non_finite = -1, bad_tokens = 0;
+  double ref2 = 0, out2 = 0;
+  for (std::int64_t tok = 0; tok < t; ++tok) {
+    double dot = 0, rr = 0, oo = 0, dd = 0, idd = 0, irr = 0, idot = 0;
+    for (std::int64_t c = 0; c < h; ++c) {
+      const std::int64_t i = tok * h + c;
+      const double r = ref[i], ir = ideal.empty() ? 0.0 : ideal[i];
+      rr += r * r;  // every reference element, whatever the output holds there
+      irr += ir * ir;
+      const std::uint32_t bits = raw_bits(out, i);
+      const bool unwritten = bits == sentinel || bits == sentinel2;
+      const double o = element_as_f32(out, i);
+      if (unwritten || !std::isfinite(o)) {
+        ++(unwritten ? tok_unwritten : tok_non_finite)[std::size_t(tok)];
+        ++j.mismatches;  // no band around the reference holds a NaN or an Inf
+        note_element(j.worst_elements, {tok, c, float(r), unwritten ? std::numeric_limits<float>::quiet_NaN() : float(o), unwritten});
+        continue;
+      }
+      if (th.bitwise && bits != ref_bits_in(out.dtype(), ref[i])) ++j.bit_mismatches;
+      dot += o * r; oo += o * o; dd += (o - r) * (o - r);
+      j.max_abs = std::max(j.max_abs, std::fabs(o - r));
+      if (std::fabs(o - r) > th.atol + th.rtol * std::fabs(r)) {
+        ++j.mismatches;
+        note_element(j.worst_elements, {tok, c, float(r), float(o), false});
+      }
+      idot += o * ir; idd += (o - ir) * (o - ir);
+    }
+    ref2 += rr; out2 += oo;
+    const std::int64_t nu = tok_unwritten[std::size_t(tok)], nf = tok_non_finite[std::size_t(tok)];
+    j.unwritten += nu;
+    j.non_finite += nf;
+    if (nu && first_unwritten < 0) first_unwritten = tok;
+    if (nf && first_non_finite < 0) first_non_finite = tok;
+    bad_tokens += (nu + nf) > 0;
+    const double nr = std::sqrt(rr), no = std::sqrt(oo), inr = std::sqrt(irr);
+    const bool bad = nu + nf > 0;
+    const double cos = bad ? kNaN : cosine(dot, nr, no, th.rel_floor);
+    const double rel = bad ? kNaN : std::sqrt(dd) / std::max(nr, th.rel_floor);
+    j.token_cos[tok] = cos;
+    j.token_rel[tok] = rel;
+    if (j.min_cos_token < 0 || worse(cos, j.min_cos, false)) { j.min_cos = cos; j.min_cos_token = tok; }
+    if (j.max_rel_token < 0 || worse(rel, j.max_rel, true)) { j.max_rel = rel; j.max_rel_token = tok; }
+    if (!ideal.empty()) {
+      const double icos = bad ? kNaN : cosine(idot, inr, no, th.rel_floor);
+      const double irel = bad ? kNaN : std::sqrt(idd) / std::max(inr, th.rel_floor);
+      if (worse(icos, j.ideal_min_cos, false)) j.ideal_min_cos = icos;
+      if (worse(irel, j.ideal_max_rel, true)) j.ideal_max_rel = irel;
+    }
+  }
+  j.ref_norm = std::sqrt(ref2);
+  if (j.ref_norm == 0.0)
+    throw_harness_error("reference", "the contract reference is all zeros: the fixture proves nothing about the kernel",
+                        "change the case's seed, input distribution or weight_std");
+  const bool any_bad = j.unwritten + j.non_finite > 0;
+  j.out_norm = any_bad ? kNaN : std::sqrt(out2);
+  if (any_bad) j.max_abs = kNaN;
+  j.mismatch_fraction = double(j.mismatches) / double(std::max<std::int64_t>(1, t * h));
+
+  std::vector<std::int64_t> order(static_cast<std::size_t>(t));
+  for (std::int64_t i = 0; i < t; ++i) order[i] = i;
+  const std::size_t shown = std::min(kWorstTokens, order.size());
+  std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(shown), order.end(), [&](auto a, auto b) {
+    const double ra = j.token_rel[a], rb = j.token_rel[b];
+    if (std::isnan(ra) != std::isnan(rb)) return std::isnan(ra);
+    return std::isnan(ra) ? a < b : (ra > rb || (ra == rb && a < b));
+  });
+  for (std::size_t i = 0; i < shown; ++i) {
+    const std::int64_t tok = order[i];
+    WorstToken w{tok, j.token_cos[tok], j.token_rel[tok], tok_unwritten[tok], tok_non_finite[tok], {}, {}};
+    for (int k = 0; k < routing.k; ++k) {
+      w.experts.push_back(routing.ids[tok * routing.k + k]);
+      w.weights.push_back(routing.weights[tok * routing.k + k]);
+    }
+    j.worst_tokens.push_back(std::move(w));
+  }
+
+  auto fail = [&](Check check, std::string why) {
+    if (j.failed_check == Check::none) { j.failed_check = check; j.summary = std::move(why); }
+  };
+  if (j.unwritten > 0)
+    fail(Check::unwritten, fmt::format("{} output elements never written (still the NaN sentinel), first in token {}; {} "
+                                  "token(s) without cos or rel", j.unwritten, first_unwritten, bad_tokens));
+  if (j.non_finite > 0)
+    fail(Check::non_finite, fmt::format("{} non-finite output elements, first in token {}; {} token(s) without cos or rel",
+                                   j.non_finite, first_non_finite, bad_tokens));
+  if (j.ref_norm > 0 && j.out_norm == 0) fail(Check::zero_output, "the output is all zeros while the reference is not");
+  if (th.bitwise && j.bit_mismatches > 0) fail(Check::bitwise, fmt::format("{} elements differ from the exact-tier reference bit for bit", j.bit_mismatches));
+  // Written so that a NaN metric fails too.
+  if (!(j.min_cos >= th.min_cos)) fail(Check::min_cos, fmt::format("token {} cos {:.6f} < {:.6f}", j.min_cos_token, j.min_cos, th.min_cos));
+  if (!(j.max_rel <= th.max_rel)) fail(Check::max_rel, fmt::format("token {} rel {:.3e} > {:.3e}", j.max_rel_token, j.max_rel, th.max_rel));
+  if (!(j.mismatch_fraction <= th.max_mismatch_fraction))
+    fail(Check::mismatch_fraction, fmt::format("{:.3e} of elements outside atol {:g} + rtol {:g} * |ref| (> {:.3e})",
+                                          j.mismatch_fraction, th.atol, th.rtol, th.max_mismatch_fraction));
+  j.pass = j.failed_check == Check::none;
+  if (j.pass) j.summary = fmt::format("min cos {:.6f}, max rel {:.3e}", j.min_cos, j.max_rel);
+  return j;
+}
+
+std::string Judgement::details() const {
+  std::string s = fmt::format(
+      "  min_cos {} (token {}), max_rel {} (token {}), max_abs {}, mismatch_fraction {:.3e} ({} elements),\n"
+      "  non_finite {}, unwritten {}, bit_mismatches {}, ||ref|| {:.4g}, ||out|| {}; vs ideal: min_cos {}, max_rel {}\n",
+      num(min_cos, "{:.6f}"), min_cos_token, num(max_rel, "{:.3e}"), max_rel_token, num(max_abs, "{:.3e}"),
+      mismatch_fraction, mismatches, non_finite, unwritten, bit_mismatches, ref_norm, num(out_norm, "{:.4g}"),
+      num(ideal_min_cos, "{:.6f}"), num(ideal_max_rel, "{:.3e}"));
+  if (non_finite + unwritten > 0)
+    s += "  NaN: a token with an unwritten or non-finite element has no cos or rel; such tokens are the worst, listed first\n";
+  s += "  worst tokens (token: cos, rel, experts, weights):\n";
+  for (const auto& w : worst_tokens)
+    s += fmt::format("    {}: cos {}, rel {}{}, experts [{}], weights [{:.4f}]\n", w.token, num(w.cos, "{:.6f}"),
+                     num(w.rel, "{:.3e}"),
+                     w.unwritten + w.non_finite ? fmt::format(" ({} unwritten, {} non-finite)", w.unwritten, w.non_finite) : "",
+                     fmt::join(w.experts, ", "), fmt::join(w.weights, ", "));
+  if (!worst_elements.empty()) {
+    s += "  worst elements (token, column: ref -> out):\n";
+    for (const auto& e : worst_elements)
+      s += fmt::format("    {}, {}: {:.6g} -> {}\n", e.token, e.column, e.ref,
+                       e.unwritten ? std::string("unwritten") : fmt::format("{:.6g}", e.out));
+  }
+  return s;
+}
+
+}  // namespace moe

@@ -1,0 +1,19 @@
+// Tail probabilities for the systematic-error checks (verdict/systematic.hpp), in log space so that the
+// astronomically small p-values of a real defect (a dead channel: chi-square values of 10^6) stay finite, and the
+// conversion of such a tail probability to the z-score of a standard normal with the same upper tail.
+#pragma once
+
+namespace moe {
+
+// log P(X > x) for X ~ chi-square with `dof` degrees of freedom (x >= 0, dof > 0): the regularized upper incomplete
+// gamma function Q(dof / 2, x / 2), by its power series below a + 1 and by its continued fraction above.
+double log_chi2_sf(double x, double dof);
+
+// The z with P(N(0, 1) > z) = exp(log_p), log_p <= 0: erfc where it is representable, the asymptotic expansion of
+// the normal tail beyond (so a p-value of 10^-100000 gives z ~ 678, never Inf).
+double z_from_log_sf(double log_p);
+
+// log P(N(0, 1) > z).
+double log_normal_sf(double z);
+
+}  // namespace moe

@@ -1,0 +1,219 @@
+#include "verdict/judge.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "fixtures/error.hpp"
+#include "fixtures/tensor_element.hpp"
+
+namespace moe {
+namespace {
+constexpr std::int64_t kT = 64, kH = 128;
+std::vector<float> reference() {
+  std::vector<float> r(kT * kH);
+  for (std::int64_t i = 0; i < kT * kH; ++i) r[i] = std::sin(0.37f * float(i)) + 0.1f;
+  return r;
+}
+Tensor as_output(const std::vector<float>& v) {
+  Tensor t("out", DType::f32, {kT, kH});
+  std::copy(v.begin(), v.end(), t.span<float>().begin());
+  return t;
+}
+RoutingResult routing() {
+  RoutingResult r{kT, 2, std::vector<std::int32_t>(kT * 2, 3), std::vector<float>(kT * 2, 0.5f)};
+  return r;
+}
+Thresholds th() {
+  Thresholds t;
+  t.min_cos = 0.9999; t.max_rel = 0.01; t.atol = 1e-3; t.rtol = 1e-2; t.max_mismatch_fraction = 0.001;
+  return t;
+}
+}  // namespace
+
+TEST(Judge, CorrectOutputPasses) {
+  const auto r = reference();
+  const Judgement j = judge(r, {}, as_output(r), kT, kH, th(), routing());
+  EXPECT_TRUE(j.pass) << j.summary;
+  EXPECT_DOUBLE_EQ(j.min_cos, 1.0);
+}
+
+// RTP-LLM's mean cosine over tokens hides one bad token: 63 perfect tokens and one at cos ~0.87 average to 0.998.
+TEST(Judge, OneBadTokenAmongManyFailsOnMinCosAndIsNamed) {
+  const auto r = reference();
+  auto o = r;
+  for (std::int64_t c = 0; c < kH; c += 4) o[17 * kH + c] = 0.0f;  // a quarter of one token lost: cos ~0.87
+  const Judgement j = judge(r, {}, as_output(o), kT, kH, th(), routing());
+  double mean = 0;
+  for (double c : j.token_cos) mean += c / kT;
+  EXPECT_GT(mean, 0.99);  // what a mean-cosine gate would have accepted
+  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.failed_check, Check::min_cos);
+  EXPECT_EQ(j.min_cos_token, 17);
+  EXPECT_EQ(j.worst_tokens.front().token, 17);
+  EXPECT_EQ(j.worst_tokens.front().experts, (std::vector<std::int32_t>{3, 3}));
+}
+
+// Cosine is blind to magnitude: an output scaled by 1.05 keeps cos = 1 but breaks rel.
+TEST(Judge, MagnitudeErrorFailsRelDespitePerfectCosine) {
+  const auto r = reference();
+  auto o = r;
+  for (auto& v : o) v *= 1.05f;
+  const Judgement j = judge(r, {}, as_output(o), kT, kH, th(), routing());
+  EXPECT_NEAR(j.min_cos, 1.0, 1e-9);
+  EXPECT_EQ(j.failed_check, Check::max_rel);
+}
+
+// The element band is relative to the REFERENCE: a band relative to the kernel's output would grow with a blown-up
+// output (vLLM check_accuracy) and accept it.
+TEST(Judge, ElementBandIsRelativeToTheReference) {
+  const auto r = reference();
+  auto o = r;
+  o[5] = r[5] * 1.5f;  // one element 50% off: 1/8192 of elements, above the 1e-3 allowed? no: check the band itself
+  Thresholds t = th();
+  t.max_mismatch_fraction = 0.0;
+  t.max_rel = 10; t.min_cos = 0;
+  const Judgement j = judge(r, {}, as_output(o), kT, kH, t, routing());
+  EXPECT_EQ(j.mismatches, 1);
+  EXPECT_EQ(j.failed_check, Check::mismatch_fraction);
+  ASSERT_FALSE(j.worst_elements.empty());
+  EXPECT_EQ(j.worst_elements[0].token, 0);
+  EXPECT_EQ(j.worst_elements[0].column, 5);
+}
+
+TEST(Judge, UnwrittenElementsAreCountedFromTheSentinel) {
+  const auto r = reference();
+  Tensor out = as_output(r);
+  Tensor sent("s", DType::f32, {1});
+  fill_sentinel(sent);
+  for (std::int64_t c = 0; c < kH; ++c) out.span<float>()[(kT - 1) * kH + c] = sent.span<float>()[0];  // last token never written
+  const Judgement j = judge(r, {}, out, kT, kH, th(), routing());
+  EXPECT_EQ(j.unwritten, kH);
+  EXPECT_EQ(j.failed_check, Check::unwritten);
+}
+
+TEST(Judge, NonFiniteOutputFails_NonFiniteReferenceIsAHarnessError) {
+  auto r = reference();
+  auto o = r;
+  o[100] = INFINITY;
+  EXPECT_EQ(judge(r, {}, as_output(o), kT, kH, th(), routing()).failed_check, Check::non_finite);
+  r[3] = NAN;
+  try {
+    judge(r, {}, as_output(o), kT, kH, th(), routing());
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::harness_error);
+  }
+}
+
+TEST(Judge, AllZeroReferenceIsAHarnessError) {
+  const std::vector<float> zeros(kT * kH, 0.0f);
+  try {
+    judge(zeros, {}, as_output(zeros), kT, kH, th(), routing());
+    FAIL() << "a degenerate fixture must not pass";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::harness_error);
+  }
+}
+
+TEST(Judge, AllZeroOutputFails) {
+  const auto r = reference();
+  const Judgement j = judge(r, {}, as_output(std::vector<float>(kT * kH, 0.0f)), kT, kH, th(), routing());
+  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.failed_check, Check::zero_output);
+}
+
+// The norm of the reference, computed here independently of the judge: sqrt of the sum of squares of every element.
+double naive_ref_norm(const std::vector<float>& r) {
+  double s = 0;
+  for (float v : r) s += double(v) * double(v);
+  return std::sqrt(s);
+}
+Tensor filled(float v) { return as_output(std::vector<float>(kT * kH, v)); }
+Tensor all_sentinel() {
+  Tensor t("out", DType::f32, {kT, kH});
+  fill_sentinel(t, 0);
+  return t;
+}
+
+// An output that is all NaN, all Inf or never written is the kernel's failure, never the fixture's: the reference
+// norm covers every reference element whatever the output holds, so no "all-zero reference" harness error.
+TEST(Judge, AllNaNAllInfOrNeverWrittenOutputIsAFailedCaseNotAHarnessError) {
+  const auto r = reference();
+  struct Bad { const char* name; Tensor out; Check check; std::int64_t non_finite, unwritten; };
+  Bad bad[] = {{"all NaN", filled(NAN), Check::non_finite, kT * kH, 0},
+               {"all +Inf", filled(INFINITY), Check::non_finite, kT * kH, 0},
+               {"all -Inf", filled(-INFINITY), Check::non_finite, kT * kH, 0},
+               {"never written", all_sentinel(), Check::unwritten, 0, kT * kH}};
+  for (const Bad& b : bad) {
+    Judgement j;
+    ASSERT_NO_THROW(j = judge(r, r, b.out, kT, kH, th(), routing())) << b.name;
+    EXPECT_FALSE(j.pass) << b.name;
+    EXPECT_EQ(j.failed_check, b.check) << b.name;
+    EXPECT_EQ(j.non_finite, b.non_finite) << b.name;
+    EXPECT_EQ(j.unwritten, b.unwritten) << b.name;
+    EXPECT_NEAR(j.ref_norm, naive_ref_norm(r), 1e-9 * naive_ref_norm(r)) << b.name;
+    // Every token is undefined, so is every metric of the output: none may look like a pass.
+    EXPECT_TRUE(std::isnan(j.min_cos) && std::isnan(j.max_rel) && std::isnan(j.max_abs)) << b.name;
+    EXPECT_TRUE(std::isnan(j.ideal_min_cos) && std::isnan(j.ideal_max_rel)) << b.name;
+    for (std::int64_t t = 0; t < kT; ++t) ASSERT_TRUE(std::isnan(j.token_cos[t]) && std::isnan(j.token_rel[t])) << t;
+    EXPECT_EQ(j.mismatches, kT * kH) << b.name;  // a NaN is outside any band around the reference
+    EXPECT_EQ(j.worst_tokens.size(), 5u);
+    EXPECT_EQ(j.worst_tokens[0].token, 0);
+  }
+}
+
+TEST(Judge, ReferenceNormNeverDependsOnTheOutput) {
+  const auto r = reference();
+  auto o = r;
+  for (std::int64_t i = 0; i < kT * kH; i += 3) o[i] = NAN;
+  const double want = naive_ref_norm(r);
+  EXPECT_NEAR(judge(r, {}, as_output(r), kT, kH, th(), routing()).ref_norm, want, 1e-9 * want);
+  EXPECT_NEAR(judge(r, {}, as_output(o), kT, kH, th(), routing()).ref_norm, want, 1e-9 * want);
+}
+
+// One NaN element in an otherwise exact token: over the other 127 elements that token's cos is 1.0 to the last
+// digit, which hid it. Its cos and rel are NaN, it is the worst token (ahead of a token that merely fails min_cos),
+// and the case's min_cos / max_rel are NaN at that token.
+TEST(Judge, ATokenWithANonFiniteOrUnwrittenElementHasNaNCosAndRelAndIsTheWorstToken) {
+  const auto r = reference();
+  auto o = r;
+  for (std::int64_t c = 0; c < kH; c += 4) o[17 * kH + c] = 0.0f;  // token 17: cos ~0.87, rel ~0.5
+  o[40 * kH + 9] = NAN;                                             // token 40: one NaN
+  Tensor out = as_output(o);
+  Tensor sent("s", DType::f32, {1});
+  fill_sentinel(sent);
+  out.span<float>()[52 * kH + 100] = sent.span<float>()[0];         // token 52: one element never written
+  const Judgement j = judge(r, {}, out, kT, kH, th(), routing());
+  EXPECT_EQ(j.failed_check, Check::unwritten);
+  EXPECT_EQ(j.non_finite, 1);
+  EXPECT_EQ(j.unwritten, 1);
+  EXPECT_TRUE(std::isnan(j.token_cos[40]) && std::isnan(j.token_rel[40]));
+  EXPECT_TRUE(std::isnan(j.token_cos[52]) && std::isnan(j.token_rel[52]));
+  EXPECT_NEAR(j.token_cos[39], 1.0, 1e-12);
+  EXPECT_TRUE(std::isnan(j.min_cos) && std::isnan(j.max_rel));
+  EXPECT_EQ(j.min_cos_token, 40);
+  EXPECT_EQ(j.max_rel_token, 40);
+  ASSERT_GE(j.worst_tokens.size(), 3u);
+  EXPECT_EQ(j.worst_tokens[0].token, 40);
+  EXPECT_EQ(j.worst_tokens[0].non_finite, 1);
+  EXPECT_EQ(j.worst_tokens[1].token, 52);
+  EXPECT_EQ(j.worst_tokens[1].unwritten, 1);
+  EXPECT_EQ(j.worst_tokens[2].token, 17);
+  EXPECT_EQ(j.mismatches, 2 + 32);  // both bad elements and token 17's 32 zeroed ones
+  ASSERT_GE(j.worst_elements.size(), 2u);
+  EXPECT_EQ(j.worst_elements[0].token * kH + j.worst_elements[0].column, 40 * kH + 9);
+  EXPECT_EQ(j.worst_elements[1].token * kH + j.worst_elements[1].column, 52 * kH + 100);
+  EXPECT_NE(j.details().find("40: cos NaN, rel NaN"), std::string::npos) << j.details();
+}
+
+TEST(Judge, Bf16OutputsAreDecodedAndSentinelsAreBf16NaNs) {
+  Tensor t("o", DType::bf16, {1, 2});
+  fill_sentinel(t, 0);
+  EXPECT_TRUE(std::isnan(element_as_f32(t, 0)));
+  EXPECT_EQ(t.span<std::uint16_t>()[1], 0x7FA5);
+  fill_sentinel(t, 1);
+  EXPECT_EQ(t.span<std::uint16_t>()[1], 0xFFA5);
+}
+
+}  // namespace moe

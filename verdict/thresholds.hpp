@@ -1,0 +1,55 @@
+// Default pass thresholds per quant scheme (README "Judging"). Calibrated on correct kernels over many
+// seeds (results/calibration/README.md has the command and the committed output); a case may tighten them and may
+// loosen them only with a written reason.
+#pragma once
+#include <optional>
+#include <string>
+
+#include "fixtures/problem.hpp"  // ProblemSpec, SpecProblem
+#include "verdict/tolerance.hpp"
+
+namespace moe {
+
+// The systematic-error checks (verdict/systematic.hpp, docs/judging.md "Systematic errors"): each statistic fails
+// when its standardized value z passes z_* (a significance level) AND its effect size passes *_floor (a size no
+// correct kernel's summation order reaches), so neither a tiny real bias of a huge case nor the noise of a tiny
+// case fails on its own.
+struct SystematicThresholds {
+  bool on = true;               // statistical tier; the exact tier's bit equality already decides
+  double gain_z = 6.0;          // |b - 1| / se: two-sided normal p = 2e-9 per case
+  double gain_floor = 1e-3;     // |b - 1|: 0.1 %
+  double channel_z = 7.0;       // one-sided normal p = 1.3e-12 per channel (1e-8 over 8192 channels)
+  double channel_floor = 0.02;  // the channel's relative error over the tokens
+  double rounding_z = 6.0;      // |mean| / se of the signed error in output ulps
+  double rounding_floor = 0.1;  // |mean|, in output ulps (truncation toward zero: -0.5)
+  double expert_z = 6.0;        // two-sided p = 2e-9 per expert (5e-7 over 256 local experts)
+  double expert_floor = 2e-3;   // |gain of the expert's tokens - gain of the others| (no slot contributions)
+  double expert_own_floor = 5e-3;  // |the expert's own gain| (the regression on its slot contributions)
+  double offset_z = 6.0;        // |mean error| / se: two-sided p = 2e-9 per case
+  double offset_floor = 5e-4;   // |mean error| / mean |reference|
+  double token_gain_z = 6.0;    // one token's |b_t - 1| / se_t: two-sided p = 2e-9 per token (2e-5 over 8192)
+  double token_gain_floor = 1e-2;  // |b_t - 1|: above 2^-7, one flipped bf16 rounding of a token's dominant element
+};
+
+struct Thresholds {
+  double min_cos = 0.0;                // every token's cosine must reach this
+  double max_rel = 0.0;                // every token's ||o - r|| / max(||r||, rel_floor)
+  double atol = 0.0, rtol = 0.0;       // element check |o - r| <= atol + rtol * |r| (relative to the REFERENCE)
+  double max_mismatch_fraction = 0.0;  // fraction of elements allowed outside that band
+  double rel_floor = 1e-6;             // denominator floor for tokens whose reference norm is ~0
+  bool bitwise = false;                // exact tier: every element bit-equal to the contract reference
+  SystematicThresholds systematic;
+};
+
+Thresholds default_thresholds(const ProblemSpec& p, Tier tier);
+
+// Ranges of a case's tolerance values: min_cos in [-1, 1], max_rel, atol and rtol finite and >= 0,
+// max_mismatch_fraction in [0, 1]. A NaN threshold would compare false and switch its check off, so none is
+// accepted. nullopt when every given value is in range.
+std::optional<SpecProblem> check_tolerance(const ToleranceOverride& o);
+
+// Applies a case's override (after check_tolerance, whose problem it throws as bad_input at `where`). Tightening is always allowed; loosening without `reason` throws bad_input naming the
+// metric, the default, the requested value and `where` (file:line).
+Thresholds apply_override(const Thresholds& base, const ToleranceOverride& o, const std::string& where);
+
+}  // namespace moe
