@@ -19,14 +19,17 @@
 namespace moe {
 namespace {
 
-using Launcher = void (*)(const gpu::FusedMoeArgs&, const gpu::LaunchPlan&);
-
-// What the launches of one plan need to run again (the timed repeats).
+// What the launches of one plan need to run again (the timed repeats). A mutant kernel's launches go to the mutant
+// build with the bug beside the arguments.
 struct Launches {
   const gpu::Plan* plan;
   std::vector<gpu::FusedMoeArgs> args;
   gpu::DeviceBuffer* acc;
-  Launcher launch;
+  std::optional<gpu::MutantLaunch> mutant;
+  void launch(const gpu::FusedMoeArgs& a, const gpu::LaunchPlan& lp) const {
+    if (mutant) gpu::launch_fused_moe_mutant(a, lp, *mutant);
+    else gpu::launch_fused_moe(a, lp);
+  }
   void run() const {
     for (std::size_t i = 0; i < args.size(); ++i) {
       acc->zero();
@@ -115,8 +118,8 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
     // and no host-side sum, copy or judging runs while the other workers wait.
     const DeviceLockGuard device_lock;
     gpu::CaseBuffers b(p, c, digests, resident_, r, r.weights, plan, out.nbytes());
-    if (mutant_build_) gpu::mark_mutation(b.whole, mutation_, p, c, r);
-    Launches launches{&plan, {}, &b.acc, mutant_build_ ? &gpu::launch_fused_moe_mutant : &gpu::launch_fused_moe};
+    Launches launches{&plan, {}, &b.acc, std::nullopt};
+    if (mutant_build_) launches.mutant = gpu::mutant_launch(mutation_, p, c, r);
     for (std::size_t i = 0; i < plan.launches.size(); ++i) launches.args.push_back(b.launch(plan, i));
     // The verdict run: each launch's output downloaded into its host tensor, or (per_k) its slots into a host buffer.
     for (std::size_t i = 0; i < plan.launches.size(); ++i) {

@@ -153,14 +153,14 @@ void launch_grouped(const FusedMoeArgs& a, int tokens_per_pass, dim3 grid, std::
 
 }  // namespace
 
-void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args, const LaunchPlan& plan) {
 #ifdef MOE_GPU_MUTANTS
-  FusedMoeArgs a = args;  // the expert sets see the bug too (weight decoding)
-  a.routed.mutation = a.shared.mutation = a.mutation;
-  a.routed.mut_expert = a.mutation == int(Mutation::e8m0_scale_off_by_one) ? a.mut_expert : -1;
-  a.shared.mut_expert = a.routed.mut_expert;
+void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& a, const LaunchPlan& plan, const MutantLaunch& mutant) {
+  MutantLaunch m = mutant;
+  if (m.mutation != int(Mutation::e8m0_scale_off_by_one)) m.expert = -1;
+  g_mutant_host = m;
+  MOE_GPU_CHECK(hipMemcpyToSymbol(HIP_SYMBOL(g_mutant_device), &m, sizeof m));  // ordered before the launches below
 #else
-  const FusedMoeArgs& a = args;
+void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& a, const LaunchPlan& plan) {
 #endif
   const std::int64_t slots = a.tokens * (a.topk + a.n_shared);
   const std::int64_t max_inter = a.routed.inter > a.shared.inter ? a.routed.inter : a.shared.inter;
@@ -203,7 +203,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args, const LaunchPlan& plan) {
       throw_harness_error("launch_fused_moe", "prepared inputs need xq_routed (and xq_shared with shared experts)");
     prepare_inputs_kernel<<<dim3(1024), dim3(256)>>>(a);
     MOE_GPU_CHECK_LAUNCH("prepare_inputs_kernel");
-    const float forced = MOE_MUT(a, per_tensor_act_scale) && a.routed.aq.kind == ActFormat::fp8_token ? a.mut_tensor_scale : 0.0f;
+    const float forced = MOE_MUT(per_tensor_act_scale) && a.routed.aq.kind == ActFormat::fp8_token ? MOE_MUT_TENSOR_SCALE : 0.0f;
     if (a.weight_on_input) quantize(a.xq_routed, slots, a.hidden, a.hidden, a.routed.aq, per, false, "quantize_rows_kernel (x, routed slots)", forced);
     else quantize(a.xq_routed, a.tokens, a.hidden, a.hidden, a.routed.aq, 0, false, "quantize_rows_kernel (x, routed)", forced);
     if (a.n_shared > 0) quantize(a.xq_shared, a.tokens, a.hidden, a.hidden, a.shared.aq, 0, false, "quantize_rows_kernel (x, shared)");
@@ -238,7 +238,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& args, const LaunchPlan& plan) {
       MOE_GPU_CHECK_LAUNCH("stage1_kernel");
     }
     // The intermediate, already rounded to its dtype, quantized per slot row as each set declares.
-    if (quant && !MOE_MUT(a, intermediate_requant_skipped)) {
+    if (quant && !MOE_MUT(intermediate_requant_skipped)) {
       quantize(a.mid, slots, a.routed.inter, max_inter, a.routed.aq, per, false, "quantize_rows_kernel (intermediate, routed)");
       if (a.n_shared > 0)
         quantize(a.mid, slots, a.shared.inter, max_inter, a.shared.aq, per, true, "quantize_rows_kernel (intermediate, shared)");

@@ -11,6 +11,7 @@
 #include "formats/dtype.hpp"
 #include "formats/format_tags.hpp"
 #include "formats/weight_format.hpp"
+#include "kernels/mutants/gpu_mutant_launch.hpp"
 
 // The case's own enums (Activation, GateUpLayout, ReduceMode, WeightFormat, ActFormat, MxScaleMode) and DType for
 // the input, intermediate and output types (bf16, f16, f32): no mirror of them here.
@@ -44,9 +45,6 @@ struct ExpertSet {
   const void* s13 = nullptr;   // fp32 scales (fp8) or E8M0 codes (MX)
   const void* s2 = nullptr;
   ActQuant aq;
-  // Mutant build only (kernels/mutants/fused_moe_mutants.hip); the default build's kernels never read these.
-  int mutation = 0;                  // a moe::Mutation (kernels/mutants/mutation_id.hpp), copied from the args
-  std::int64_t mut_expert = -1;      // e8m0_scale_off_by_one: the first local expert the routing hits
 };
 
 struct FusedMoeArgs {
@@ -77,10 +75,6 @@ struct FusedMoeArgs {
   std::int32_t* active_sets = nullptr;     // [local_experts + n_shared + 1]: the sets holding slots, their count last
   ReduceMode reduce = ReduceMode::fused_atomic;
   bool fail_launch_for_test = false;  // test hook: an invalid launch configuration, to prove errors are reported
-  // Mutant build only (launch_fused_moe_mutant): the bug to carry and what it needs to know.
-  int mutation = 0;                  // a moe::Mutation
-  std::int64_t mut_expert = -1;      // e8m0_scale_off_by_one
-  float mut_tensor_scale = 0.0f;     // per_tensor_act_scale: the one scale used for every token's routed input
 };
 
 inline bool quantizes_activations(const FusedMoeArgs& a) {
@@ -131,8 +125,8 @@ struct LaunchPlan {
 // for the caller to sum in k order (kernels/common/output_sums.hpp) and does not write `out`.
 void launch_fused_moe(const FusedMoeArgs& a, const LaunchPlan& plan);
 // The same kernels compiled a second time with the mutant catalog in them (kernels/mutants/fused_moe_mutants.hip),
-// carrying the bug a.mutation names; for `moe-harness selftest --kernel gpu` only. It has no matrix-instruction
+// carrying the bug `mutant` names; for `moe-harness selftest --kernel gpu` only. It has no matrix-instruction
 // kernels (plan them with BuildCaps{}).
-void launch_fused_moe_mutant(const FusedMoeArgs& a, const LaunchPlan& plan);
+void launch_fused_moe_mutant(const FusedMoeArgs& a, const LaunchPlan& plan, const MutantLaunch& mutant);
 
 }  // namespace moe::gpu

@@ -55,7 +55,7 @@ __device__ inline void gate_up_rows(const FusedMoeArgs& a, std::int64_t inter, s
 // part + x * w; the bf16_accumulation mutant rounds the running sum to bf16 at every step.
 template <class Args>
 __device__ inline float accumulate(const Args& a, float part, float x, float w) {
-  if (MOE_MUT(a, bf16_accumulation)) return __uint_as_float(std::uint32_t(to_bf16(part + x * w)) << 16);
+  if (MOE_MUT(bf16_accumulation)) return __uint_as_float(std::uint32_t(to_bf16(part + x * w)) << 16);
   return part + x * w;
 }
 
@@ -95,7 +95,7 @@ __device__ inline float stage1_output(const FusedMoeArgs& a, const SlotInfo& s, 
     u += set.b13[s.expert * 2 * set.inter + ru];
   }
   bool clamp = set.clamp;
-  if (MOE_MUT(a, swiglu_clamp_dropped)) clamp = false;
+  if (MOE_MUT(swiglu_clamp_dropped)) clamp = false;
   return round_to(activate(g, u, a, clamp), a.mid_type);
 }
 
@@ -108,7 +108,7 @@ __device__ inline void stage2_output(const FusedMoeArgs& a, const SlotInfo& s, s
   y *= (a.weight_on_input && !s.shared) ? 1.0f : s.weight;
   // lost_atomic_update: a non-atomic read-modify-write whose update from token 0's second slot another lane
   // overwrote (the host kernel's version of the same bug drops the same update).
-  if (MOE_MUT(a, lost_atomic_update) && a.reduce == ReduceMode::fused_atomic && s.token == 0 &&
+  if (MOE_MUT(lost_atomic_update) && a.reduce == ReduceMode::fused_atomic && s.token == 0 &&
       s.slot % (a.topk + a.n_shared) == 1)
     return;
   if (a.reduce == ReduceMode::fused_atomic) atomicAdd(&a.acc[s.token * h + row], y);

@@ -47,7 +47,7 @@ __device__ inline const std::uint8_t* mx_scale_row(const ExpertSet& set, bool is
 __device__ inline std::uint32_t mx_scale_code(const ExpertSet& set, bool is13, std::int64_t e, std::int64_t row,
                                               std::int64_t c, std::int64_t rows, std::int64_t K) {
   std::uint32_t code = mx_scale_row(set, is13, e, row, rows, K)[c / 32];
-  if (MOE_MUT(set, e8m0_scale_off_by_one) && is13 && e == set.mut_expert && row == 0 && c < 32) code = (code + 1) & 0xFFu;
+  if (MOE_MUT(e8m0_scale_off_by_one) && is13 && e == MOE_MUT_EXPERT && row == 0 && c < 32) code = (code + 1) & 0xFFu;
   return code;
 }
 
@@ -61,7 +61,7 @@ __device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, s
   const void* p = is13 ? set.w13 : set.w2;
   const WeightFormat f = F < 0 ? set.wfmt : WeightFormat(F);
   std::int64_t i = (e * rows + row) * K + c;
-  if (MOE_MUT(set, offsets_32bit)) i = std::int64_t(std::uint32_t(i));  // the element offset wraps at 2^32
+  if (MOE_MUT(offsets_32bit)) i = std::int64_t(std::uint32_t(i));  // the element offset wraps at 2^32
   switch (f) {
     case WeightFormat::bf16: return load(p, i, DType::bf16);
     case WeightFormat::fp16: return load(p, i, DType::f16);
@@ -71,7 +71,7 @@ __device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, s
       const float s = e8m0_decode(mx_scale_code(set, is13, e, row, c, rows, K), set.e8m0_triton);
       if (f == WeightFormat::mxfp8) return e4m3_decode(static_cast<const std::uint8_t*>(p)[i], false) * s;
       const std::uint32_t byte = static_cast<const std::uint8_t*>(p)[i / 2];
-      const bool high = (c & 1) != (MOE_MUT(set, fp4_nibbles_swapped) ? 1 : 0);
+      const bool high = (c & 1) != (MOE_MUT(fp4_nibbles_swapped) ? 1 : 0);
       return e2m1_decode(high ? byte >> 4 : byte & 0xFu) * s;
     }
   }
@@ -81,7 +81,7 @@ __device__ inline float loadw(const ExpertSet& set, bool is13, std::int64_t e, s
 // A mutant that corrupts single weight elements (a wrapped offset, one scale, swapped nibbles) is compiled in: the
 // vector loads then fall back to loadw element by element, where the bug lives. Constant false in the default build.
 __device__ inline bool element_mutant(const ExpertSet& set) {
-  return MOE_MUT(set, offsets_32bit) || MOE_MUT(set, e8m0_scale_off_by_one) || MOE_MUT(set, fp4_nibbles_swapped);
+  return MOE_MUT(offsets_32bit) || MOE_MUT(e8m0_scale_off_by_one) || MOE_MUT(fp4_nibbles_swapped);
 }
 
 // Eight consecutive weight elements of one row (c and K multiples of 8, so the eight share one scale and the load

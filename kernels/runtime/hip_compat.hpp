@@ -18,6 +18,8 @@ using hipDeviceProp_t = cudaDeviceProp;
 #define hipFree cudaFree
 #define hipMemcpy cudaMemcpy
 #define hipMemcpyAsync cudaMemcpyAsync
+#define hipMemcpyToSymbol cudaMemcpyToSymbol
+#define HIP_SYMBOL(X) X
 #define hipMemset cudaMemset
 #define hipMemsetAsync cudaMemsetAsync
 #define hipMemcpyHostToDevice cudaMemcpyHostToDevice
