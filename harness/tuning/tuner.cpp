@@ -9,6 +9,7 @@
 
 #include "harness/case_loader.hpp"
 #include "harness/case_pipeline.hpp"
+#include "harness/isolation/stop_signal.hpp"
 #include "harness/kernel_registry.hpp"
 #include "harness/provenance.hpp"
 #include "harness/runner.hpp"
@@ -129,6 +130,7 @@ TuneResult tune(const TuneOptions& o) {
   kernel->set_timing(true);
   std::vector<const CaseSpec*> row_case;  // the case of each row
   for (const CaseSpec& c : suite.cases) {
+    if (stop_requested()) break;
     if (!case_selected(o.filters, c.id)) continue;
     if (c.tier == Tier::exact) {
       res.notes.push_back(c.id + ": exact tier (a correctness fixture, not a shape to tune)");
@@ -143,6 +145,7 @@ TuneResult tune(const TuneOptions& o) {
     }
     std::vector<Tried> tried;
     for (const std::string& choice : kernel->dispatch_variants(c.problem)) {
+      if (stop_requested()) break;
       kernel->select_dispatch(choice);
       const CaseRecord rec = execute_case(c, *kernel, detection, po);
       if (rec.status == Status::skip) {
@@ -154,6 +157,7 @@ TuneResult tune(const TuneOptions& o) {
       tried.push_back(std::move(t));
     }
     kernel->select_dispatch("");
+    if (stop_requested()) break;  // a case whose variants were cut short gets no row
     if (tried.empty()) continue;
     std::vector<const Tried*> passing;
     for (const Tried& t : tried) {
@@ -187,7 +191,8 @@ TuneResult tune(const TuneOptions& o) {
     row_case.push_back(&c);
     if (o.on_row) o.on_row(res.table.rows.back());
   }
-  drop_unreached_keys(res, *kernel, detection, po, row_case);
+  res.interrupted = stop_signal_name();
+  if (res.interrupted.empty()) drop_unreached_keys(res, *kernel, detection, po, row_case);
   return res;
 }
 
