@@ -110,7 +110,7 @@ int run_calibration(const CalibrateOptions& opt) {
   // so each weight set is made once per seed and worker.
   std::vector<CaseExecutor::Ticket> tickets;
   for (std::size_t ki = 0; ki < kernels.size(); ++ki)
-    for (int seed = 1; seed <= opt.seeds; ++seed)
+    for (int seed = 1; seed <= opt.seeds && !stop_requested(); ++seed)
       for (std::size_t ci = 0; ci < exec.cases().size(); ++ci) {
         const CaseSpec& c = exec.cases()[ci];
         if (!case_selected(opt.filters, c.id) || c.tier == Tier::exact) continue;
@@ -131,7 +131,8 @@ int run_calibration(const CalibrateOptions& opt) {
         if (!case_selected(opt.filters, c.id) || c.tier == Tier::exact) continue;
         const std::string scheme = k->id() + " | " + std::string(name(c.problem.quant.weight)) + "/" +
                                    std::string(name(c.problem.quant.act));
-        std::optional<CaseResult> res = exec.wait(tickets.at(next++));
+        std::optional<CaseResult> res;
+        if (next < tickets.size()) res = exec.wait(tickets[next++]);  // fewer when a signal cut the queuing short
         if (!res) {
           stopped = true;
           break;

@@ -131,7 +131,7 @@ int run_selftest(const SelftestOptions& opt) {
     // weights takes ~45 s a seed on the H200 machine (measured 2026-11-30), and its per-token statistics are those of
     // the nightly MXFP4 cases, calibrated over 20 seeds on the GPU.
     std::vector<CaseExecutor::Ticket> clean_tickets;
-    for (int seed = 0; seed < opt.seeds; ++seed)
+    for (int seed = 0; seed < opt.seeds && !stop_requested(); ++seed)
       for (std::size_t ci = 0; ci < cases.size(); ++ci)
         if (!is_large(cases[ci]) || seed == 0)
           clean_tickets.push_back(
@@ -142,7 +142,8 @@ int run_selftest(const SelftestOptions& opt) {
       for (std::size_t ci = 0; ci < cases.size(); ++ci) {
         const CaseSpec& c = cases[ci];
         if (is_large(c) && seed > 0) continue;
-        const Outcome o = collect(exec, clean_tickets.at(next++));
+        if (next >= clean_tickets.size()) throw Interrupted{};  // a signal cut the queuing short
+        const Outcome o = collect(exec, clean_tickets[next++]);
         ++clean_runs;
         if (o.rec.status != Status::pass) {
           ++clean_failures;
