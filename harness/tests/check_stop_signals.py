@@ -10,7 +10,7 @@ complete run. One MODE a ctest test:
                   the grace (its worker killed): no record, not a pass; report.json incomplete naming it
   selftest        selftest --seeds 200 --json: the JSON says interrupted, the counts of the runs judged
   calibrate       calibrate --seeds 50 --json: the JSON says interrupted, runs_judged < runs_queued
-  judge_dir       judge --dir --recompute over an export of 200 cases (the outputs: the exported references): report
+  judge_dir       judge --dir --recompute over an export of 100 cases (the outputs: the exported references): report
                   incomplete, fewer records than cases
   tune            tune --out T.csv on a suite of many cases: T.csv not written, the rows tuned in T.csv.partial
   check_table     check-table T.csv --run on a table of many rows: "interrupted", exit 143, no lock written
@@ -164,7 +164,7 @@ def export(exe, suite, out):
 
 def judge_dir(exe, work, kernels):
     ex = f"{work}/ex"
-    export(exe, many_cases_suite(work, 256, 200), ex)
+    export(exe, many_cases_suite(work, 256, 100), ex)
     index = json.load(open(f"{ex}/index.json"))
     # The program's outputs: each case's exported contract reference (f32) rounded to the case's bf16 output.
     for c in index["cases"]:
@@ -209,9 +209,9 @@ def many_cases_suite(work, size=256, n=400):
 
 
 def tune(exe, work, kernels):
-    suite = many_cases_suite(work, 1024, 100)
+    suite = many_cases_suite(work, 512, 200)
     table = f"{work}/t.csv"
-    r = stop("tune", [exe, "tune", "--suite", suite, "--kernel", "host", "--out", table], lambda: True)
+    r = stop("tune", [exe, "tune", "--suite", suite, "--kernel", "host", "--out", table], lambda: True, wait_s=3.0)
     if r:
         check("tune", not os.path.exists(table), "the table was written by an interrupted tune")
         partial = table + ".partial"
