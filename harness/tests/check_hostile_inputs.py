@@ -231,8 +231,8 @@ def repeat_sigterm(exe, work, _):
         expect(f"--gtest_repeat={v}", run(*base, "--report-dir", f"{work}/r{n}", "--gtest", f"--gtest_repeat={v}"),
                2, "--gtest", "--gtest_repeat")
         absent("refused repeat", f"{work}/r{n}")
-    # The bound's worst on the whole smoke suite: every repetition after the signal skips its tests (and GoogleTest
-    # rewrites its XML at each one's end); the run must still end within seconds.
+    # The bound's worst on the whole smoke suite: the signal cuts the repetitions left (runner.cpp StopRepetitions,
+    # which keeps GoogleTest from running each one only to skip its tests); the run ends within seconds.
     rep = f"{work}/term"
     whole = [exe, "run", "--suite", "smoke", "--kernel", "host", "--no-timing"]
     p = subprocess.Popen([*whole, "--report-dir", rep, "--gtest", "--gtest_repeat=1000"], stdout=subprocess.DEVNULL,
