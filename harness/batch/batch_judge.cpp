@@ -16,6 +16,7 @@
 #include "harness/run/report_dir.hpp"
 #include "harness/pipeline/rounding_resolution.hpp"
 #include "harness/run/runner.hpp"
+#include "harness/isolation/stop_signal.hpp"
 #include "kernels/external/external_output_kernel.hpp"
 #include "reports/report_files.hpp"
 
@@ -177,13 +178,23 @@ int judge_directory(const BatchJudgeOptions& opt) {
   WeightCache weights;
   Counts counts;
   const Clock::time_point t0 = Clock::now();
+  // A stop signal: the case in flight (judged in this process) ends, the rest are not judged; the reports are
+  // written, marked incomplete, and the exit is 128 + N (harness/isolation/stop_signal.hpp).
+  const StopSignals stop("stopping after the case in flight");
   for (const ExportEntry& e : index.cases) {
+    if (stop_requested()) break;
     report.cases.push_back(judge_entry(opt, index, e, suite, by_id, declared, device, weights, counts));
     const CaseRecord& r = report.cases.back();
     if (r.status == Status::fail || r.status == Status::error)
       std::fprintf(stderr, "%s %s: %s\n", r.status == Status::fail ? "FAIL" : "ERROR", r.id.c_str(), r.reason.c_str());
   }
   report.provenance.end_time = utc_now_iso8601();
+  if (stop_requested()) {
+    report.provenance.incomplete = true;
+    report.provenance.incomplete_reason =
+        fmt::format("interrupted by {}: {} of the {} case(s) of {} judged; judge --dir again for all", stop_signal_name(),
+                    report.cases.size(), index.cases.size(), (opt.dir / kExportIndexFile).string());
+  }
   write_report_files(report, {opt.json.empty() ? dir / "report.json" : opt.json,
                               opt.junit.empty() ? dir / "junit.xml" : opt.junit, dir / "summary.md", dir / "report.html"});
   print_recap(stdout, report.cases, RerunRecipe{});
@@ -194,7 +205,9 @@ int judge_directory(const BatchJudgeOptions& opt) {
   std::printf("moe-harness: %d passed, %d failed, %d skipped, %d errors in %s; report: %s\n", pass, fail, skip, err,
               format_duration(std::chrono::duration<double>(Clock::now() - t0).count()).c_str(),
               std::filesystem::absolute(dir / "report.html").string().c_str());
+  if (stop_requested()) std::printf("moe-harness: %s\n", report.provenance.incomplete_reason.c_str());
   std::fflush(stdout);
+  if (stop_requested()) return exit_code_for_stop();
   if (err > 0) return int(ExitCode::harness_error);
   if (fail > 0) return int(ExitCode::case_failed);
   if (pass == 0) {

@@ -15,6 +15,7 @@
 #include "harness/run/provenance.hpp"
 #include "harness/pipeline/rounding_resolution.hpp"
 #include "harness/run/runner.hpp"
+#include "harness/isolation/stop_signal.hpp"
 #include "kernels/external/external_output_kernel.hpp"  // kFixtureFingerprintKey, fingerprint_hex
 
 namespace moe {
@@ -97,7 +98,18 @@ int export_suite(const SuiteExportOptions& opt) {
   index.reference_version = reference_version();
   WeightCache weights;
   int not_built = 0;
+  // A stop signal: the case in flight is exported, the rest are listed as not exported with the reason (so judge
+  // --dir makes them errors, never a pass), the index written, and the exit is 128 + N (stop_signal.hpp).
+  const StopSignals stop("stopping after the case in flight");
   for (const CaseSpec* c : cases) {
+    if (stop_requested()) {
+      ExportEntry e;
+      e.id = c->id;
+      e.reason = "interrupted by " + stop_signal_name() + " before this case was exported; export the suite again";
+      index.cases.push_back(std::move(e));
+      ++not_built;
+      continue;
+    }
     const std::string name = case_dir_name(c->id);
     const std::filesystem::path tmp = opt.out / fmt::format(".export-tmp.{}.{}", ::getpid(), name),
                                 final_dir = opt.out / name;
@@ -123,6 +135,12 @@ int export_suite(const SuiteExportOptions& opt) {
   write_file_atomically(index_file, export_index_json(index));
   std::printf("exported %zu of %zu case(s) to %s (index: %s)\n", cases.size() - not_built, cases.size(),
               opt.out.string().c_str(), index_file.string().c_str());
+  if (stop_requested()) {
+    std::printf("moe-harness: interrupted by %s: the cases not exported are listed in the index with the reason\n",
+                stop_signal_name().c_str());
+    std::fflush(stdout);
+    return exit_code_for_stop();
+  }
   return not_built ? int(ExitCode::harness_error) : 0;
 }
 

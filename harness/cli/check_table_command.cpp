@@ -6,6 +6,7 @@
 #include "harness/case/case_loader.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/run/kernel_registry.hpp"
+#include "harness/isolation/stop_signal.hpp"
 #include "harness/tuning/coverage.hpp"
 #include "harness/tuning/row_runs.hpp"
 #include "harness/tuning/set_checks.hpp"
@@ -108,10 +109,15 @@ void add_check_table_command(CLI::App& app, int& exit_code) {
     const SetCheck c = check_table_set(s, a->check);
     for (const SetFinding& f : c.findings) fmt::print("{}: {}{}\n", f.where, f.defect ? "defect: " : "", f.message);
     int run_defects = 0, rows_run = 0;
+    std::string interrupted;
     if (!a->run.suite.empty()) {
       a->run.require_device = a->check.require_device;
       a->run.host_budget = a->check.host_budget;
+      // A stop signal: the row in flight (run in this process) ends, no row starts; what ran is printed, no lock is
+      // written, exit 128 + N.
+      const StopSignals stop("stopping after the row in flight");
       const RowRuns runs = run_table_rows(s, a->run);
+      interrupted = runs.interrupted;
       for (const SetFinding& f : runs.findings) {
         fmt::print("{}: {}{}\n", f.where, f.defect ? "defect: " : "", f.message);
         run_defects += f.defect;
@@ -119,6 +125,12 @@ void add_check_table_command(CLI::App& app, int& exit_code) {
       rows_run = runs.run;
       fmt::print("check-table --run: {} row(s) run through the lookup, {} passed, {} drifted beyond a factor {}\n",
                  runs.run, runs.passed, runs.drifted, a->run.drift_factor);
+    }
+    if (!interrupted.empty()) {
+      fmt::print("check-table: interrupted by {}: not a verdict ({} row(s) run before it); {}\n", interrupted,
+                 rows_run, a->lock.empty() ? "run it again for all" : a->lock + " not written");
+      exit_code = exit_code_for_stop();
+      return;
     }
     const int defects = c.defects() + drift + run_defects;
     fmt::print("check-table: {} row(s), {} checked, {} defect(s); {} table(s), {} tagged row(s), {} override(s), {} "

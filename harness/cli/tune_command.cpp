@@ -5,6 +5,7 @@
 #include "fixtures/atomic_file.hpp"
 #include "fixtures/error.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/isolation/stop_signal.hpp"
 #include "harness/tuning/table_merge.hpp"
 #include "harness/tuning/tuner.hpp"
 
@@ -30,6 +31,9 @@ void add_tune_command(CLI::App& app, int& exit_code) {
   cmd->callback([=, &exit_code] {
     if (out->empty() && merge->empty())
       throw_bad_input("command line", "--out", "no table to write", "give --out TABLE.csv or --merge-into TABLE.csv");
+    // A stop signal: the case in flight (tuned in this process) ends, no case starts; the rows of the cases tuned
+    // whole go to TABLE.partial (never to the table: it would look complete), exit 128 + N.
+    const StopSignals stop("stopping after the case in flight");
     if (!merge->empty()) {
       check_output_path(*merge, "--merge-into");
       const MergeInto m = tune_merge_into(*o, *merge);
@@ -40,6 +44,14 @@ void add_tune_command(CLI::App& app, int& exit_code) {
     check_output_path(*out, "--out");
     const TuneResult r = tune(*o);
     for (const std::string& n : r.notes) fmt::print("tune: {}\n", n);
+    if (!r.interrupted.empty()) {
+      const std::string partial = partial_path(*out);
+      if (!r.table.rows.empty()) write_tuning_table(r.table, partial);
+      fmt::print("tune: interrupted by {}: {} not written; {} row(s) of the cases tuned before it {}\n", r.interrupted,
+                 *out, r.table.rows.size(), r.table.rows.empty() ? "(none)" : "are in " + partial);
+      exit_code = exit_code_for_stop();
+      return;
+    }
     if (r.table.rows.empty() && r.failed_cases == 0) {
       fmt::print("tune: no case was tuned; nothing written\n");
       exit_code = 4;

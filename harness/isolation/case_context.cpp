@@ -6,6 +6,7 @@
 #include "harness/case/case_loader.hpp"
 #include "harness/pipeline/case_pipeline.hpp"
 #include "harness/run/kernel_registry.hpp"
+#include "kernels/plugin/unloadable_plugin.hpp"
 
 namespace moe {
 
@@ -15,11 +16,39 @@ CaseContext::CaseContext(const ExecConfig& config, std::vector<std::shared_ptr<K
     for (CaseSpec& c : load_suite_file(f).cases) cases_.push_back(std::move(c));
   for (const std::string& id : config.kernel_ids)
     kernels_.push_back(make_kernel_by_id(id, config.host_budget, config.dispatch));
-  for (const std::string& spec : config.plugins) kernels_.push_back(make_plugin_kernel(spec));  // PATH or PATH~MUTANT
+  for (const std::string& spec : config.plugins) {  // PATH or PATH~MUTANT
+    const auto known = config.plugin_load_failures.find(spec);
+    kernels_.push_back(make_plugin_kernel(spec, known == config.plugin_load_failures.end()
+                                                    ? std::nullopt
+                                                    : std::optional<PluginLoadFailure>(known->second)));
+  }
   kernels_.insert(kernels_.end(), extra.begin(), extra.end());
   for (auto& k : kernels_) k->set_timing(config.timing);
   if (!config.reference_cache.empty()) references_.emplace(config.reference_cache);
   if (!config.dispatch_table.empty()) dispatch_table_ = read_table_set(split_table_paths({config.dispatch_table}));
+}
+
+std::optional<CaseRecord> unloadable_plugin_record(const CaseSpec& c, const KernelUnderTest& k) {
+  const auto* u = dynamic_cast<const UnloadablePlugin*>(&k);
+  if (!u) return std::nullopt;
+  CaseRecord r;
+  r.id = c.id;
+  r.kernel = k.id();
+  r.source = c.source;
+  r.status = Status::error;
+  r.failed_check = u->failure().hung ? Check::timeout : Check::crash;
+  r.reason = to_string(r.failed_check) + ": plugin not loaded: " + u->problem() + "; its cases are not judged";
+  r.details = "Fix: the library's load-time code (ELF constructors, static initializers, the libraries it pulls in) "
+              "must return; load it alone (python3 -c 'import ctypes; ctypes.CDLL(\"" + u->path().string() +
+              "\")') to see what it does.";
+  return r;
+}
+
+std::map<std::string, PluginLoadFailure> CaseContext::plugin_load_failures() const {
+  std::map<std::string, PluginLoadFailure> out;
+  for (const auto& k : kernels_)
+    if (const auto* u = dynamic_cast<const UnloadablePlugin*>(k.get())) out[u->spec()] = u->failure();
+  return out;
 }
 
 const DeviceDetection& CaseContext::device() {
@@ -32,6 +61,10 @@ CaseResult CaseContext::execute(const CaseRequest& r) {
     throw_harness_error("case executor", fmt::format("request for case {} of {}, kernel {} of {}", r.case_index,
                                                      cases_.size(), r.kernel_index, kernels_.size()));
   CaseResult out;
+  if (auto rec = unloadable_plugin_record(cases_[r.case_index], *kernels_[r.kernel_index])) {
+    out.record = std::move(*rec);
+    return out;
+  }
   PipelineOptions opt;
   opt.device_requirement = requirement_;
   opt.seed = r.seed;

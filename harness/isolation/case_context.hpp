@@ -2,7 +2,9 @@
 // detection, the weight cache (kept across cases) and the reference cache. The worker process and the in-process
 // executor run every case through here, so both give the same record.
 #pragma once
+#include <map>
 #include <memory>
+#include <string>
 #include <optional>
 #include <vector>
 
@@ -12,6 +14,11 @@
 #include "harness/pipeline/weight_cache.hpp"
 
 namespace moe {
+
+// The record of case `c` for a plugin that could not be loaded (kernels/plugin/unloadable_plugin.hpp): status
+// error, failed_check crash (its loading exited or died of a signal) or timeout (it hung), the library and what
+// loading it did in the reason; nothing of the case was built. Null when `k` is no such plugin.
+std::optional<CaseRecord> unloadable_plugin_record(const CaseSpec& c, const KernelUnderTest& k);
 
 class CaseContext {
  public:
@@ -26,6 +33,8 @@ class CaseContext {
   ExecStats stats() const;
   // Bytes of generated weights the weight cache holds now (the supervisor's memory limit counts them).
   std::size_t cached_weight_bytes() const { return weights_.bytes(); }
+  // The plugins whose loading failed (their kernels are UnloadablePlugins), by their ExecConfig spelling.
+  std::map<std::string, PluginLoadFailure> plugin_load_failures() const;
 
  private:
   std::vector<CaseSpec> cases_;

@@ -11,7 +11,9 @@ namespace moe {
 CaseExecutor::CaseExecutor(const ExecConfig& config, const IsolationOptions& iso,
                            std::vector<std::shared_ptr<KernelUnderTest>> extra)
     : context_(std::make_unique<CaseContext>(config, extra)) {
-  if (iso.isolated && extra.empty()) supervisor_ = std::make_unique<Supervisor>(config, *context_, iso);
+  ExecConfig worker_config = config;
+  worker_config.plugin_load_failures = context_->plugin_load_failures();  // its workers never load those
+  if (iso.isolated && extra.empty()) supervisor_ = std::make_unique<Supervisor>(worker_config, *context_, iso);
 }
 
 CaseExecutor::~CaseExecutor() = default;
@@ -62,6 +64,10 @@ CaseResult CaseExecutor::execute(const CaseRequest& r) {
   std::optional<CaseResult> res = wait(submit(r));
   if (!res) throw_harness_error("case executor", "a request was dropped while the caller waited for it");
   return std::move(*res);
+}
+
+std::vector<std::string> CaseExecutor::abandoned() const {
+  return supervisor_ ? supervisor_->abandoned() : std::vector<std::string>{};
 }
 
 ExecStats CaseExecutor::stats() const { return supervisor_ ? supervisor_->stats() : context_->stats(); }

@@ -24,6 +24,7 @@
 #include "harness/run/gating.hpp"
 #include "kernels/gpu/dispatch_options.hpp"
 #include "kernels/kernel_under_test.hpp"
+#include "kernels/plugin/plugin_probe.hpp"
 #include "reports/run_report.hpp"
 
 namespace moe {
@@ -33,6 +34,9 @@ struct ExecConfig {
   std::vector<std::string> suite_files;  // loaded in order; their cases concatenated (selftest takes two)
   std::vector<std::string> kernel_ids;   // built by make_kernel_by_id, in this order (mutants: "host-contract~M")
   std::vector<std::string> plugins;      // then these plugin libraries, by path
+  // Plugins (by their `plugins` spelling) whose loading failed in the supervisor's probe: the workers build their
+  // UnloadablePlugin without loading or probing them again (kernels/plugin/unloadable_plugin.hpp).
+  std::map<std::string, PluginLoadFailure> plugin_load_failures;
   double host_budget = 0;                // 0: the host kernel's default
   gpu::DispatchOptions dispatch;         // the GPU kernels' A/B switches (--dispatch)
   bool timing = true;
@@ -87,13 +91,17 @@ class CaseExecutor {
   using Completion = std::function<void(Ticket, const CaseResult&)>;
   Ticket submit(const CaseRequest& r);
   // The result of `t` (judging what is queued before it meanwhile); nullopt when `t` was dropped by hold_back
-  // before it started. Each ticket is waited for once.
+  // before it started, or abandoned in flight by it (isolated: its worker is killed kStopGraceSeconds after
+  // hold_back first said true, harness/isolation/stop_signal.hpp). Each ticket is waited for once.
   std::optional<CaseResult> wait(Ticket t);
   bool started(Ticket t) const;  // in flight or done (so wait() returns a result)
   // Called once per result, the moment it exists, in completion order.
   void set_completion(Completion f);
-  // While it returns true no queued request starts and the queued ones are dropped.
+  // While it returns true no queued request starts and the queued ones are dropped; isolated, the requests in
+  // flight are abandoned kStopGraceSeconds after it first said true.
   void set_hold_back(std::function<bool()> f);
+  // The requests abandoned in flight so far, as "KERNEL CASE".
+  std::vector<std::string> abandoned() const;
   CaseResult execute(const CaseRequest& r);  // submit and wait
   ExecStats stats() const;
   bool isolated() const { return supervisor_ != nullptr; }

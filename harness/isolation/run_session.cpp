@@ -12,6 +12,7 @@
 #include "harness/case/case_loader.hpp"
 #include "harness/isolation/jobs.hpp"
 #include "harness/isolation/journal_checks.hpp"
+#include "harness/isolation/stop_signal.hpp"
 #include "harness/isolation/wire.hpp"
 #include "harness/run/kernel_registry.hpp"
 #include "harness/tuning/table_set.hpp"
@@ -19,15 +20,6 @@
 
 namespace moe {
 namespace {
-
-volatile std::sig_atomic_t g_stop_signal = 0;
-
-void on_stop_signal(int sig) {
-  g_stop_signal = sig;
-  const char* msg = sig == SIGINT ? "\nmoe-harness: SIGINT: stopping after the case(s) in flight (again to stop at once)\n"
-                                  : "\nmoe-harness: SIGTERM: stopping after the case(s) in flight (again to stop at once)\n";
-  (void)!::write(2, msg, std::strlen(msg));
-}
 
 std::string absolute_path(const std::filesystem::path& p) {
   return p.empty() ? std::string() : std::filesystem::absolute(p).lexically_normal().string();
@@ -146,12 +138,7 @@ RunSession::RunSession(const RunOptions& requested) : opt_(requested) {
   }
 }
 
-RunSession::~RunSession() {
-  if (handlers_) {
-    ::sigaction(SIGINT, &old_int_, nullptr);
-    ::sigaction(SIGTERM, &old_term_, nullptr);
-  }
-}
+RunSession::~RunSession() = default;
 
 void RunSession::begin(const std::filesystem::path& dir, Provenance& p) {
   dir_ = dir;
@@ -176,15 +163,10 @@ void RunSession::begin(const std::filesystem::path& dir, Provenance& p) {
     const std::size_t slot = ticket_slots_.at(t);
     journal_->write({{"type", "record"}, {"slot", slot}, {"record", case_record_to_json(res.record)}});
   });
-  executor_->set_hold_back([] { return g_stop_signal != 0; });
-  struct sigaction sa {};
-  sa.sa_handler = on_stop_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESETHAND;  // a second signal stops at once (the journal keeps what was judged)
-  g_stop_signal = 0;
-  ::sigaction(SIGINT, &sa, &old_int_);
-  ::sigaction(SIGTERM, &sa, &old_term_);
-  handlers_ = true;
+  executor_->set_hold_back([] { return moe::stop_requested(); });
+  // A second signal stops at once (the journal keeps what was judged).
+  stop_.emplace(executor_->isolated() ? "stopping: the case(s) in flight get 2 s to end, then are abandoned"
+                                      : "stopping after the case in flight");
 }
 
 void RunSession::add_test(std::size_t slot, const CaseRequest& r, const std::string& suite, const std::string& name) {
@@ -269,28 +251,30 @@ bool RunSession::judging(std::size_t slot) const {
   return it != tickets_.end() && executor_->started(it->second);
 }
 
-bool RunSession::stop_requested() const { return g_stop_signal != 0; }
+bool RunSession::stop_requested() const { return moe::stop_requested(); }
 
-std::string RunSession::stop_signal_name() const {
-  return g_stop_signal == SIGINT ? "SIGINT" : g_stop_signal == SIGTERM ? "SIGTERM" : "";
-}
+std::string RunSession::stop_signal_name() const { return moe::stop_signal_name(); }
 
-int RunSession::exit_code_for_stop() const { return 128 + int(g_stop_signal); }
+int RunSession::exit_code_for_stop() const { return moe::exit_code_for_stop(); }
 
 void RunSession::finish(Provenance& p, std::size_t judged) {
   const std::string sig = stop_signal_name();
   if (!sig.empty()) {
     p.incomplete = true;
-    p.incomplete_reason = fmt::format("interrupted by {}: {} of the {} selected test(s) judged; `moe-harness run "
+    const std::vector<std::string> abandoned = executor_->abandoned();
+    std::string gone;
+    for (const std::string& a : abandoned) gone += (gone.empty() ? "" : ", ") + a;
+    p.incomplete_reason = fmt::format("interrupted by {}: {} of the {} selected test(s) judged{}; `moe-harness run "
                                       "--resume {}` judges the rest",
-                                      sig, judged, testing::UnitTest::GetInstance()->test_to_run_count(), dir_.string());
+                                      sig, judged, testing::UnitTest::GetInstance()->test_to_run_count(),
+                                      abandoned.empty() ? std::string()
+                                                        : fmt::format(" ({} in flight abandoned, not judged, after "
+                                                                      "{:g} s: {})", abandoned.size(),
+                                                                      kStopGraceSeconds, gone),
+                                      dir_.string());
   }
   if (journal_) journal_->write({{"type", "end"}, {"interrupted", sig}});
-  if (handlers_) {
-    ::sigaction(SIGINT, &old_int_, nullptr);
-    ::sigaction(SIGTERM, &old_term_, nullptr);
-    handlers_ = false;
-  }
+  stop_.reset();
 }
 
 }  // namespace moe

@@ -1,7 +1,8 @@
 // What `run` adds around GoogleTest for fault containment (README "Fault containment"): the executor (isolated
 // workers or in process), the run journal (every record appended the moment it exists), `--resume DIR` (the run's
-// options and records read back from its journal; only the missing tests are judged), SIGINT/SIGTERM (stop after
-// the cases in flight, reports written and marked incomplete), and stale temporary files of a killed run removed.
+// options and records read back from its journal; only the missing tests are judged), SIGINT/SIGTERM (no case
+// starts; the cases in flight get kStopGraceSeconds, then are abandoned; reports written and marked incomplete:
+// harness/isolation/stop_signal.hpp), and stale temporary files of a killed run removed.
 // With several workers (--jobs N) the tests GoogleTest will run are queued in its order when the first of them
 // starts, so the workers judge ahead of the test bodies; each record is journaled the moment it exists (completion
 // order: one writer, this process) and each test body takes its own record (report order: the suite's).
@@ -18,6 +19,7 @@
 #include "harness/isolation/executor.hpp"
 #include "harness/isolation/journal.hpp"
 #include "harness/run/runner.hpp"
+#include "harness/isolation/stop_signal.hpp"
 
 namespace moe {
 
@@ -45,7 +47,8 @@ class RunSession {
     double seconds = 0;  // the case's own time (0 read back from the journal)
   };
   // One test's record: from the journal when it holds this slot, else judged (queued with the tests after it
-  // when several workers run) and journaled; nullopt when a stop signal dropped it before it started.
+  // when several workers run) and journaled; nullopt when a stop signal dropped it before it started, or abandoned
+  // it in flight (its worker killed after kStopGraceSeconds).
   std::optional<Judged> judge(std::size_t slot);
   // Whether the slot's record exists or is being judged (so judge() returns it even after a stop signal).
   bool judging(std::size_t slot) const;
@@ -69,8 +72,7 @@ class RunSession {
   std::map<std::pair<std::string, std::string>, std::size_t> slots_;  // (suite, test) -> slot
   std::map<std::size_t, CaseExecutor::Ticket> tickets_;                // slots queued or in flight
   std::map<CaseExecutor::Ticket, std::size_t> ticket_slots_;
-  struct sigaction old_int_ {}, old_term_ {};
-  bool handlers_ = false;
+  std::optional<StopSignals> stop_;  // from begin() to finish()
 };
 
 // The run's options in the journal's start line, and back (paths absolute, so a resume works from anywhere).

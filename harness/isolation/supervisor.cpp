@@ -13,6 +13,7 @@
 #include "fixtures/checkpoint.hpp"
 #include "fixtures/problem_sizes.hpp"
 #include "harness/pipeline/case_pipeline.hpp"
+#include "harness/isolation/stop_signal.hpp"
 #include "reports/record_json.hpp"
 
 namespace moe {
@@ -135,10 +136,31 @@ std::optional<CaseResult> Supervisor::wait(CaseExecutor::Ticket t) {
       done_.erase(it);
       return res;
     }
+    stopping();
     dispatch();
-    if (!queued_.count(t) && !started(t)) return std::nullopt;  // dropped, or never submitted
+    if (!queued_.count(t) && !started(t)) return std::nullopt;  // dropped, abandoned, or never submitted
     step();
   }
+}
+
+bool Supervisor::stopping() {
+  if (!hold_back_ || !hold_back_()) return false;
+  if (!stop_seen_) stop_seen_ = Clock::now();
+  if (Clock::now() - *stop_seen_ >= std::chrono::duration<double>(kStopGraceSeconds))
+    for (Slot& s : slots_)
+      if (s.ticket) abandon(s);
+  return true;
+}
+
+void Supervisor::abandon(Slot& s) {
+  const CaseSpec& c = local_.cases().at(s.request.case_index);
+  abandoned_.push_back(local_.kernels().at(s.request.kernel_index)->id() + " " + c.id);
+  std::fprintf(stderr, "moe-harness: %s %s: abandoned in flight after %.1f s (stop signal); not judged\n",
+               local_.kernels().at(s.request.kernel_index)->id().c_str(), c.id.c_str(),
+               std::chrono::duration<double>(Clock::now() - s.started).count());
+  if (s.proc.running()) reap(s, true);
+  s.ticket.reset();
+  s.waiting_for_device = false;
 }
 
 bool Supervisor::admissible(const Slot& s, const CaseRequest& r) const {
@@ -200,8 +222,15 @@ void Supervisor::begin_case(Slot& s, const Queued& q) {
   s.started = Clock::now();
   s.resident_peak = 0;
   s.waiting_for_device = false;
+  if (auto rec = unloadable_plugin_record(c, k)) {  // nothing to judge, no worker needed: its loading failed
+    CaseResult res;
+    res.record = std::move(*rec);
+    finish(s, std::move(res));
+    return;
+  }
   std::string why;
   if (!s.proc.running() && !start_worker(s, why)) {
+    if (hold_back_ && hold_back_()) return abandon(s);  // a stop signal during the start: not the case's fault
     fail_case(s, Check::crash, "the worker process could not start: " + why);
     return;
   }
@@ -260,7 +289,9 @@ void Supervisor::step() {
       handle_line(i, line);
     }
     if (!s.ticket) continue;
-    if (ended[i]) {
+    if (ended[i] && hold_back_ && hold_back_()) {
+      abandon(s);  // a stop signal that reached the worker too (a runner that signals the whole process tree)
+    } else if (ended[i]) {
       std::string what;
       reap(s, false, &what);
       fail_case(s, Check::crash, "the worker process judging this case " + what + "; a new worker judges the next case");

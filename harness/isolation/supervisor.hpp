@@ -46,8 +46,11 @@ class Supervisor {
   std::optional<CaseResult> wait(CaseExecutor::Ticket t);
   bool started(CaseExecutor::Ticket t) const;  // in flight or done
   void set_completion(CaseExecutor::Completion f) { completion_ = std::move(f); }
-  // While it returns true no queued request starts, and the queued ones are dropped (SIGINT, SIGTERM).
+  // While it returns true no queued request starts, and the queued ones are dropped (SIGINT, SIGTERM); the cases
+  // in flight get kStopGraceSeconds from the first time it said true, then their workers are killed and the cases
+  // abandoned: no record, no completion call, wait() answers nullopt (harness/isolation/stop_signal.hpp).
   void set_hold_back(std::function<bool()> f) { hold_back_ = std::move(f); }
+  const std::vector<std::string>& abandoned() const { return abandoned_; }  // "KERNEL CASE" of each
   ExecStats stats() const;
   std::size_t jobs() const { return slots_.size(); }
 
@@ -82,6 +85,8 @@ class Supervisor {
   void handle_line(std::size_t i, const std::string& line);
   void finish(Slot& s, CaseResult res);
   void fail_case(Slot& s, Check check, const std::string& reason);
+  bool stopping();            // hold_back said true; past the grace, the cases in flight are abandoned
+  void abandon(Slot& s);
   void grant_device();
   void release_device(std::size_t i);
 
@@ -101,6 +106,8 @@ class Supervisor {
   ExecStats finished_stats_;
   CaseExecutor::Completion completion_;
   std::function<bool()> hold_back_;
+  std::optional<Clock::time_point> stop_seen_;
+  std::vector<std::string> abandoned_;
 };
 
 }  // namespace moe

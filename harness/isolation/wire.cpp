@@ -24,10 +24,14 @@ gpu::DispatchOptions dispatch_options(const json& j) {
 }
 
 json to_json(const ExecConfig& c) {
-  return {{"type", "config"}, {"suite_files", c.suite_files}, {"kernel_ids", c.kernel_ids}, {"plugins", c.plugins},
+  json j = {{"type", "config"}, {"suite_files", c.suite_files}, {"kernel_ids", c.kernel_ids}, {"plugins", c.plugins},
           {"host_budget", c.host_budget}, {"dispatch", dispatch_to_json(c.dispatch)}, {"timing", c.timing},
           {"reference_cache", c.reference_cache}, {"dispatch_table", c.dispatch_table},
           {"device_required", c.device.required}, {"device_arch", c.device.arch}, {"device_lock", c.device_lock}};
+  json failed = json::object();
+  for (const auto& [spec, f] : c.plugin_load_failures) failed[spec] = {{"hung", f.hung}, {"how", f.how}};
+  j["plugin_load_failures"] = failed;
+  return j;
 }
 
 ExecConfig exec_config(const json& j) {
@@ -43,6 +47,8 @@ ExecConfig exec_config(const json& j) {
   c.device.required = j.at("device_required");
   c.device.arch = j.at("device_arch");
   c.device_lock = j.at("device_lock");
+  for (const auto& [spec, f] : j.at("plugin_load_failures").items())
+    c.plugin_load_failures[spec] = {f.at("hung").get<bool>(), f.at("how").get<std::string>()};
   return c;
 }
 

@@ -1,12 +1,14 @@
 #include "harness/run/kernel_registry.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "fixtures/error.hpp"
 #include "kernels/host/host_contract_kernel.hpp"
 #include "kernels/mutants/host_mutant_hooks.hpp"
 #include "kernels/mutants/mutant_kernel.hpp"
 #include "kernels/plugin/plugin_kernel.hpp"
+#include "kernels/plugin/unloadable_plugin.hpp"
 #ifdef MOE_HAVE_GPU_RUNTIME
 #include "kernels/gpu/gpu_fused_moe_kernel.hpp"
 #endif
@@ -114,17 +116,31 @@ std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, doubl
                       "kernel rounding at more points)");
 }
 
-std::unique_ptr<KernelUnderTest> make_plugin_kernel(const std::string& spec) {
+std::unique_ptr<KernelUnderTest> make_plugin_kernel(const std::string& spec, const std::optional<PluginLoadFailure>& known) {
   const auto tilde = spec.rfind('~');
-  if (tilde == std::string::npos || spec.find('/', tilde) != std::string::npos)
-    return std::make_unique<PluginKernel>(spec);
-  const Mutation m = parse_mutant_of(spec.substr(tilde + 1), spec, "--plugin");
-  if (m != Mutation::none && mutant_level(m) != MutantLevel::io)
-    throw_bad_input("command line", "--plugin",
-                    "mutant '" + std::string(mutation_name(m)) + "' of '" + spec + "' needs the kernel's inside (" +
-                        std::string(mutant_level_reason(m)) + ")",
-                    "give a plugin an input/output mutant of the catalog (kernels/mutants/mutation.cpp, level io)");
-  return std::make_unique<MutantKernel>(std::make_unique<PluginKernel>(spec.substr(0, tilde)), m);
+  const bool mutant = tilde != std::string::npos && spec.find('/', tilde) == std::string::npos;
+  const std::string path = mutant ? spec.substr(0, tilde) : spec;
+  Mutation m = Mutation::none;
+  if (mutant) {
+    m = parse_mutant_of(spec.substr(tilde + 1), spec, "--plugin");
+    if (m != Mutation::none && mutant_level(m) != MutantLevel::io)
+      throw_bad_input("command line", "--plugin",
+                      "mutant '" + std::string(mutation_name(m)) + "' of '" + spec + "' needs the kernel's inside (" +
+                          std::string(mutant_level_reason(m)) + ")",
+                      "give a plugin an input/output mutant of the catalog (kernels/mutants/mutation.cpp, level io)");
+  }
+  std::optional<PluginLoadFailure> failed = known;
+  if (!failed) {
+    check_plugin_path(path);  // not a plugin at all: bad input before any work
+    failed = probe_plugin_load(path);
+    if (failed)
+      std::fprintf(stderr, "moe-harness: --plugin %s: loading the library %s (in a probe process): it is not loaded, "
+                   "and each of its cases is an error record\n", path.c_str(), failed->how.c_str());
+  }
+  if (failed) return std::make_unique<UnloadablePlugin>(path, *failed, spec);
+  auto plugin = std::make_unique<PluginKernel>(path, MOE_PLUGIN_ABI_VERSION, /*probed=*/true);
+  if (!mutant) return plugin;
+  return std::make_unique<MutantKernel>(std::move(plugin), m);
 }
 
 std::vector<std::unique_ptr<KernelUnderTest>> make_kernels(const std::vector<std::string>& ids, double host_budget,

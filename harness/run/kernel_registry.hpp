@@ -1,11 +1,13 @@
 // The kernels this build can test: the host contract kernel always, GPU kernels where the build has them.
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/gpu/dispatch_options.hpp"
 #include "kernels/kernel_under_test.hpp"
+#include "kernels/plugin/plugin_probe.hpp"
 
 namespace moe {
 
@@ -20,8 +22,12 @@ std::string available_kernel_ids();
 std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& id, double host_budget,
                                                    const gpu::DispatchOptions& dispatch = {});
 // A plugin library by path, or PATH~MUTANT: one of the catalog's input/output mutants around it (MutantKernel;
-// an in-kernel mutant needs the kernel's inside and is bad input here).
-std::unique_ptr<KernelUnderTest> make_plugin_kernel(const std::string& spec);
+// an in-kernel mutant needs the kernel's inside and is bad input here). The library is loaded first in a probe
+// process (kernels/plugin/plugin_probe.hpp): when loading it exits, dies of a signal or hangs there, the answer is an
+// UnloadablePlugin (kernels/plugin/unloadable_plugin.hpp), never loaded here, whose cases are error records; `known`
+// is such a failure found before (the supervisor's probe, passed to its workers), so that no process probes again.
+std::unique_ptr<KernelUnderTest> make_plugin_kernel(const std::string& spec,
+                                                    const std::optional<PluginLoadFailure>& known = std::nullopt);
 // The full id for a short name: `host` -> `host-contract`, `gpu` -> `gpu-fused-moe`; any other name unchanged.
 // Every command that takes a kernel name (run, merge, compare, gate) spells it through this.
 std::string canonical_kernel_id(const std::string& name);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <memory>
+#include <utility>
 
 #include "fixtures/atomic_file.hpp"  // check_output_dir, check_output_path
 #include "fixtures/error.hpp"
@@ -17,6 +18,7 @@
 #include "harness/run/progress.hpp"
 #include "harness/pipeline/reference_cache.hpp"
 #include "harness/run/report_dir.hpp"
+#include "harness/isolation/stop_signal.hpp"
 #include "reports/report_files.hpp"
 #include "reports/run_report.hpp"
 
@@ -136,6 +138,7 @@ void init_gtest(const std::vector<std::string>& user_args, const std::filesystem
                     "--gtest_random_seed=, --gtest_list_tests, ...; `moe-harness list --gtest` prints the test "
                     "names)");
   }
+  GTEST_FLAG_SET(recreate_environments_when_repeating, true);  // StopRepetitions: a set-up before each repetition
   // A negative repeat is GoogleTest's "forever": a run that never writes its report, which a stop signal could not
   // end either (each repetition skips every test again). A bounded count is a run.
   const int repeat = GTEST_FLAG_GET(repeat);
@@ -232,6 +235,31 @@ int nothing_checked_code(const RunReport& report, const Suite& suite, std::size_
   return int(ExitCode::nothing_checked);
 }
 
+// A stop signal ends GoogleTest's repetitions (--gtest_repeat): the next repetition's global set-up throws the
+// exception GoogleTest takes for a failure already reported, so RUN_ALL_TESTS returns at once (1) instead of running
+// every test of every repetition left only to skip it (seconds per repetition of a large suite; docs/reliability.md
+// "Stopping"). The XML GoogleTest wrote at the end of the repetition the signal came in stays. Set-up runs before
+// each repetition (recreate_environments_when_repeating, set in init_gtest).
+class StopRepetitions : public testing::Environment {
+ public:
+  void SetUp() override {
+    if (!stop_requested()) return;
+    cut_ = true;
+    throw testing::AssertionException(
+        testing::TestPartResult(testing::TestPartResult::kSkip, __FILE__, __LINE__, "stopped by a signal"));
+  }
+  // Whether it cut the repetitions short since the last call (the listeners then got no OnTestProgramEnd).
+  bool take_cut() { return std::exchange(cut_, false); }
+
+ private:
+  bool cut_ = false;
+};
+
+StopRepetitions& stop_repetitions() {
+  static StopRepetitions* env = static_cast<StopRepetitions*>(testing::AddGlobalTestEnvironment(new StopRepetitions));
+  return *env;
+}
+
 // GoogleTest's listeners for one run: the progress reporter in, and GoogleTest's own printer out unless --verbose.
 class ListenerScope {
  public:
@@ -321,7 +349,13 @@ int run_suite(const RunOptions& requested) {
   int gtest_rc = 0;
   {
     const ListenerScope listening(&progress, opt.verbose);
-    gtest_rc = RUN_ALL_TESTS();
+    StopRepetitions& stop = stop_repetitions();
+    try {
+      gtest_rc = RUN_ALL_TESTS();
+    } catch (const testing::AssertionException&) {  // --gtest_catch_exceptions=0: GoogleTest let it through
+      gtest_rc = 1;
+    }
+    if (stop.take_cut()) progress.OnTestProgramEnd(*testing::UnitTest::GetInstance());  // its ticker ends here
   }
   p.end_time = utc_now_iso8601();
 

@@ -14,7 +14,8 @@ refusal comes before any work: nothing written where the command would have writ
                     tensor twice, --seed +1
   repeat_sigterm    --gtest_repeat=-1 and past the bound; SIGTERM to a run with many repetitions ends it within
                     seconds, exit 143, its reports written
-  plugin_load       a plugin whose ELF constructor calls _exit(42), one that raises SIGSEGV: exit 2 naming it
+  plugin_load       a plugin whose ELF constructor calls _exit(42), raises SIGSEGV, calls exit(0) or hangs: the run goes
+                    on, each of its cases an error record naming the library and what loading it did, exit 3
 
 Usage: check_hostile_inputs.py MOE_HARNESS KERNELS_BUILD_DIR WORK_DIR ITEM
 """
@@ -230,8 +231,8 @@ def repeat_sigterm(exe, work, _):
         expect(f"--gtest_repeat={v}", run(*base, "--report-dir", f"{work}/r{n}", "--gtest", f"--gtest_repeat={v}"),
                2, "--gtest", "--gtest_repeat")
         absent("refused repeat", f"{work}/r{n}")
-    # The bound's worst on the whole smoke suite: every repetition after the signal skips its tests (and GoogleTest
-    # rewrites its XML at each one's end); the run must still end within seconds.
+    # The bound's worst on the whole smoke suite: the signal cuts the repetitions left (runner.cpp StopRepetitions,
+    # which keeps GoogleTest from running each one only to skip its tests); the run ends within seconds.
     rep = f"{work}/term"
     whole = [exe, "run", "--suite", "smoke", "--kernel", "host", "--no-timing"]
     p = subprocess.Popen([*whole, "--report-dir", rep, "--gtest", "--gtest_repeat=1000"], stdout=subprocess.DEVNULL,
@@ -260,11 +261,38 @@ def repeat_sigterm(exe, work, _):
 
 
 def plugin_load(exe, work, kernels):
-    for kind, needle in (("exit42", "status 42"), ("segv", "signal 11")):
+    """Load-time code that exits (42, or 0), faults or hangs: loaded in a probe process only; the run goes on with the
+    host kernel, each case of the plugin is an error record naming the library and what loading it did, exit 3."""
+    for kind, check, needle in (("exit42", "crash", "exited the process with status 42"),
+                                ("segv", "crash", "killed the process with signal 11 (SIGSEGV"),
+                                ("exit0", "crash", "exited the process with status 0 before dlopen returned"),
+                                ("hang", "timeout", "did not return within 2 s")):
         lib = f"{kernels}/libmoe_test_plugin_load_{kind}.so"
-        expect(f"plugin constructor {kind}", run(exe, "run", "--suite", "smoke", "--kernel", "host", "--plugin", lib,
-                                                 "--report-dir", f"{work}/p-{kind}"), 2, "--plugin", lib, needle)
-        absent("refused plugin", f"{work}/p-{kind}")
+        rep = f"{work}/p-{kind}"
+        t0 = time.time()
+        r = run(exe, "run", "--suite", "smoke", "--kernel", "host", "--plugin", lib, "--filter", "*T1/*", "--no-timing",
+                "--report-dir", rep, env={"MOE_PLUGIN_LOAD_TIMEOUT": "2"})
+        name = f"plugin constructor {kind}"
+        if r is None or r.returncode != 3 or not os.path.exists(f"{rep}/report.json"):
+            failures.append(f"{name}: exit {r and r.returncode} (want 3, a report): {r and r.stderr[-600:]}")
+            continue
+        cases = json.load(open(f"{rep}/report.json"))["cases"]
+        mine = [c for c in cases if c["kernel"].startswith("plugin-not-loaded:")]
+        host = [c for c in cases if c["kernel"] == "host-contract"]
+        bad = [c for c in mine if c["status"] != "error" or c["failed_check"] != check or lib not in c["reason"]
+               or needle not in c["reason"]]
+        if not mine or len(mine) != len(host) or bad or not all(c["status"] == "pass" for c in host) \
+                or needle not in r.stderr:
+            failures.append(f"{name}: {len(mine)} plugin record(s), {len(host)} host record(s); bad: {bad[:1]}; "
+                            f"stderr: {r.stderr[-400:]}")
+        else:
+            print(f"ok {name}: exit 3 in {time.time() - t0:.1f} s, {len(mine)} error record(s) "
+                  f"({check}), {len(host)} host pass(es): {mine[0]['reason'][:160]}")
+    expect("MOE_PLUGIN_LOAD_TIMEOUT=0", run(exe, "run", "--suite", "smoke", "--kernel", "host", "--plugin",
+                                            f"{kernels}/libmoe_test_plugin_load_hang.so", "--report-dir",
+                                            f"{work}/p-t0", env={"MOE_PLUGIN_LOAD_TIMEOUT": "0"}),
+           2, "MOE_PLUGIN_LOAD_TIMEOUT")
+    absent("refused timeout", f"{work}/p-t0")
 
 
 ITEMS = {f.__name__: f for f in (output_paths, shard_env, foreign_journal, index_duplicate, dispatch_table,

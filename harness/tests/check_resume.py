@@ -4,7 +4,8 @@ dies with it; `moe-harness report DIR` rebuilds complete report files from the j
 records equal an uninterrupted run's; `run --resume DIR` judges only the missing tests and then equals the
 uninterrupted run, by `moe-harness compare` (exit 0, no drift) and field by field (every field but the timing:
 timing, metrics kernel_us, achieved_tbps, achieved_tflops).
-Stale temporary files of the killed run are removed. SIGTERM stops a run after the case in flight: exit 143,
+Stale temporary files of the killed run are removed. SIGTERM stops a run after the case in flight (a smoke case
+ends well within the 2 s the cases in flight get, docs/reliability.md "Stopping"): exit 143,
 reports written and marked incomplete, every selected test either judged or not started; a resume completes it.
 SIGINT to the run's process group (a terminal's Ctrl-C) does not reach the worker: the case in flight passes, exit 130.
 With JOBS (several worker processes, `--jobs JOBS`, given to every run and resume) the same holds: the cases in

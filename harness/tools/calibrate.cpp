@@ -17,6 +17,7 @@
 #include "harness/run/kernel_registry.hpp"
 #include "harness/run/runner.hpp"
 #include "harness/case/case_thresholds.hpp"
+#include "harness/isolation/stop_signal.hpp"
 #include "reports/run_report.hpp"
 
 namespace moe {
@@ -98,15 +99,18 @@ int run_calibration(const CalibrateOptions& opt) {
     config.kernel_ids.push_back(k->id());
   config.dispatch = opt.dispatch;
   config.timing = false;  // verdict metrics only; speed is the bench suite's business
+  const StopSignals stop("stopping: the runs in flight get 2 s to end, then the partial table is written");
   CaseExecutor exec(config, {opt.isolation, opt.case_timeout_s, opt.jobs, threads_per_job(opt.jobs, opt.job_threads)});
+  exec.set_hold_back([] { return stop_requested(); });
   const std::vector<KernelUnderTest*> kernels = exec.kernels();
+  int folded = 0;  // runs folded into the table (a stop signal ends the folding early)
   std::map<std::pair<std::string, std::string>, Worst> by;  // (kernel | weight/act scheme, thresholds)
   // Every run queued first (several workers judge them at once, --jobs), then folded in this order, so the table
   // is the same for any number of workers. Seed-major: the cases of one seed share generated weights (the cache),
   // so each weight set is made once per seed and worker.
   std::vector<CaseExecutor::Ticket> tickets;
   for (std::size_t ki = 0; ki < kernels.size(); ++ki)
-    for (int seed = 1; seed <= opt.seeds; ++seed)
+    for (int seed = 1; seed <= opt.seeds && !stop_requested(); ++seed)
       for (std::size_t ci = 0; ci < exec.cases().size(); ++ci) {
         const CaseSpec& c = exec.cases()[ci];
         if (!case_selected(opt.filters, c.id) || c.tier == Tier::exact) continue;
@@ -118,18 +122,26 @@ int run_calibration(const CalibrateOptions& opt) {
         tickets.push_back(exec.submit(req));
       }
   std::size_t next = 0;
-  for (std::size_t ki = 0; ki < kernels.size(); ++ki) {
+  bool stopped = false;  // a run was dropped or abandoned by a stop signal: the folding ends there
+  for (std::size_t ki = 0; ki < kernels.size() && !stopped; ++ki) {
     KernelUnderTest* k = kernels[ki];
-    for (int seed = 1; seed <= opt.seeds; ++seed)
-      for (std::size_t ci = 0; ci < exec.cases().size(); ++ci) {
+    for (int seed = 1; seed <= opt.seeds && !stopped; ++seed)
+      for (std::size_t ci = 0; ci < exec.cases().size() && !stopped; ++ci) {
         const CaseSpec& c = exec.cases()[ci];
         if (!case_selected(opt.filters, c.id) || c.tier == Tier::exact) continue;
         const std::string scheme = k->id() + " | " + std::string(name(c.problem.quant.weight)) + "/" +
                                    std::string(name(c.problem.quant.act));
+        std::optional<CaseResult> res;
+        if (next < tickets.size()) res = exec.wait(tickets[next++]);  // fewer when a signal cut the queuing short
+        if (!res) {
+          stopped = true;
+          break;
+        }
+        ++folded;
         const Thresholds th = case_thresholds(c);
         Worst& w = by[{scheme, threshold_tag(th)}];
         w.th = th;
-        const CaseRecord r = exec.wait(tickets.at(next++)).value().record;
+        const CaseRecord r = std::move(res->record);
         if (r.status == Status::skip) { ++w.skipped; continue; }
         ++w.runs;
         if (r.status != Status::pass) {
@@ -147,7 +159,7 @@ int run_calibration(const CalibrateOptions& opt) {
         }
         for (const StatisticRecord& st : r.systematic) w.systematic[st.name].note(st, fmt::format("{}, seed {}", c.id, seed));
       }
-    std::fprintf(stderr, "calibrate: %s done\n", k->id().c_str());
+    if (!stopped) std::fprintf(stderr, "calibrate: %s done\n", k->id().c_str());
   }
   // A scheme judged by one set of thresholds keeps its plain key; one judged by several gets a row (and a JSON key)
   // per set, the thresholds in the key.
@@ -161,6 +173,12 @@ int run_calibration(const CalibrateOptions& opt) {
   j["suite"] = suite.file;
   j["seeds"] = opt.seeds;
   j["harness_commit"] = harness_build_stamp();  // the tree this binary was built from
+  // "" for a whole calibration; else the signal that stopped it: the rows hold the runs folded before it (never a
+  // PASS). "runs_judged" of "runs_queued" runs were folded.
+  const std::string interrupted = stop_signal_name();
+  j["interrupted"] = interrupted;
+  j["runs_queued"] = tickets.size();
+  j["runs_judged"] = folded;
   std::vector<std::string> worst_lines;
   for (const auto& [key, w] : by) {
     if (w.runs == 0) continue;
@@ -184,6 +202,12 @@ int run_calibration(const CalibrateOptions& opt) {
   for (const std::string& l : worst_lines) std::printf("%s\n", l.c_str());
   print_systematic(by, sets_per_scheme, j);
   if (!opt.json.empty()) write_file_atomically(opt.json, j.dump(1) + "\n");
+  if (!interrupted.empty()) {
+    std::printf("\ncalibrate: INTERRUPTED by %s: not a verdict (%d of %zu runs judged; %d clean failures among them; "
+                "suite %s)\n", interrupted.c_str(), folded, tickets.size(), failed, suite.file.c_str());
+    std::fflush(stdout);
+    return exit_code_for_stop();
+  }
   std::printf("\ncalibrate: %s (%d clean failures; suite %s, %d seeds)\n", failed ? "FAIL" : "PASS", failed,
               suite.file.c_str(), opt.seeds);
   return failed ? 1 : 0;

@@ -15,6 +15,7 @@
 #include "verdict/anchor_criteria.hpp"
 #include "harness/isolation/executor.hpp"  // the clean kernel and the mutants run isolated, as `run` runs them
 #include "harness/isolation/jobs.hpp"
+#include "harness/isolation/stop_signal.hpp"
 #include "kernels/mutants/mutation.hpp"
 
 namespace moe {
@@ -60,9 +61,13 @@ CaseExecutor::Ticket queue_one(CaseExecutor& exec, std::size_t case_index, std::
                       .corrupt_pristine = corrupt_pristine});
 }
 
+// A stop signal (SIGINT, SIGTERM): the runs not judged are dropped and the tables end where the folding stopped.
+struct Interrupted {};
+
 Outcome collect(CaseExecutor& exec, CaseExecutor::Ticket t) {
-  CaseResult res = exec.wait(t).value();
-  return {std::move(res.record), std::move(res.ref), std::move(res.out)};
+  std::optional<CaseResult> res = exec.wait(t);
+  if (!res) throw Interrupted{};
+  return {std::move(res->record), std::move(res->ref), std::move(res->out)};
 }
 
 // Tag `large`: buffers past 2^32 elements, seconds of weight generation per run (cases/selftest-gpu.yaml).
@@ -94,7 +99,9 @@ int run_selftest(const SelftestOptions& opt) {
     }
   config.timing = false;  // verdicts only
   config.device.required = opt.kernel == "gpu";  // no GPU: every case fails, never a skip
+  const StopSignals stop("stopping: the runs in flight get 2 s to end, then the partial table is written");
   CaseExecutor exec(config, {opt.isolation, opt.case_timeout_s, opt.jobs, threads_per_job(opt.jobs, opt.job_threads)});
+  exec.set_hold_back([] { return stop_requested(); });
   const std::vector<CaseSpec>& cases = exec.cases();
   const auto& anchors = anchor_criteria();
   KernelUnderTest& clean = *exec.kernels()[kClean];
@@ -114,112 +121,118 @@ int run_selftest(const SelftestOptions& opt) {
   std::vector<std::string> clean_failed;
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  // A large case (tag `large`: buffers past 2^32 elements) runs its own seed once: generating its 3.6 GB of
-  // weights takes ~45 s a seed on the H200 machine (measured 2026-11-30), and its per-token statistics are those of
-  // the nightly MXFP4 cases, calibrated over 20 seeds on the GPU.
-  std::vector<CaseExecutor::Ticket> clean_tickets;
-  for (int seed = 0; seed < opt.seeds; ++seed)
-    for (std::size_t ci = 0; ci < cases.size(); ++ci)
-      if (!is_large(cases[ci]) || seed == 0)
-        clean_tickets.push_back(
-            queue_one(exec, ci, kClean, is_large(cases[ci]) ? std::nullopt : std::optional<std::uint64_t>(seed + 1)));
-  std::size_t next = 0;
-  for (int seed = 0; seed < opt.seeds; ++seed) {
-    std::fprintf(stderr, "selftest: clean kernel, seed %d/%d (%.0f s)\n", seed + 1, opt.seeds, elapsed());
-    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
-      const CaseSpec& c = cases[ci];
-      if (is_large(c) && seed > 0) continue;
-      const Outcome o = collect(exec, clean_tickets.at(next++));
-      ++clean_runs;
-      if (o.rec.status != Status::pass) {
-        ++clean_failures;
-        clean_failed.push_back(fmt::format("{} seed {}: {}", c.id, seed + 1, o.rec.reason));
-      }
-      for (const auto& a : anchors)
-        if (!o.ref.empty() && a.fails(o.ref, o.out, c.problem.tokens, c.problem.hidden)) ++anchor_false_alarms[a.name];
-    }
-  }
-
-  // 2. Every mutant on the cases where it applies; live = its output differs from the bug-free same build's. A
-  // deterministic build's bug-free output of a case is the same for every mutant: it is computed once per case.
-  KernelUnderTest& baseline = *exec.kernels()[kBaseline];
-  std::map<std::size_t, Outcome> good_outcomes;
-  // Per mutant, its runs and the bug-free runs it needs are queued first: (case, bug-free ticket if queued, its own).
-  struct Queued {
-    std::size_t ci;
-    std::optional<CaseExecutor::Ticket> good;
-    CaseExecutor::Ticket bad;
-  };
-  auto good_outcome = [&](const Queued& q) -> Outcome {
-    if (!baseline.deterministic(cases[q.ci].problem)) return collect(exec, *q.good);
-    auto it = good_outcomes.find(q.ci);
-    if (it == good_outcomes.end()) it = good_outcomes.emplace(q.ci, collect(exec, *q.good)).first;
-    return it->second;
-  };
   std::vector<Row> rows;
   std::vector<std::string> not_applicable;
   for (Mutation m : all_mutations())
     if (gpu_only(m) && opt.kernel != "gpu") not_applicable.push_back(std::string(mutation_name(m)));
-  for (std::size_t mi = 0; mi < mutants.size(); ++mi) {
-    const Mutation m = mutants[mi];
-    std::fprintf(stderr, "selftest: mutant %s (%.0f s)\n", std::string(mutation_name(m)).c_str(), elapsed());
-    Row row{std::string(mutation_name(m)), exact_tier_only(m, opt.kernel == "gpu")};
-    std::vector<Queued> queued;
-    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
-      const CaseSpec& c = cases[ci];
-      if (!mutation_applies(m, c.problem)) continue;
-      // Cases tagged large (buffers past 2^32 elements, seconds per run) exist for the GPU-only offset bug; every
-      // other mutant is judged on the small cases.
-      if (!gpu_only(m) && is_large(c)) continue;
-      Queued q{ci, std::nullopt, 0};
-      if (!baseline.deterministic(c.problem) || !good_outcomes.count(ci)) q.good = queue_one(exec, ci, kBaseline, std::nullopt);
-      q.bad = queue_one(exec, ci, kBaseline + 1 + mi, std::nullopt);
-      queued.push_back(q);
-    }
-    for (const Queued& q : queued) {
-      const CaseSpec& c = cases[q.ci];
-      const Outcome good = good_outcome(q);
-      const Outcome bad = collect(exec, q.bad);
-      const bool live = bad.rec.status == Status::error || !bitwise_equal(good.out, bad.out);
-      if (!live) continue;
-      ++row.live;
-      if (bad.rec.status != Status::pass) {
-        ++row.caught;
-        ++row.checks[to_string(bad.rec.failed_check)];
-      } else if (row.exact_only && c.tier == Tier::statistical) {
-        ++row.below_tolerance;  // counted live, reported, not a failure: the exact tier is where it must be caught
-      } else if (const std::string_view why = inside_legitimate_envelope(m, c.problem);
-                 !why.empty() && c.tier == Tier::statistical) {
-        ++row.inside_envelope;  // reported with its reason, not a failure
-        row.envelope_reason = std::string(why);
-      } else {
-        row.missed.push_back(c.id);
+  std::string interrupted;  // the stop signal's name when one ended the folding early
+  try {
+    // A large case (tag `large`: buffers past 2^32 elements) runs its own seed once: generating its 3.6 GB of
+    // weights takes ~45 s a seed on the H200 machine (measured 2026-11-30), and its per-token statistics are those of
+    // the nightly MXFP4 cases, calibrated over 20 seeds on the GPU.
+    std::vector<CaseExecutor::Ticket> clean_tickets;
+    for (int seed = 0; seed < opt.seeds && !stop_requested(); ++seed)
+      for (std::size_t ci = 0; ci < cases.size(); ++ci)
+        if (!is_large(cases[ci]) || seed == 0)
+          clean_tickets.push_back(
+              queue_one(exec, ci, kClean, is_large(cases[ci]) ? std::nullopt : std::optional<std::uint64_t>(seed + 1)));
+    std::size_t next = 0;
+    for (int seed = 0; seed < opt.seeds; ++seed) {
+      std::fprintf(stderr, "selftest: clean kernel, seed %d/%d (%.0f s)\n", seed + 1, opt.seeds, elapsed());
+      for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+        const CaseSpec& c = cases[ci];
+        if (is_large(c) && seed > 0) continue;
+        if (next >= clean_tickets.size()) throw Interrupted{};  // a signal cut the queuing short
+        const Outcome o = collect(exec, clean_tickets[next++]);
+        ++clean_runs;
+        if (o.rec.status != Status::pass) {
+          ++clean_failures;
+          clean_failed.push_back(fmt::format("{} seed {}: {}", c.id, seed + 1, o.rec.reason));
+        }
+        for (const auto& a : anchors)
+          if (!o.ref.empty() && a.fails(o.ref, o.out, c.problem.tokens, c.problem.hidden)) ++anchor_false_alarms[a.name];
       }
-      for (const auto& a : anchors)
-        if (!bad.ref.empty() && a.fails(bad.ref, bad.out, c.problem.tokens, c.problem.hidden)) ++row.anchor_caught[a.name];
     }
-    rows.push_back(std::move(row));
-  }
-  // 3. A kernel writing into the pristine checkpoint (the reference's inputs): must be a harness error.
-  {
-    Row row{"converter_writes_pristine"};
-    std::vector<CaseExecutor::Ticket> corrupt;
-    for (std::size_t ci = 0; ci < cases.size(); ++ci)
-      corrupt.push_back(queue_one(exec, ci, kClean, std::nullopt, /*corrupt_pristine=*/true));
-    for (std::size_t ci = 0; ci < cases.size(); ++ci) {
-      const CaseSpec& c = cases[ci];
-      const Outcome o = collect(exec, corrupt[ci]);
-      ++row.live;
-      if (o.rec.status == Status::error && o.rec.reason.find("mutated") != std::string::npos) {
-        ++row.caught;
-        ++row.checks["harness_error"];
-      } else {
-        row.missed.push_back(c.id);
+
+    // 2. Every mutant on the cases where it applies; live = its output differs from the bug-free same build's. A
+    // deterministic build's bug-free output of a case is the same for every mutant: it is computed once per case.
+    KernelUnderTest& baseline = *exec.kernels()[kBaseline];
+    std::map<std::size_t, Outcome> good_outcomes;
+    // Per mutant, its runs and the bug-free runs it needs are queued first: (case, bug-free ticket if queued, its own).
+    struct Queued {
+      std::size_t ci;
+      std::optional<CaseExecutor::Ticket> good;
+      CaseExecutor::Ticket bad;
+    };
+    auto good_outcome = [&](const Queued& q) -> Outcome {
+      if (!baseline.deterministic(cases[q.ci].problem)) return collect(exec, *q.good);
+      auto it = good_outcomes.find(q.ci);
+      if (it == good_outcomes.end()) it = good_outcomes.emplace(q.ci, collect(exec, *q.good)).first;
+      return it->second;
+    };
+    for (std::size_t mi = 0; mi < mutants.size(); ++mi) {
+      const Mutation m = mutants[mi];
+      std::fprintf(stderr, "selftest: mutant %s (%.0f s)\n", std::string(mutation_name(m)).c_str(), elapsed());
+      Row row{std::string(mutation_name(m)), exact_tier_only(m, opt.kernel == "gpu")};
+      std::vector<Queued> queued;
+      for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+        const CaseSpec& c = cases[ci];
+        if (!mutation_applies(m, c.problem)) continue;
+        // Cases tagged large (buffers past 2^32 elements, seconds per run) exist for the GPU-only offset bug; every
+        // other mutant is judged on the small cases.
+        if (!gpu_only(m) && is_large(c)) continue;
+        Queued q{ci, std::nullopt, 0};
+        if (!baseline.deterministic(c.problem) || !good_outcomes.count(ci)) q.good = queue_one(exec, ci, kBaseline, std::nullopt);
+        q.bad = queue_one(exec, ci, kBaseline + 1 + mi, std::nullopt);
+        queued.push_back(q);
       }
-      // The anchors compare outputs only: the output is correct here, so none of them can notice.
+      for (const Queued& q : queued) {
+        const CaseSpec& c = cases[q.ci];
+        const Outcome good = good_outcome(q);
+        const Outcome bad = collect(exec, q.bad);
+        const bool live = bad.rec.status == Status::error || !bitwise_equal(good.out, bad.out);
+        if (!live) continue;
+        ++row.live;
+        if (bad.rec.status != Status::pass) {
+          ++row.caught;
+          ++row.checks[to_string(bad.rec.failed_check)];
+        } else if (row.exact_only && c.tier == Tier::statistical) {
+          ++row.below_tolerance;  // counted live, reported, not a failure: the exact tier is where it must be caught
+        } else if (const std::string_view why = inside_legitimate_envelope(m, c.problem);
+                   !why.empty() && c.tier == Tier::statistical) {
+          ++row.inside_envelope;  // reported with its reason, not a failure
+          row.envelope_reason = std::string(why);
+        } else {
+          row.missed.push_back(c.id);
+        }
+        for (const auto& a : anchors)
+          if (!bad.ref.empty() && a.fails(bad.ref, bad.out, c.problem.tokens, c.problem.hidden)) ++row.anchor_caught[a.name];
+      }
+      rows.push_back(std::move(row));
     }
-    rows.push_back(std::move(row));
+    // 3. A kernel writing into the pristine checkpoint (the reference's inputs): must be a harness error.
+    {
+      Row row{"converter_writes_pristine"};
+      std::vector<CaseExecutor::Ticket> corrupt;
+      for (std::size_t ci = 0; ci < cases.size(); ++ci)
+        corrupt.push_back(queue_one(exec, ci, kClean, std::nullopt, /*corrupt_pristine=*/true));
+      for (std::size_t ci = 0; ci < cases.size(); ++ci) {
+        const CaseSpec& c = cases[ci];
+        const Outcome o = collect(exec, corrupt[ci]);
+        ++row.live;
+        if (o.rec.status == Status::error && o.rec.reason.find("mutated") != std::string::npos) {
+          ++row.caught;
+          ++row.checks["harness_error"];
+        } else {
+          row.missed.push_back(c.id);
+        }
+        // The anchors compare outputs only: the output is correct here, so none of them can notice.
+      }
+      rows.push_back(std::move(row));
+    }
+  } catch (const Interrupted&) {
   }
+  interrupted = stop_signal_name();  // also a signal after the last run: the exit says it arrived
 
   // Table.
   std::string head = fmt::format("{:<32} {:>9}", "mutant (live cases)", "ours");
@@ -242,6 +255,7 @@ int run_selftest(const SelftestOptions& opt) {
                                                 r.envelope_reason).c_str() : "");
     if (r.live == 0 || !r.missed.empty()) all_caught = false;
   }
+  if (!interrupted.empty()) all_caught = false;
   std::string fa = fmt::format("{:<32} {:>9}", fmt::format("clean false alarms ({})", clean_runs),
                                fmt::format("{}/{}", clean_failures, clean_runs));
   for (const auto& a : anchors) fa += fmt::format(" {:>14}", fmt::format("{}/{}", anchor_false_alarms[a.name], clean_runs));
@@ -259,6 +273,9 @@ int run_selftest(const SelftestOptions& opt) {
     j["suites"] = suite_names;
     if (opt.kernel == "gpu") j["device"] = exec.device().device->name + " (" + exec.device().device->arch + ")";
     j["seeds"] = opt.seeds;
+    // "" for a whole selftest; else the signal that stopped it: the counts below are of the runs judged before it,
+    // the mutants not reached are absent (never a PASS).
+    j["interrupted"] = interrupted;
     j["clean_runs"] = clean_runs;
     j["clean_failures"] = clean_failures;
     j["anchor_false_alarms"] = anchor_false_alarms;
@@ -270,6 +287,12 @@ int run_selftest(const SelftestOptions& opt) {
     write_file_atomically(opt.json, j.dump(1) + "\n");
   }
   const bool ok = all_caught && clean_failures == 0;
+  if (!interrupted.empty()) {
+    std::printf("\nselftest: INTERRUPTED by %s: not a verdict (%zu of %zu mutant rows and %d clean runs judged, %.0f s)"
+                "\n", interrupted.c_str(), rows.size(), mutants.size() + 1, clean_runs, elapsed());
+    std::fflush(stdout);
+    return exit_code_for_stop();
+  }
   std::printf("\nselftest: %s (%zu mutants, %d clean runs over %d seeds, %.0f s)\n", ok ? "PASS" : "FAIL", rows.size(),
               clean_runs, opt.seeds, elapsed());
   return ok ? 0 : 1;

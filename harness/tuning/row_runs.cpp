@@ -9,6 +9,7 @@
 #include "harness/case/case_loader.hpp"
 #include "harness/pipeline/case_pipeline.hpp"
 #include "harness/run/kernel_registry.hpp"
+#include "harness/isolation/stop_signal.hpp"
 #include "harness/tuning/tuner.hpp"
 #include "kernels/runtime/device_info.hpp"
 
@@ -20,6 +21,7 @@ RowRuns run_table_rows(const TableSet& s, const RowRunOptions& o) {
   const DeviceDetection detection = detect_device();
   WeightCache weights;
   for (const RowRef ref : s.dispatched) {
+    if (stop_requested()) break;
     const TuningRow& r = s.row(ref);
     const std::string where = s.where(ref);
     if (s.tables[ref.table].aiter) continue;  // no harness kernel runs an AITER row
@@ -77,6 +79,7 @@ RowRuns run_table_rows(const TableSet& s, const RowRunOptions& o) {
     out.findings.push_back({where, fmt::format("run: passes in {:.4g} us (the row: {:.4g} us)", rec.kernel_us, r.us),
                             false});
   }
+  out.interrupted = stop_signal_name();
   return out;
 }
 

@@ -22,6 +22,9 @@ struct RowRunOptions {
 struct RowRuns {
   std::vector<SetFinding> findings;
   int run = 0, passed = 0, drifted = 0;
+  // The stop signal (harness/isolation/stop_signal.hpp) that ended the runs early, after the row in flight; "" when
+  // every reachable row was run.
+  std::string interrupted;
 };
 
 RowRuns run_table_rows(const TableSet& s, const RowRunOptions& o);

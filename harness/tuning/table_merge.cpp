@@ -7,6 +7,7 @@
 #include "fixtures/error.hpp"
 #include "fixtures/input_file.hpp"
 #include "fixtures/input_limits.hpp"
+#include "harness/isolation/stop_signal.hpp"
 #include "harness/tuning/table_checks.hpp"
 #include "harness/tuning/table_file.hpp"
 
@@ -99,6 +100,12 @@ MergeInto tune_merge_into(TuneOptions o, const std::string& table) {
   };
   const TuneResult r = tune(o);
   out.lines.insert(out.lines.end(), r.notes.begin(), r.notes.end());
+  if (!r.interrupted.empty()) {
+    out.lines.push_back(fmt::format("interrupted by {}: {} not merged; the rows tuned are in {} (tune --merge-into "
+                                    "again resumes from them)", r.interrupted, table, partial));
+    out.exit_code = exit_code_for_stop();
+    return out;
+  }
   if (r.failed_cases > 0) {
     out.lines.push_back(fmt::format("{} case(s) without a passing variant: {} not merged; the rows tuned are in {}",
                                     r.failed_cases, table, partial));

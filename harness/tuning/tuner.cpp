@@ -12,6 +12,7 @@
 #include "harness/run/kernel_registry.hpp"
 #include "harness/run/provenance.hpp"
 #include "harness/run/runner.hpp"
+#include "harness/isolation/stop_signal.hpp"
 #include "harness/tuning/table_checks.hpp"
 #include "kernels/runtime/device_info.hpp"
 
@@ -100,6 +101,7 @@ TuneResult tune(const TuneOptions& o) {
   kernel->set_timing(true);
   std::vector<const CaseSpec*> row_case;  // the case of each row
   for (const CaseSpec& c : suite.cases) {
+    if (stop_requested()) break;
     if (!case_selected(o.filters, c.id)) continue;
     if (c.tier == Tier::exact) {
       res.notes.push_back(c.id + ": exact tier (a correctness fixture, not a shape to tune)");
@@ -114,6 +116,7 @@ TuneResult tune(const TuneOptions& o) {
     }
     std::vector<Tried> tried;
     for (const std::string& choice : kernel->dispatch_variants(c.problem)) {
+      if (stop_requested()) break;
       kernel->select_dispatch(choice);
       const CaseRecord rec = execute_case(c, *kernel, detection, po);
       if (rec.status == Status::skip) {
@@ -125,6 +128,7 @@ TuneResult tune(const TuneOptions& o) {
       tried.push_back(std::move(t));
     }
     kernel->select_dispatch("");
+    if (stop_requested()) break;  // a case whose variants were cut short gets no row
     if (tried.empty()) continue;
     std::vector<const Tried*> passing;
     for (const Tried& t : tried) {
@@ -158,7 +162,8 @@ TuneResult tune(const TuneOptions& o) {
     row_case.push_back(&c);
     if (o.on_row) o.on_row(res.table.rows.back());
   }
-  drop_unreached_keys(res, *kernel, detection, po, row_case);
+  res.interrupted = stop_signal_name();
+  if (res.interrupted.empty()) drop_unreached_keys(res, *kernel, detection, po, row_case);
   return res;
 }
 

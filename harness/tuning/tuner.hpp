@@ -34,6 +34,9 @@ struct TuneResult {
   std::set<std::string> tuned_cases;  // the statistical cases selected for tuning (a row each, or a note)
   std::string gfx;                    // the device the rows are keyed on
   int cu_num = 0;
+  // The stop signal (harness/isolation/stop_signal.hpp) that ended the tune early: the rows are those of the cases
+  // whose every variant ran before it (no row from a case cut short); "" for a whole tune.
+  std::string interrupted;
 };
 
 TuneResult tune(const TuneOptions& o);

@@ -97,13 +97,22 @@ moe_problem to_plugin_problem(const ProblemSpec& p) {
   return m;
 }
 
-PluginKernel::PluginKernel(const std::filesystem::path& path, std::uint32_t host_abi_version) : path_(path) {
+void check_plugin_path(const std::filesystem::path& path) {
   const std::string where = path.string();
   if (!path.has_parent_path())
     throw_bad_input(where, "--plugin", "a plugin must be given by a path, not a bare library name (no search path is used)",
                     "pass ./" + where + " or an absolute path");
   check_plugin_file(path);  // a complete shared object of this machine: dlopen would map a truncated one and fault
-  probe_plugin_load(path);  // its load-time code may exit, fault or hang: first in a probe process
+}
+
+PluginKernel::PluginKernel(const std::filesystem::path& path, std::uint32_t host_abi_version, bool probed)
+    : path_(path) {
+  const std::string where = path.string();
+  check_plugin_path(path);
+  if (!probed)  // its load-time code may exit, fault or hang: first in a probe process
+    if (const auto failed = probe_plugin_load(path))
+      throw_bad_input(where, "--plugin", "loading the library " + failed->how + " (its load-time code ran in a probe process)",
+                      "fix the library's load-time code (ELF constructors, static initializers): loading must return");
   handle_ = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle_)
     throw_bad_input(where, "--plugin", std::string("cannot load the library: ") + ::dlerror(),

@@ -20,7 +20,11 @@ class PluginKernel : public KernelUnderTest {
   // host_abi_version, then each older one down to MOE_PLUGIN_ABI_MIN_VERSION (a host of an older version is what the
   // tests pass). A missing file, a library that is not a plugin, a version outside that range, a table shorter than
   // its version's or lacking a required field throws moe::Error(bad_input) naming the path, both versions and the fix.
-  explicit PluginKernel(const std::filesystem::path& path, std::uint32_t host_abi_version = MOE_PLUGIN_ABI_VERSION);
+  // Before dlopen, the library is loaded in a probe process (plugin_probe.hpp) unless the caller did so
+  // (probed): a load that exits, faults or hangs there is bad input here (make_plugin_kernel makes it an
+  // UnloadablePlugin instead).
+  explicit PluginKernel(const std::filesystem::path& path, std::uint32_t host_abi_version = MOE_PLUGIN_ABI_VERSION,
+                        bool probed = false);
   ~PluginKernel() override;
   std::string id() const override { return api_->id; }
   std::string version() const override { return std::string(api_->version) + " (plugin " + path_.filename().string() + ")"; }
@@ -54,6 +58,10 @@ class PluginKernel : public KernelUnderTest {
   // builds do not compile).
   std::shared_ptr<PluginDeviceRunner> device_;
 };
+
+// What the loader checks before anything of `path` runs: a path (not a bare name, which dlopen would search for)
+// to a complete ELF shared object of this machine (plugin_checks.hpp); else bad input naming it.
+void check_plugin_path(const std::filesystem::path& path);
 
 // The C view of a problem.
 moe_problem to_plugin_problem(const ProblemSpec& p);
