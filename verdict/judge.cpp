@@ -70,6 +70,34 @@ void note_element(std::vector<WorstElement>& w, const WorstElement& e) {
 std::string num(double v, const char* f) { return std::isnan(v) ? "NaN" : fmt::format(fmt::runtime(f), v); }
 }  // namespace
 
+namespace {
+// The tokens below min_cos whose error is inside the requantization band (Thresholds::band_factor), the allowance,
+// and the lowest cos among the other tokens.
+struct Band {
+  std::vector<std::int64_t> tokens;
+  std::int64_t allowance = 0;
+  double max_ratio = 0, strict_min_cos = 1;
+  std::int64_t strict_min_cos_token = -1;
+};
+Band requant_band(const Judgement& j, const Thresholds& th, std::int64_t t) {
+  Band b;
+  const bool on = th.band_factor > 0 && std::int64_t(j.token_noise.size()) == t;
+  if (on) b.allowance = std::max<std::int64_t>(1, std::int64_t(std::ceil(th.band_fraction * double(t))));
+  for (std::int64_t tok = 0; tok < t; ++tok) {
+    const double cos = j.token_cos[tok], rel = j.token_rel[tok];
+    // NaN cos (an unwritten or non-finite element) is never inside the band.
+    const double edge = on ? th.band_factor * j.token_noise[tok] : 0.0;
+    if (on && cos < th.min_cos && rel <= edge) {
+      b.tokens.push_back(tok);
+      b.max_ratio = std::max(b.max_ratio, rel / edge);
+      continue;
+    }
+    if (b.strict_min_cos_token < 0 || worse(cos, b.strict_min_cos, false)) { b.strict_min_cos = cos; b.strict_min_cos_token = tok; }
+  }
+  return b;
+}
+}  // namespace
+
 Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, const Tensor& out, std::int64_t t,
                 std::int64_t h, const Thresholds& th, const RoutingResult& routing) {
   Judgement j;
@@ -84,12 +112,13 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
   std::int64_t first_unwritten = -1, first_non_finite = -1, bad_tokens = 0;
   double ref2 = 0, out2 = 0;
   for (std::int64_t tok = 0; tok < t; ++tok) {
-    double dot = 0, rr = 0, oo = 0, dd = 0, idd = 0, irr = 0, idot = 0;
+    double dot = 0, rr = 0, oo = 0, dd = 0, idd = 0, irr = 0, idot = 0, qq = 0;
     for (std::int64_t c = 0; c < h; ++c) {
       const std::int64_t i = tok * h + c;
       const double r = ref[i], ir = ideal.empty() ? 0.0 : ideal[i];
       rr += r * r;  // every reference element, whatever the output holds there
       irr += ir * ir;
+      qq += (ir - r) * (ir - r);
       const std::uint32_t bits = raw_bits(out, i);
       const bool unwritten = bits == sentinel || bits == sentinel2;
       const double o = element_as_f32(out, i);
@@ -121,6 +150,7 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
     const double rel = bad ? kNaN : std::sqrt(dd) / std::max(nr, th.rel_floor);
     j.token_cos[tok] = cos;
     j.token_rel[tok] = rel;
+    if (!ideal.empty()) j.token_noise.push_back(std::sqrt(qq) / std::max(nr, th.rel_floor));
     if (j.min_cos_token < 0 || worse(cos, j.min_cos, false)) { j.min_cos = cos; j.min_cos_token = tok; }
     if (j.max_rel_token < 0 || worse(rel, j.max_rel, true)) { j.max_rel = rel; j.max_rel_token = tok; }
     if (!ideal.empty()) {
@@ -169,13 +199,29 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
   if (j.ref_norm > 0 && j.out_norm == 0) fail(Check::zero_output, "the output is all zeros while the reference is not");
   if (th.bitwise && j.bit_mismatches > 0) fail(Check::bitwise, fmt::format("{} elements differ from the exact-tier reference bit for bit", j.bit_mismatches));
   // Written so that a NaN metric fails too.
-  if (!(j.min_cos >= th.min_cos)) fail(Check::min_cos, fmt::format("token {} cos {:.6f} < {:.6f}", j.min_cos_token, j.min_cos, th.min_cos));
+  const Band band = requant_band(j, th, t);
+  j.band_tokens = std::int64_t(band.tokens.size());
+  j.band_allowance = band.allowance;
+  j.band_max_ratio = band.max_ratio;
+  const bool band_holds = !band.tokens.empty() && j.band_tokens <= band.allowance;
+  j.strict_min_cos = band_holds ? band.strict_min_cos : j.min_cos;
+  if (!(j.strict_min_cos >= th.min_cos)) {
+    const std::int64_t tok = band_holds ? band.strict_min_cos_token : j.min_cos_token;
+    fail(Check::min_cos, fmt::format("token {} cos {:.6f} < {:.6f}{}", tok, j.strict_min_cos, th.min_cos,
+                                     band.tokens.empty() ? "" : band_holds ? fmt::format("; {} token(s) inside the requantization band", j.band_tokens)
+                                     : fmt::format("; {} tokens inside the requantization band, more than the {} a correct kernel's "
+                                                   "requantization moves", j.band_tokens, band.allowance)));
+  }
   if (!(j.max_rel <= th.max_rel)) fail(Check::max_rel, fmt::format("token {} rel {:.3e} > {:.3e}", j.max_rel_token, j.max_rel, th.max_rel));
   if (!(j.mismatch_fraction <= th.max_mismatch_fraction))
     fail(Check::mismatch_fraction, fmt::format("{:.3e} of elements outside atol {:g} + rtol {:g} * |ref| (> {:.3e})",
                                           j.mismatch_fraction, th.atol, th.rtol, th.max_mismatch_fraction));
   j.pass = j.failed_check == Check::none;
-  if (j.pass) j.summary = fmt::format("min cos {:.6f}, max rel {:.3e}", j.min_cos, j.max_rel);
+  if (j.pass)
+    j.summary = fmt::format("min cos {:.6f}, max rel {:.3e}{}", j.min_cos, j.max_rel,
+                            j.band_tokens ? fmt::format("; {} token(s) inside the requantization band (allowance {}, at "
+                                                        "{:.2f} of its edge)", j.band_tokens, j.band_allowance, j.band_max_ratio)
+                                          : "");
   return j;
 }
 
@@ -186,6 +232,10 @@ std::string Judgement::details() const {
       num(min_cos, "{:.6f}"), min_cos_token, num(max_rel, "{:.3e}"), max_rel_token, num(max_abs, "{:.3e}"),
       mismatch_fraction, mismatches, non_finite, unwritten, bit_mismatches, ref_norm, num(out_norm, "{:.4g}"),
       num(ideal_min_cos, "{:.6f}"), num(ideal_max_rel, "{:.3e}"));
+  if (band_tokens > 0)
+    s += fmt::format("  requantization band: {} token(s) below min_cos with rel <= band_factor * q_t (allowance {}, the "
+                     "largest at {:.2f} of the edge); min_cos over the other tokens {}\n", band_tokens, band_allowance,
+                     band_max_ratio, num(strict_min_cos, "{:.6f}"));
   if (non_finite + unwritten > 0)
     s += "  NaN: a token with an unwritten or non-finite element has no cos or rel; such tokens are the worst, listed first\n";
   s += "  worst tokens (token: cos, rel, experts, weights):\n";

@@ -44,6 +44,12 @@ struct Judgement {
   std::int64_t min_cos_token = -1, max_rel_token = -1, mismatches = 0, non_finite = 0, unwritten = 0, bit_mismatches = 0;
   double ref_norm = 0, out_norm = 0;
   double ideal_min_cos = 1, ideal_max_rel = 0;  // kernel vs the ideal reference: the recipe's quantization error
+  // The requantization band (Thresholds::band_factor): tokens below min_cos inside it, how many may pass, and the
+  // largest rel / (band_factor * q_t) among them (the band's use: 1 at its edge). strict_min_cos: the lowest cos
+  // of the tokens min_cos judges (every token when the band tokens are more than the allowance).
+  std::int64_t band_tokens = 0, band_allowance = 0;
+  double band_max_ratio = 0, strict_min_cos = 1;
+  std::vector<double> token_noise;  // q_t per token (empty without an ideal reference)
   std::vector<double> token_cos, token_rel;
   std::vector<WorstToken> worst_tokens;
   std::vector<WorstElement> worst_elements;

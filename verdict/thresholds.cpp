@@ -36,6 +36,8 @@ Thresholds default_thresholds(const ProblemSpec& p, Tier tier) {
   // H200's units (panel member vllm-torch) shows one slot's gain of -0.7 % to -1.5 % at decode
   // (results/runs/2026-12-02-h200-panel/RUN.md): the floor is twice that. bf16 schemes keep 5e-3.
   t.systematic.expert_own_floor = quant_act ? 3e-2 : 5e-3;
+  // Every activation format is dynamic (a scale per token, 128-group or 32-block from the values themselves).
+  if (quant_act) { t.band_factor = kBandFactor; t.band_fraction = kBandFraction; }
   t.rel_floor = 1e-6;
   return t;
 }

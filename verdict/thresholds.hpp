@@ -31,6 +31,13 @@ struct SystematicThresholds {
   double token_gain_floor = 1e-2;  // |b_t - 1|: above 2^-7, one flipped bf16 rounding of a token's dominant element
 };
 
+// The requantization band's defaults on dynamic-activation schemes (docs/judging.md "The requantization band").
+// Factor: a requantization with another scale is at most the recipe's own quantization noise on that token.
+// Fraction: up to 1 token in 32 (at least one) may requantize with another scale; a kernel that skips or botches a
+// requantization moves every token.
+inline constexpr double kBandFactor = 1.0;
+inline constexpr double kBandFraction = 1.0 / 32.0;
+
 struct Thresholds {
   double min_cos = 0.0;                // every token's cosine must reach this
   double max_rel = 0.0;                // every token's ||o - r|| / max(||r||, rel_floor)
@@ -38,6 +45,14 @@ struct Thresholds {
   double max_mismatch_fraction = 0.0;  // fraction of elements allowed outside that band
   double rel_floor = 1e-6;             // denominator floor for tokens whose reference norm is ~0
   bool bitwise = false;                // exact tier: every element bit-equal to the contract reference
+  // The requantization band (docs/judging.md "The requantization band"): with dynamic activation scales, a correct
+  // kernel whose intermediate differs by its accumulation order can move a token's (or group's) amax across a
+  // rounding and requantize every element of it with another scale. Such a token's error is bounded by the recipe's
+  // own quantization noise there, q_t = ||ideal_t - contract_t|| / ||contract_t||. A token below min_cos whose rel
+  // is at most band_factor * q_t is inside the band; up to max(1, ceil(band_fraction * T)) such tokens pass min_cos.
+  // 0 switches the band off (schemes without dynamic activation scales, the exact tier).
+  double band_factor = 0.0;
+  double band_fraction = 0.0;
   SystematicThresholds systematic;
 };
 

@@ -79,7 +79,9 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
                  {"mismatch_fraction", j.mismatch_fraction}, {"non_finite", double(j.non_finite)},
                  {"unwritten", double(j.unwritten)}, {"bit_mismatches", double(j.bit_mismatches)},
                  {"ref_norm", j.ref_norm}, {"out_norm", j.out_norm}, {"ideal_min_cos", j.ideal_min_cos},
-                 {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel}};
+                 {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel},
+                 {"band_tokens", double(j.band_tokens)}, {"band_allowance", double(j.band_allowance)},
+                 {"band_max_ratio", j.band_max_ratio}};
   rec.token_cos = j.token_cos;
   rec.token_rel = j.token_rel;
 }

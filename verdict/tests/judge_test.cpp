@@ -216,4 +216,87 @@ TEST(Judge, Bf16OutputsAreDecodedAndSentinelsAreBf16NaNs) {
   EXPECT_EQ(t.span<std::uint16_t>()[1], 0xFFA5);
 }
 
+
+// The requantization band (docs/judging.md): T = 64 and band_fraction 1/32 allow max(1, ceil(64 / 32)) = 2 tokens
+// below min_cos whose rel is at most band_factor * q_t, q_t = ||ideal_t - ref_t|| / ||ref_t||.
+namespace {
+double token_norm(const std::vector<float>& v, std::int64_t t) {
+  double s = 0;
+  for (std::int64_t c = 0; c < kH; ++c) s += double(v[t * kH + c]) * v[t * kH + c];
+  return std::sqrt(s);
+}
+// Adds `rel` * ||ref_t|| along a +-1 pattern (period 2 * period_half columns) to token t of v.
+void push(std::vector<float>& v, const std::vector<float>& ref, std::int64_t t, double rel, int period_half) {
+  const double step = rel * token_norm(ref, t) / std::sqrt(double(kH));
+  for (std::int64_t c = 0; c < kH; ++c) v[t * kH + c] += float(((c / period_half) % 2 ? 1 : -1) * step);
+}
+Thresholds band_th() {
+  Thresholds t = th();
+  t.max_rel = 0.1; t.atol = 1.0; t.max_mismatch_fraction = 1.0;
+  t.band_factor = 1.0; t.band_fraction = 1.0 / 32.0;
+  return t;
+}
+// ideal: every token 4 % away from the reference (the recipe's quantization noise q_t = 0.04).
+std::vector<float> ideal_of(const std::vector<float>& r) {
+  auto i = r;
+  for (std::int64_t t = 0; t < kT; ++t) push(i, r, t, 0.04, 1);
+  return i;
+}
+}  // namespace
+
+TEST(JudgeBand, TwoTokensRequantizedWithinTheirNoisePass) {
+  const auto r = reference(), ideal = ideal_of(r);
+  auto o = r;
+  for (std::int64_t t : {5, 40}) push(o, r, t, 0.02, 2);  // rel 0.02: 1 - cos = 2e-4 > 1e-4, half of q_t
+  const Judgement j = judge(r, ideal, as_output(o), kT, kH, band_th(), routing());
+  EXPECT_TRUE(j.pass) << j.summary;
+  EXPECT_EQ(j.band_tokens, 2);
+  EXPECT_EQ(j.band_allowance, 2);
+  EXPECT_NEAR(j.band_max_ratio, 0.5, 1e-3);
+  EXPECT_LT(j.min_cos, 0.9999);          // the reported min cos stays the true one
+  EXPECT_GT(j.strict_min_cos, 0.99999);  // the other tokens
+  ASSERT_EQ(j.token_noise.size(), std::size_t(kT));
+  EXPECT_NEAR(j.token_noise[5], 0.04, 1e-4);
+}
+
+TEST(JudgeBand, MoreTokensThanTheAllowanceFailMinCos) {
+  const auto r = reference(), ideal = ideal_of(r);
+  auto o = r;
+  for (std::int64_t t : {5, 40, 41}) push(o, r, t, 0.02, 2);
+  const Judgement j = judge(r, ideal, as_output(o), kT, kH, band_th(), routing());
+  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.failed_check, Check::min_cos);
+  EXPECT_EQ(j.band_tokens, 3);
+  EXPECT_NE(j.summary.find("more than the 2"), std::string::npos) << j.summary;
+}
+
+TEST(JudgeBand, ATokenBeyondItsNoiseFailsAlone) {
+  const auto r = reference(), ideal = ideal_of(r);
+  auto o = r;
+  push(o, r, 9, 0.05, 2);  // rel 0.05 > q_t 0.04
+  const Judgement j = judge(r, ideal, as_output(o), kT, kH, band_th(), routing());
+  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.failed_check, Check::min_cos);
+  EXPECT_EQ(j.band_tokens, 0);
+  EXPECT_EQ(j.min_cos_token, 9);
+}
+
+TEST(JudgeBand, OffWithoutAnIdealReferenceOrAFactor) {
+  const auto r = reference(), ideal = ideal_of(r);
+  auto o = r;
+  push(o, r, 5, 0.02, 2);
+  EXPECT_FALSE(judge(r, {}, as_output(o), kT, kH, band_th(), routing()).pass);
+  Thresholds off = band_th();
+  off.band_factor = 0;
+  EXPECT_FALSE(judge(r, ideal, as_output(o), kT, kH, off, routing()).pass);
+}
+
+// Which schemes get the band: every dynamic activation format, never bf16 activations or the exact tier.
+TEST(JudgeBand, DefaultsOnDynamicActivationSchemesOnly) {
+  ProblemSpec p;
+  EXPECT_EQ(default_thresholds(p, Tier::statistical).band_factor, 0.0);
+  p.quant.act = ActFormat::fp8_token;
+  EXPECT_EQ(default_thresholds(p, Tier::statistical).band_factor, kBandFactor);
+  EXPECT_EQ(default_thresholds(p, Tier::exact).band_factor, 0.0);
+}
 }  // namespace moe
