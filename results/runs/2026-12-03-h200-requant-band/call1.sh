@@ -5,7 +5,7 @@
 #   - the GPU selftest and the host selftest over 20 seeds: every mutant still caught (or inside the envelope with
 #     its reason), 0 false alarms.
 O=${OUT:-/tmp/out}; L=$O/l; mkdir -p $L; T=$O/times.txt; start=$SECONDS
-{ cmake --preset cuda && cmake --build --preset cuda -j16 --target moe-harness _moe_harness; } > $L/build.log 2>&1
+{ cmake --preset cuda && cmake --build --preset cuda -j16 --target moe-harness moe_python_package; } > $L/build.log 2>&1
 echo "build: exit $?, $((SECONDS - start)) s" >> $T
 B=build/cuda/harness/moe-harness
 left() { echo $(( ${BUDGET:-560} - (SECONDS - start) )); }
