@@ -43,7 +43,9 @@ struct Headroom {
 
 Headroom headroom(const ReportCase& c) {
   auto deficit = [](std::optional<double> x) { return x ? std::optional<double>(1.0 - *x) : std::nullopt; };
-  return {share(deficit(metric(c, "min_cos")), deficit(metric(c, "threshold_min_cos"))),
+  // strict_min_cos: the tokens min_cos judged (those of the requantization band, when it held, excluded).
+  const std::optional<double> judged = metric(c, "strict_min_cos");
+  return {share(deficit(judged ? judged : metric(c, "min_cos")), deficit(metric(c, "threshold_min_cos"))),
           share(metric(c, "max_rel"), metric(c, "threshold_max_rel"))};
 }
 
