@@ -31,6 +31,7 @@ struct PipelineOptions {
   ReferenceCache* references = nullptr;  // on-disk references kept across runs; nullptr: compute every time
   bool rerun_probe = true;            // second run into the inverse sentinel (bit-identical if deterministic)
   bool linearity_probe = true;        // exact router-weight probes on deterministic kernels (harness/pipeline/probes.hpp)
+  bool token_probes = true;           // padding rows, red zones, permuted tokens, relabeled experts (token_probes.hpp)
   // Replaces the kernel's rounding_contract() declaration (a client that declares for a kernel it wraps); the
   // case's rules still apply (harness/pipeline/rounding_resolution.hpp).
   std::optional<RoundingContract> declared_contract;
