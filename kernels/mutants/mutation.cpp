@@ -205,12 +205,14 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
     // that the rotation moves (T >= 2); a token sum of at least two slots whose accumulator can round.
     case Mutation::reads_next_token_row:
     case Mutation::writes_past_output: return true;
+    // Both need some token with a routed slot on this rank and a second slot to sum with it.
     case Mutation::token_position_dependent:
       return p.tokens >= 2 && p.topk + (p.ep_rank == 0 ? p.n_shared : 0) >= 2 && p.reduce_dtype == IntermediateDtype::f32 &&
-             p.local_experts() > 0;
+             p.routing.edge != RoutingEdge::ep_rank_empty;
     case Mutation::expert_label_dependent:
       return p.topk + (p.ep_rank == 0 ? p.n_shared : 0) >= 2 && p.slot_dtype == IntermediateDtype::f32 &&
-             p.local_experts() >= 2 && p.routing.edge != RoutingEdge::ep_rank_empty;
+             p.local_experts() >= 2 && p.routing.edge != RoutingEdge::ep_rank_empty &&
+             !(p.routing.edge == RoutingEdge::masked_ids && p.tokens == 1);
     case Mutation::illegal_memory_access:
     case Mutation::spin_forever: return p.seed == kFaultMutantSeed;
     case Mutation::offsets_32bit: {
