@@ -99,7 +99,7 @@ bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& 
 }
 
 void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec& p, KernelUnderTest& kernel,
-                        const Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
+                        Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
                         const PipelineOptions& opt) {
   CaseTiming& tm = rec.timing;
   Clock::time_point t = Clock::now();

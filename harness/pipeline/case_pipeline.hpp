@@ -63,8 +63,9 @@ bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& 
                   const DeviceRequirement& required);
 // The last steps of a case once `kernel` wrote `out` from `working`: the verdict against refs, then the probes
 // (the kernel's input checks first), into rec with their timing (judge, probes).
+// `working` is lent to the token probes, which relabel its routed experts in place and restore them.
 void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec& p, KernelUnderTest& kernel,
-                        const Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
+                        Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
                         const PipelineOptions& opt);
 // Inside a catch block: the exception in flight as the case's record (a verdict raised as an error, such as out of
 // device memory, is a failure; anything else an error), never rethrown.
