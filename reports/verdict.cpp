@@ -8,7 +8,7 @@ namespace moe {
 namespace {
 constexpr std::array<std::pair<Status, std::string_view>, 4> kStatuses = {
     {{Status::pass, "pass"}, {Status::fail, "fail"}, {Status::skip, "skip"}, {Status::error, "error"}}};
-constexpr std::array<std::pair<Check, std::string_view>, 21> kChecks = {{
+constexpr std::array<std::pair<Check, std::string_view>, 25> kChecks = {{
     {Check::none, ""},
     {Check::unwritten, "unwritten"},
     {Check::non_finite, "non_finite"},
@@ -25,6 +25,10 @@ constexpr std::array<std::pair<Check, std::string_view>, 21> kChecks = {{
     {Check::token_gain, "token_gain"},
     {Check::rerun, "rerun"},
     {Check::linearity, "linearity"},
+    {Check::token_isolation, "token_isolation"},
+    {Check::red_zone, "red_zone"},
+    {Check::token_permutation, "token_permutation"},
+    {Check::expert_relabeling, "expert_relabeling"},
     {Check::gating, "gating"},
     {Check::harness_error, "harness_error"},
     {Check::out_of_memory, "out_of_memory"},

@@ -20,8 +20,9 @@ enum class Check : std::uint8_t {
   // Systematic-error statistics (gain, per-channel error, rounding bias, one expert's error, a signed offset, one
   // token's gain).
   gain, channel, rounding_bias, expert, offset, token_gain,
-  // The structural probes after a pass (harness/pipeline/probes.hpp).
-  rerun, linearity,
+  // The structural probes after a pass (harness/pipeline/probes.hpp), then the token probes
+  // (harness/pipeline/token_probes.hpp): padding rows, guard bytes, permuted tokens, relabeled experts.
+  rerun, linearity, token_isolation, red_zone, token_permutation, expert_relabeling,
   // Cases that could not be judged, or not here: gating, the pipeline's errors, the watchdog's verdicts.
   gating, harness_error, out_of_memory, crash, timeout,
 };

@@ -109,7 +109,8 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
   j.token_cos.resize(std::size_t(t));
   j.token_rel.resize(std::size_t(t));
   std::vector<std::int64_t> tok_unwritten(std::size_t(t), 0), tok_non_finite(std::size_t(t), 0);
-  std::int64_t first_unwritten = -1, first_non_finite = -1, bad_tokens = 0;
+  std::int64_t first_unwritten = -1, first_non_finite = -1, bad_tokens = 0, zero_ref_violation = -1;
+  double zero_ref_abs = 0;
   double ref2 = 0, out2 = 0;
   for (std::int64_t tok = 0; tok < t; ++tok) {
     double dot = 0, rr = 0, oo = 0, dd = 0, idd = 0, irr = 0, idot = 0, qq = 0;
@@ -146,8 +147,12 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
     bad_tokens += (nu + nf) > 0;
     const double nr = std::sqrt(rr), no = std::sqrt(oo), inr = std::sqrt(irr);
     const bool bad = nu + nf > 0;
-    const double cos = bad ? kNaN : cosine(dot, nr, no, th.rel_floor);
-    const double rel = bad ? kNaN : std::sqrt(dd) / std::max(nr, th.rel_floor);
+    // A token whose reference is exactly 0 where the case expects such tokens: absolute error, tolerance 0.
+    const bool zero_ref = th.zero_reference_expected && rr == 0 && !bad;
+    if (zero_ref && oo > 0 && zero_ref_violation < 0) zero_ref_violation = tok, zero_ref_abs = std::sqrt(dd);
+    double cos = bad ? kNaN : cosine(dot, nr, no, th.rel_floor);
+    double rel = bad ? kNaN : std::sqrt(dd) / std::max(nr, th.rel_floor);
+    if (zero_ref) cos = oo > 0 ? 0.0 : 1.0, rel = oo > 0 ? std::numeric_limits<double>::infinity() : 0.0;
     j.token_cos[tok] = cos;
     j.token_rel[tok] = rel;
     if (!ideal.empty()) j.token_noise.push_back(std::sqrt(qq) / std::max(nr, th.rel_floor));
@@ -161,7 +166,7 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
     }
   }
   j.ref_norm = std::sqrt(ref2);
-  if (j.ref_norm == 0.0)
+  if (j.ref_norm == 0.0 && !th.zero_reference_expected)
     throw_harness_error("reference", "the contract reference is all zeros: the fixture proves nothing about the kernel",
                         "change the case's seed, input distribution or weight_std");
   const bool any_bad = j.unwritten + j.non_finite > 0;
@@ -198,6 +203,10 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
                                    j.non_finite, first_non_finite, bad_tokens));
   if (j.ref_norm > 0 && j.out_norm == 0) fail(Check::zero_output, "the output is all zeros while the reference is not");
   if (th.bitwise && j.bit_mismatches > 0) fail(Check::bitwise, fmt::format("{} elements differ from the exact-tier reference bit for bit", j.bit_mismatches));
+  if (zero_ref_violation >= 0)
+    fail(Check::max_rel, fmt::format("token {}: the reference is exactly 0 (every slot masked, zero-weighted or on another "
+                                     "rank) and the output is not (||o|| {:.3e}): such a token is judged by absolute "
+                                     "error with tolerance 0", zero_ref_violation, zero_ref_abs));
   // Written so that a NaN metric fails too.
   const Band band = requant_band(j, th, t);
   j.band_tokens = std::int64_t(band.tokens.size());

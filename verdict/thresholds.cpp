@@ -9,7 +9,17 @@
 
 namespace moe {
 
+// The thresholds of p's tier and quantization scheme, before its routing edge case.
+static Thresholds default_thresholds_of_scheme(const ProblemSpec& p, Tier tier);
+
 Thresholds default_thresholds(const ProblemSpec& p, Tier tier) {
+  Thresholds t = default_thresholds_of_scheme(p, tier);
+  const RoutingEdge e = p.routing.edge;
+  t.zero_reference_expected = e == RoutingEdge::masked_ids || e == RoutingEdge::zero_weights || e == RoutingEdge::ep_rank_empty;
+  return t;
+}
+
+static Thresholds default_thresholds_of_scheme(const ProblemSpec& p, Tier tier) {
   Thresholds t;
   if (tier == Tier::exact) {
     // Bit equality is the verdict; cos and rel only have to be consistent with it (their own fp64 arithmetic

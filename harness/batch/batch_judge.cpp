@@ -70,7 +70,7 @@ CaseRecord judge_on_exported(const CaseSpec& c, ExternalOutputKernel& k, const D
     const ProblemSpec& p = rc.problem;
     rec.fixture_fingerprint = fingerprint;
     rec.timing.reference = rec.reference_s = read_s;
-    const Checkpoint none;  // an output read from a file needs no tensors: it cannot run again
+    Checkpoint none;  // an output read from a file needs no tensors: it cannot run again
     Tensor out("out", p.output_dtype, {p.tokens, p.hidden});
     fill_sentinel(out, 0);
     const Clock::time_point t = Clock::now();

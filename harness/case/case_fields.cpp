@@ -189,6 +189,9 @@ std::vector<CaseField> table() {
       preset(number<InProblem<&P::routing, &R::routed_scaling>>(
           "routing.routed_scaling", "routing.routed_scaling",
           ID(33, p.routing.routed_scaling != b.preset.routing.routed_scaling ? "-rs" + id_number(p.routing.routed_scaling) : ""))),
+      preset(choice<InProblem<&P::routing, &R::edge>>(
+          "routing.edge", "routing.edge",
+          ID(35, p.routing.edge != RoutingEdge::none ? "-edge." + std::string(name(p.routing.edge)) : ""))),
       preset(choice<InProblem<&P::router_weight_on>>("router_weight_on", "routing.router_weight_on",
                                                      ID(75, p.router_weight_on == RouterWeightOn::input ? "+win" : ""))),
       derived("routing.tie_break", JSON("lower expert index")),

@@ -45,6 +45,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto no_timing = std::make_shared<bool>(false);
   cmd->add_flag("--verbose", opt->verbose, "GoogleTest's own log, a line per case and the summary table");
   cmd->add_flag("--no-timing", *no_timing, "verdicts only: kernels skip their warm-up and timed repeats");
+  auto no_token_probes = std::make_shared<bool>(false);
+  cmd->add_flag("--no-token-probes", *no_token_probes,
+                "skip the token probes after a pass (padding rows, red zones, permuted tokens, relabeled experts)");
   auto dispatch = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--dispatch", *dispatch, "GPU kernels' A/B switch KEY=VALUE (repeatable): " + gpu::dispatch_option_spellings())
       ->allow_extra_args(false);
@@ -79,7 +82,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->allow_extra_args();
   cmd->callback([=, &exit_code] {
     if (*resume_opt)  // the journal holds the run's options; only how cases are executed may change
-      for (const char* o : {"--suite", "--filter", "--kernel", "--plugin", "--no-timing", "--dispatch", "--seed",
+      for (const char* o : {"--suite", "--filter", "--kernel", "--plugin", "--no-timing", "--no-token-probes", "--dispatch", "--seed",
                             "--report-dir", "--junit", "--json", "--require-device", "--reference-cache", "--host-budget",
                             "--dispatch-table", "--acknowledge-override", "--gtest"})
         if (cmd->count(o))
@@ -90,6 +93,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     isolation.apply(*opt);
     if (*seed_opt) opt->seed = *seed;
     if (*no_timing) opt->timing = false;
+    if (*no_token_probes) opt->token_probes = false;
     opt->dispatch = gpu::parse_dispatch_options(*dispatch);
     if (!tables->empty()) opt->dispatch_table = validated_table_set(*tables, *acknowledged);
     if (*req) {

@@ -24,6 +24,7 @@ CaseContext::CaseContext(const ExecConfig& config, std::vector<std::shared_ptr<K
   }
   kernels_.insert(kernels_.end(), extra.begin(), extra.end());
   for (auto& k : kernels_) k->set_timing(config.timing);
+  token_probes_ = config.token_probes;
   if (!config.reference_cache.empty()) references_.emplace(config.reference_cache);
   if (!config.dispatch_table.empty()) dispatch_table_ = read_table_set(split_table_paths({config.dispatch_table}));
 }
@@ -72,6 +73,7 @@ CaseResult CaseContext::execute(const CaseRequest& r) {
   opt.references = references_ ? &*references_ : nullptr;
   opt.rerun_probe = r.rerun_probe;
   opt.linearity_probe = r.linearity_probe;
+  opt.token_probes = token_probes_;
   opt.dispatch_table = dispatch_table_ ? &*dispatch_table_ : nullptr;
   if (r.corrupt_pristine) opt.after_kernel_hook = [](Checkpoint& p) { p.routed.w13.bytes()[0] ^= std::byte{0x01}; };
   if (r.capture) opt.capture = [&out](const std::vector<float>& ref, const std::vector<float>& o) { out.ref = ref; out.out = o; };

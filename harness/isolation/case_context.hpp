@@ -41,6 +41,7 @@ class CaseContext {
   std::vector<std::shared_ptr<KernelUnderTest>> kernels_;
   std::optional<DeviceDetection> device_;
   DeviceRequirement requirement_;
+  bool token_probes_ = true;
   WeightCache weights_;
   std::optional<ReferenceCache> references_;
   std::optional<TableSet> dispatch_table_;

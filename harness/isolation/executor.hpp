@@ -40,6 +40,7 @@ struct ExecConfig {
   double host_budget = 0;                // 0: the host kernel's default
   gpu::DispatchOptions dispatch;         // the GPU kernels' A/B switches (--dispatch)
   bool timing = true;
+  bool token_probes = true;              // harness/pipeline/token_probes.hpp after every passing case
   std::string reference_cache;           // on-disk references and weights; empty: none
   DeviceRequirement device;
   std::string dispatch_table;            // `run --dispatch-table`: the set's absolute paths, ':'-separated; "": none

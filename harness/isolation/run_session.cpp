@@ -48,7 +48,7 @@ nlohmann::ordered_json run_options_to_json(const RunOptions& o) {
   return {{"suite_file", absolute_path(resolve_suite(o.suite))}, {"filters", o.filters}, {"kernels", o.kernels},
           {"plugins", plugins}, {"seed", o.seed ? nlohmann::ordered_json(*o.seed) : nlohmann::ordered_json(nullptr)},
           {"junit", absolute_path(o.junit)}, {"json", absolute_path(o.json)}, {"device_required", o.device.required},
-          {"device_arch", o.device.arch}, {"reference_cache", absolute_path(o.reference_cache)}, {"timing", o.timing},
+          {"device_arch", o.device.arch}, {"reference_cache", absolute_path(o.reference_cache)}, {"timing", o.timing}, {"token_probes", o.token_probes},
           {"host_budget", o.host_budget}, {"dispatch", wire::dispatch_to_json(o.dispatch)},
           {"dispatch_table", table_list(o.dispatch_table)}, {"gtest_args", o.gtest_args},
           {"gtest_total_shards", env("GTEST_TOTAL_SHARDS")}, {"gtest_shard_index", env("GTEST_SHARD_INDEX")}};
@@ -67,6 +67,7 @@ RunOptions run_options_from_json(const nlohmann::ordered_json& j) {
   o.device.arch = j.at("device_arch");
   o.reference_cache = j.at("reference_cache").get<std::string>();
   o.timing = j.at("timing");
+  o.token_probes = j.value("token_probes", true);  // journals before the token probes: on, as run had them
   o.host_budget = j.at("host_budget");
   if (j.contains("dispatch")) o.dispatch = wire::dispatch_options(j.at("dispatch"));  // journals before --dispatch: none
   if (j.contains("dispatch_table")) o.dispatch_table = j.at("dispatch_table").get<std::string>();
@@ -85,6 +86,7 @@ ExecConfig exec_config_for(const RunOptions& o) {
   c.host_budget = o.host_budget;
   c.dispatch = o.dispatch;
   c.timing = o.timing;
+  c.token_probes = o.token_probes;
   c.reference_cache = absolute_path(o.reference_cache);
   c.device = o.device;
   c.dispatch_table = table_list(o.dispatch_table);

@@ -10,6 +10,7 @@
 #include "fixtures/exact_tier.hpp"
 #include "verdict/judge.hpp"
 #include "harness/pipeline/probes.hpp"
+#include "harness/pipeline/token_probes.hpp"
 #include "verdict/systematic.hpp"
 #include "harness/tuning/dispatch_lookup.hpp"
 #include "harness/case/case_thresholds.hpp"
@@ -100,7 +101,7 @@ bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& 
 }
 
 void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec& p, KernelUnderTest& kernel,
-                        const Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
+                        Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
                         const PipelineOptions& opt) {
   CaseTiming& tm = rec.timing;
   Clock::time_point t = Clock::now();
@@ -120,12 +121,19 @@ void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec
   rec.probes = kernel.input_checks();
   const ProbeOutcome probes =
       run_probes(p, kernel, working, routing, out, rec.failed_check, {opt.rerun_probe, opt.linearity_probe});
-  tm.probes = lap(t);
   rec.probes.insert(rec.probes.end(), probes.status.begin(), probes.status.end());
   if (probes.failed_check != Check::none) {
     rec.status = Status::fail;
     rec.failed_check = probes.failed_check;
     rec.reason = probes.reason;
+  }
+  const ProbeOutcome token = run_token_probes(p, kernel, working, routing, out, rec.failed_check, opt.token_probes);
+  tm.probes = lap(t);
+  rec.probes.insert(rec.probes.end(), token.status.begin(), token.status.end());
+  if (token.failed_check != Check::none) {
+    rec.status = Status::fail;
+    rec.failed_check = token.failed_check;
+    rec.reason = token.reason;
   }
   rec.details = verdict.details + probes_line(rec.probes);
   rec.metrics = std::move(verdict.metrics);
@@ -134,6 +142,7 @@ void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec
   rec.metrics.insert({{"kernel_us", info.median_us}, {"achieved_tbps", info.achieved_tbps},
                       {"achieved_tflops", info.achieved_tflops}});
   rec.metrics.insert(probes.metrics.begin(), probes.metrics.end());  // only the probes that ran
+  rec.metrics.insert(token.metrics.begin(), token.metrics.end());
   tm.judge += lap(t);  // the record's metrics and diagnostics belong to the verdict
 }
 

@@ -31,6 +31,7 @@ struct PipelineOptions {
   ReferenceCache* references = nullptr;  // on-disk references kept across runs; nullptr: compute every time
   bool rerun_probe = true;            // second run into the inverse sentinel (bit-identical if deterministic)
   bool linearity_probe = true;        // exact router-weight probes on deterministic kernels (harness/pipeline/probes.hpp)
+  bool token_probes = true;           // padding rows, red zones, permuted tokens, relabeled experts (token_probes.hpp)
   // Replaces the kernel's rounding_contract() declaration (a client that declares for a kernel it wraps); the
   // case's rules still apply (harness/pipeline/rounding_resolution.hpp).
   std::optional<RoundingContract> declared_contract;
@@ -62,8 +63,9 @@ bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& 
                   const DeviceRequirement& required);
 // The last steps of a case once `kernel` wrote `out` from `working`: the verdict against refs, then the probes
 // (the kernel's input checks first), into rec with their timing (judge, probes).
+// `working` is lent to the token probes, which relabel its routed experts in place and restore them.
 void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec& p, KernelUnderTest& kernel,
-                        const Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
+                        Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
                         const PipelineOptions& opt);
 // Inside a catch block: the exception in flight as the case's record (a verdict raised as an error, such as out of
 // device memory, is a failure; anything else an error), never rethrown.

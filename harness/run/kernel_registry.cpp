@@ -103,6 +103,9 @@ std::unique_ptr<KernelUnderTest> make_kernel_by_id(const std::string& raw, doubl
     if (io)
       return std::make_unique<MutantKernel>(std::make_unique<GpuFusedMoeKernel>(GpuFusedMoeKernel::MutantBuild{}), m,
                                             id);
+    if (host_only(m))
+      throw_bad_input("command line", "--kernel", "mutant '" + std::string(mutation_name(m)) + "' exists only in the "
+                      "host contract kernel's hook points", "use host-contract~" + std::string(mutation_name(m)));
     return std::make_unique<GpuFusedMoeKernel>(m);
   }
 #else

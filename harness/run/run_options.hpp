@@ -27,6 +27,7 @@ struct RunOptions {
   DeviceRequirement device;
   std::filesystem::path reference_cache;  // empty: no cache (harness/pipeline/reference_cache.hpp)
   bool timing = true;                     // kernels time themselves after the verdict run (--no-timing: off)
+  bool token_probes = true;               // harness/pipeline/token_probes.hpp (--no-token-probes: off)
   gpu::DispatchOptions dispatch;         // the GPU kernels' A/B switches (--dispatch)
   double host_budget = 0;            // 0: the host kernel's default
   std::vector<std::string> gtest_args;  // passed through to GoogleTest; one it does not know is bad input

@@ -72,6 +72,9 @@ def main():
             lin = [pr["linearity_all_weights"], pr["linearity_one_expert"]]
             assert "ran" in lin and "linearity_mismatches" in c["metrics"], (c["id"], pr)
             assert all(v == "ran" or v.startswith("not run: ") for v in lin), (c["id"], pr)
+            # The token probes ran on every passing case (one extra run) and saw no guard byte written.
+            assert pr["red_zones"] == pr["token_isolation"] == "ran" and c["metrics"]["red_zone_bytes"] == 0, (c["id"], pr)
+            assert c["metrics"]["token_probe_mismatches"] == 0, (c["id"], c["metrics"])
     tree = ET.parse(f"{out}/junit.xml")
     tests = int(tree.getroot().get("tests"))
     assert tests == s["total"], (tests, s["total"])

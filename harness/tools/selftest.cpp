@@ -93,7 +93,7 @@ int run_selftest(const SelftestOptions& opt) {
   std::vector<Mutation> mutants;  // those this kernel has, in catalog order (kernel index kBaseline + 1 + i)
   config.kernel_ids = {kernel_base(opt.kernel), liveness_baseline_id(opt.kernel)};
   for (Mutation m : all_mutations())
-    if (!gpu_only(m) || opt.kernel == "gpu") {
+    if ((!gpu_only(m) || opt.kernel == "gpu") && (!host_only(m) || opt.kernel == "host")) {
       mutants.push_back(m);
       config.kernel_ids.push_back(mutant_id(opt.kernel, m));
     }
@@ -123,8 +123,11 @@ int run_selftest(const SelftestOptions& opt) {
   auto elapsed = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   std::vector<Row> rows;
   std::vector<std::string> not_applicable;
-  for (Mutation m : all_mutations())
+  std::vector<std::string> host_hooks_only;
+  for (Mutation m : all_mutations()) {
     if (gpu_only(m) && opt.kernel != "gpu") not_applicable.push_back(std::string(mutation_name(m)));
+    if (host_only(m) && opt.kernel != "host") host_hooks_only.push_back(std::string(mutation_name(m)));
+  }
   std::string interrupted;  // the stop signal's name when one ended the folding early
   try {
     // A large case (tag `large`: buffers past 2^32 elements) runs its own seed once: generating its 3.6 GB of
@@ -178,6 +181,9 @@ int run_selftest(const SelftestOptions& opt) {
       for (std::size_t ci = 0; ci < cases.size(); ++ci) {
         const CaseSpec& c = cases[ci];
         if (!mutation_applies(m, c.problem)) continue;
+        // A probe's mutant on the exact tier: every output bit is judged in the main run already (and an exact
+        // sum hides an accumulator's width), so the probe is not what would catch it there.
+        if (probe_check(m) && c.tier == Tier::exact) continue;
         // Cases tagged large (buffers past 2^32 elements, seconds per run) exist for the GPU-only offset bug; every
         // other mutant is judged on the small cases.
         if (!gpu_only(m) && is_large(c)) continue;
@@ -190,7 +196,10 @@ int run_selftest(const SelftestOptions& opt) {
         const CaseSpec& c = cases[q.ci];
         const Outcome good = good_outcome(q);
         const Outcome bad = collect(exec, q.bad);
-        const bool live = bad.rec.status == Status::error || !bitwise_equal(good.out, bad.out);
+        // A probe's mutant may leave the judged output exact (it reads or writes only what a probe places there):
+        // it is live wherever it applies; its own probe must be among the checks that caught it (below).
+        const std::optional<Check> by = probe_check(m);
+        const bool live = by || bad.rec.status == Status::error || !bitwise_equal(good.out, bad.out);
         if (!live) continue;
         ++row.live;
         if (bad.rec.status != Status::pass) {
@@ -208,6 +217,9 @@ int run_selftest(const SelftestOptions& opt) {
         for (const auto& a : anchors)
           if (!bad.ref.empty() && a.fails(bad.ref, bad.out, c.problem.tokens, c.problem.hidden)) ++row.anchor_caught[a.name];
       }
+      // A probe's mutant that some other check always caught first proves nothing about its probe.
+      if (const std::optional<Check> by = probe_check(m); by && row.live > 0 && !row.checks.count(to_string(*by)))
+        row.missed.push_back("every live case (its probe " + to_string(*by) + " never caught it: another check did first)");
       rows.push_back(std::move(row));
     }
     // 3. A kernel writing into the pristine checkpoint (the reference's inputs): must be a harness error.
@@ -262,6 +274,9 @@ int run_selftest(const SelftestOptions& opt) {
   std::printf("%s\n", fa.c_str());
   for (const auto& a : anchors) std::printf("  %-14s %s\n", a.name.c_str(), a.source.c_str());
   for (const auto& n : not_applicable) std::printf("  %s: a GPU-only bug (the %s kernel has no such code)\n", n.c_str(), opt.kernel.c_str());
+  for (const auto& n : host_hooks_only)
+    std::printf("  %s: a host-only bug (written into the host kernel's hook points; the %s kernels carry no such code)\n",
+                n.c_str(), opt.kernel.c_str());
   for (const Row& r : rows)
     for (const auto& m : r.missed) std::printf("MISSED: %s on %s\n", r.name.c_str(), m.c_str());
   for (const auto& f : clean_failed) std::printf("FALSE ALARM: %s\n", f.c_str());

@@ -97,7 +97,7 @@ TuneResult tune(const TuneOptions& o) {
   WeightCache weights;
   PipelineOptions po;
   po.weights = &weights;
-  po.rerun_probe = po.linearity_probe = false;  // timing and the verdict decide; `run` probes the chosen variant
+  po.rerun_probe = po.linearity_probe = po.token_probes = false;  // timing and the verdict decide; `run` probes the chosen variant
   kernel->set_timing(true);
   std::vector<const CaseSpec*> row_case;  // the case of each row
   for (const CaseSpec& c : suite.cases) {

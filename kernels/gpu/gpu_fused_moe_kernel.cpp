@@ -66,6 +66,10 @@ Support GpuFusedMoeKernel::supports(const ProblemSpec& p, const DeviceInfo*) con
     return Support::no("one-stage kernel holds the intermediate in shared memory: local inter above " +
                        std::to_string(gpu::kOneStageMaxInter));
   if (p.split_k > 1) return Support::no("split-K is not implemented by this kernel");
+  // The device's slot sort (kernels/moe/) groups a token's slots by expert id and assumes distinct ids in [0, E).
+  if (p.routing.edge == RoutingEdge::duplicate_id || p.routing.edge == RoutingEdge::masked_ids)
+    return Support::no("routing edge " + std::string(name(p.routing.edge)) +
+                       " is not implemented: the slot sort assumes each token's ids distinct and in [0, experts)");
   if (p.router_weight_at != RouterWeightAt::slot)
     return Support::no("the contract point weight=finalize is not implemented: the router weight is in the epilogue");
   for (const QuantScheme* q : {&p.quant, &p.shared_quant})

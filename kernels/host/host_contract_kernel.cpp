@@ -307,7 +307,8 @@ RunInfo HostContractKernel::run(const ProblemSpec& given, const Checkpoint& c, c
     if (!on_input && !wk.shared && !finalize)
       for (std::int64_t i = 0; i < n; ++i)
         for (std::int64_t col = 0; col < h; ++col) wk.y[i * h + col] *= slots[wk.rows[i]].weight;
-    for (float& v : wk.y) v = round_to(v, p.slot_dtype);  // each slot's output as the sum reads it
+    const IntermediateDtype slot_dt = wk.shared ? p.slot_dtype : hooks.expert_slot_dtype(wk.expert, p.slot_dtype);
+    for (float& v : wk.y) v = round_to(v, slot_dt);  // each slot's output as the sum reads it
   });
   errors.rethrow();
   // A separate shared path: the shared experts' own output and the routed output summed as the model does
@@ -316,13 +317,14 @@ RunInfo HostContractKernel::run(const ProblemSpec& given, const Checkpoint& c, c
 #pragma omp parallel for schedule(static)
   for (std::int64_t tok = 0; tok < t; ++tok) errors.run([&] {
     std::vector<float> acc(static_cast<std::size_t>(h), 0.0f), shared(static_cast<std::size_t>(h), 0.0f);
+    const IntermediateDtype reduce_dt = hooks.token_reduce_dtype(tok, p.reduce_dtype);
     for (std::int64_t j = 0; j < per; ++j) {
       const Slot& sl = slots[tok * per + j];
       if (!sl.counted || sl.work < 0) continue;
       const float* y = works[sl.work].y.data() + sl.row * h;
       float* dst = j >= k && separate ? shared.data() : acc.data();
       const float w = finalize && j < k ? sl.weight : 1.0f;
-      for (std::int64_t col = 0; col < h; ++col) dst[col] = round_to(dst[col] + w * y[col], p.reduce_dtype);
+      for (std::int64_t col = 0; col < h; ++col) dst[col] = round_to(dst[col] + w * y[col], reduce_dt);
     }
     for (std::int64_t col = 0; col < h; ++col)
       store_element(out, tok * h + col, separate ? separate_paths_sum(acc[col], shared[col], out.dtype()) : acc[col]);

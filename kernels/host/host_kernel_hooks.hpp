@@ -44,6 +44,11 @@ struct HostKernelHooks {
   virtual void activation(GateParams& ap, bool shared) const {}
   // slot_sum: whether token tok's routed slot j reaches the token's sum (contract: every local slot).
   virtual bool slot_summed(std::int64_t tok, std::int64_t j) const { return true; }
+  // reduce_dtype: the accumulator token tok's slots are summed in (contract: the problem's reduce point).
+  virtual IntermediateDtype token_reduce_dtype(std::int64_t tok, IntermediateDtype contract) const { return contract; }
+  // slot_dtype: what a routed expert's (local index `expert`) slot outputs are rounded to (contract: the problem's
+  // slot point; shared experts always take it).
+  virtual IntermediateDtype expert_slot_dtype(std::int64_t expert, IntermediateDtype contract) const { return contract; }
 };
 
 }  // namespace moe

@@ -55,6 +55,22 @@ struct LostAtomicUpdate : HostKernelHooks {
   bool slot_summed(std::int64_t tok, std::int64_t j) const override { return !(tok == 0 && j == 1); }
 };
 
+// A kernel whose token sum takes a bf16 accumulator at odd positions (a tail tile's narrower path): within every
+// tolerance and unbiased, but a token's bits depend on where in the batch it sits.
+struct TokenPositionDependent : HostKernelHooks {
+  IntermediateDtype token_reduce_dtype(std::int64_t tok, IntermediateDtype contract) const override {
+    return tok % 2 ? IntermediateDtype::bf16 : contract;
+  }
+};
+
+// A kernel whose experts with odd local labels round their slot outputs to bf16 (a special-cased path keyed by the
+// expert's index): unbiased and within tolerance, but the output depends on how the experts are numbered.
+struct ExpertLabelDependent : HostKernelHooks {
+  IntermediateDtype expert_slot_dtype(std::int64_t expert, IntermediateDtype contract) const override {
+    return expert % 2 ? IntermediateDtype::bf16 : contract;
+  }
+};
+
 }  // namespace
 
 std::unique_ptr<HostKernelHooks> host_mutant_hooks(Mutation m) {
@@ -67,6 +83,8 @@ std::unique_ptr<HostKernelHooks> host_mutant_hooks(Mutation m) {
     case Mutation::swiglu_clamp_dropped: return std::make_unique<SwigluClampDropped>();
     case Mutation::lost_atomic_update: return std::make_unique<LostAtomicUpdate>();
     case Mutation::intermediate_requant_skipped: return std::make_unique<IntermediateRequantSkipped>();
+    case Mutation::token_position_dependent: return std::make_unique<TokenPositionDependent>();
+    case Mutation::expert_label_dependent: return std::make_unique<ExpertLabelDependent>();
     default: break;
   }
   throw_harness_error("host_mutant_hooks",

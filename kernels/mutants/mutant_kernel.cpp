@@ -54,6 +54,34 @@ void finish_output(Mutation m, const Tensor& raw, const std::vector<float>& befo
   }
 }
 
+// reads_next_token_row: each output row times 1 + (v - v) for the element v of x's next row in the same column, where
+// x's allocation holds that row (x.capacity()): 1 exactly for a finite v, NaN for NaN or Inf. Only the last token's
+// next row lies past T, and only a probe's padded allocation has one.
+void read_next_rows(const Tensor& x, Tensor& out) {
+  if (x.empty() || out.dim(0) == 0) return;
+  const std::int64_t t = out.dim(0), h = out.dim(1);
+  const std::size_t row = x.nbytes() / std::size_t(x.dim(0));
+  for (std::int64_t tok = 0; tok < t; ++tok) {
+    if (std::size_t(tok + 2) * row > x.capacity()) break;
+    const std::byte* next = x.bytes() + std::size_t(tok + 1) * row;
+    for (std::int64_t c = 0; c < h; ++c) {
+      std::uint16_t b;
+      std::memcpy(&b, next + 2 * c, 2);
+      const float v = x.dtype() == DType::bf16 ? bf16_to_f32(b) : fp16_to_f32(b);
+      const float f = 1.0f + (v - v);
+      if (f != 1.0f) store_element(out, tok * h + c, element_as_f32(out, tok * h + c) * f);  // x 1 is a no-op
+    }
+  }
+}
+
+// writes_past_output: the output's last element written once more just past its end, where the allocation
+// continues (out.capacity()); the harness's own output tensors end there.
+void write_past_end(Tensor& out) {
+  const std::size_t es = dtype_size(out.dtype());
+  if (out.nbytes() < es || out.capacity() < out.nbytes() + es) return;
+  std::memcpy(out.bytes() + out.nbytes(), out.bytes() + out.nbytes() - es, es);
+}
+
 }  // namespace
 
 ProblemSpec mutated_problem(Mutation m, const ProblemSpec& p) {
@@ -110,6 +138,13 @@ RoutingResult mutated_routing(Mutation m, const ProblemSpec& p, const Checkpoint
           if (local_of(g.ids[i]) == most - uses.begin()) g.weights[i] *= 1.02f;
       break;
     }
+    case Mutation::duplicate_slot_dropped:  // a slot on an expert the token already holds contributes nothing
+      for (std::int64_t tok = 0; tok < r.tokens; ++tok)
+        for (int j = 1; j < r.k; ++j) {
+          const std::int32_t* ids = g.ids.data() + tok * r.k;
+          if (ids[j] >= 0 && std::find(ids, ids + j, ids[j]) != ids + j) g.weights[tok * r.k + j] = 0.0f;
+        }
+      break;
     case Mutation::ep_sums_nonlocal:  // other ranks' experts summed through a wrapped local index
       if (local > 0)
         for (std::int32_t& id : g.ids) {
@@ -159,6 +194,8 @@ RunInfo MutantKernel::run(const ProblemSpec& p, const Checkpoint& working, const
     info = inner_->run(told, working, handed, out);
   }
   if (keep_last) std::memcpy(out.bytes() + out.nbytes() - row, last.data(), row);
+  if (m_ == Mutation::reads_next_token_row) read_next_rows(working.x, out);
+  if (m_ == Mutation::writes_past_output) write_past_end(out);
   if (m_ == Mutation::output_channel_zeroed && out.dim(0) > 0)
     for (std::int64_t t = 0; t < out.dim(0); ++t) store_element(out, t * out.dim(1) + out.dim(1) / 2, 0.0f);
   return info;

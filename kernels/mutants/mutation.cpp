@@ -23,7 +23,7 @@ struct Entry {
   MutantLevel level;
   std::string_view reason;
 };
-constexpr std::array<Entry, 32> kCatalog{{
+constexpr std::array<Entry, 37> kCatalog{{
     {Mutation::none, "none", MutantLevel::io,
      "the correct kernel"},
     {Mutation::gate_up_swapped, "gate_up_swapped", MutantLevel::io,
@@ -84,6 +84,18 @@ constexpr std::array<Entry, 32> kCatalog{{
      "an output change: the unrounded (f32) output of tokens 0, 32, 64, ... times 1.02, rounded to the output dtype"},
     {Mutation::intermediate_requant_skipped, "intermediate_requant_skipped", MutantLevel::in_kernel,
      "the intermediate's quantization is a step inside the kernel between its two GEMMs"},
+    {Mutation::duplicate_slot_dropped, "duplicate_slot_dropped", MutantLevel::io,
+     "a routing input: a slot whose id the token already holds handed in with weight 0"},
+    {Mutation::reads_next_token_row, "reads_next_token_row", MutantLevel::io,
+     "an output change from an input the kernel must not read: each row times 1 + (v - v) for the next row's v of "
+     "x, where x's allocation holds one (exact for finite v, NaN for NaN and Inf)"},
+    {Mutation::writes_past_output, "writes_past_output", MutantLevel::io,
+     "an output change: the last element written once more just past the output's end, where its allocation "
+     "continues (the harness's own buffers end there, so only a probe's guarded allocation receives it)"},
+    {Mutation::token_position_dependent, "token_position_dependent", MutantLevel::in_kernel,
+     "the token sum's accumulator inside the kernel, chosen by the token's position in the batch"},
+    {Mutation::expert_label_dependent, "expert_label_dependent", MutantLevel::in_kernel,
+     "the rounding of a slot's output inside the kernel, chosen by its expert's label"},
     {Mutation::offsets_32bit, "offsets_32bit", MutantLevel::in_kernel,
      "GPU only: the kernel's own index arithmetic"},
     {Mutation::illegal_memory_access, "illegal_memory_access", MutantLevel::in_kernel,
@@ -145,6 +157,18 @@ std::string_view inside_legitimate_envelope(Mutation m, const ProblemSpec& p) {
            "kernel may requantize max(1, T / 32) tokens with another scale)";
   return "";
 }
+bool host_only(Mutation m) {
+  return m == Mutation::token_position_dependent || m == Mutation::expert_label_dependent;
+}
+std::optional<Check> probe_check(Mutation m) {
+  switch (m) {
+    case Mutation::reads_next_token_row: return Check::token_isolation;
+    case Mutation::writes_past_output: return Check::red_zone;
+    case Mutation::token_position_dependent: return Check::token_permutation;
+    case Mutation::expert_label_dependent: return Check::expert_relabeling;
+    default: return std::nullopt;
+  }
+}
 bool gpu_only(Mutation m) { return m == Mutation::offsets_32bit || fault_mutant(m); }
 bool fault_mutant(Mutation m) { return m == Mutation::illegal_memory_access || m == Mutation::spin_forever; }
 
@@ -183,6 +207,19 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
     case Mutation::intermediate_requant_skipped:
       return p.quant.act != ActFormat::none ||
              (p.n_shared > 0 && p.ep_rank == 0 && p.shared_quant.act != ActFormat::none);
+    case Mutation::duplicate_slot_dropped: return p.routing.edge == RoutingEdge::duplicate_id;
+    // Both need rows and slots to differ: a row past T (only the padding probe gives one) and a token position
+    // that the rotation moves (T >= 2); a token sum of at least two slots whose accumulator can round.
+    case Mutation::reads_next_token_row:
+    case Mutation::writes_past_output: return true;
+    // Both need some token with a routed slot on this rank and a second slot to sum with it.
+    case Mutation::token_position_dependent:
+      return p.tokens >= 2 && p.topk + (p.ep_rank == 0 ? p.n_shared : 0) >= 2 && p.reduce_dtype == IntermediateDtype::f32 &&
+             p.routing.edge != RoutingEdge::ep_rank_empty;
+    case Mutation::expert_label_dependent:
+      return p.topk + (p.ep_rank == 0 ? p.n_shared : 0) >= 2 && p.slot_dtype == IntermediateDtype::f32 &&
+             p.local_experts() >= 2 && p.routing.edge != RoutingEdge::ep_rank_empty &&
+             !(p.routing.edge == RoutingEdge::masked_ids && p.tokens == 1);
     case Mutation::illegal_memory_access:
     case Mutation::spin_forever: return p.seed == kFaultMutantSeed;
     case Mutation::offsets_32bit: {
@@ -213,7 +250,8 @@ float selected_probability_sum(const ProblemSpec& p, const Checkpoint& c, const 
   const float m = *std::max_element(l, l + p.experts);
   float z = 0.0f, sel = 0.0f;
   for (std::int64_t e = 0; e < p.experts; ++e) z += std::exp(l[e] - m);
-  for (int j = 0; j < r.k; ++j) sel += std::exp(l[r.ids[tok * r.k + j]] - m);
+  for (int j = 0; j < r.k; ++j)
+    if (r.ids[tok * r.k + j] >= 0) sel += std::exp(l[r.ids[tok * r.k + j]] - m);  // -1: a masked slot
   return sel / z;
 }
 

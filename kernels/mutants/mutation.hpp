@@ -14,6 +14,7 @@
 #include "fixtures/problem.hpp"
 #include "kernels/mutants/mutation_id.hpp"
 #include "reference/routing/routing.hpp"
+#include "reports/verdict.hpp"
 
 namespace moe {
 
@@ -48,6 +49,12 @@ std::string_view inside_legitimate_envelope(Mutation m, const ProblemSpec& p);
 // Bugs only a GPU kernel can have (the host contract kernel indexes with 64-bit size_t throughout; the faults are
 // device faults).
 bool gpu_only(Mutation m);
+// Bugs written only into the host contract kernel's hook points (the GPU kernels' mutant build carries no such code).
+bool host_only(Mutation m);
+// The probe that is there to catch bug m, for the mutants that leave the judged output as it should be (or within
+// tolerance) and show only under a token probe (harness/pipeline/token_probes.hpp): the selftest counts such a
+// mutant live wherever it applies, and caught only by this check.
+std::optional<Check> probe_check(Mutation m);
 // A fault of a kernel under development (an illegal memory access, a kernel that never returns), for proving that
 // the harness contains it (README "Fault containment"): live only on a case of this seed, the run's other cases run
 // the mutant build without a bug.

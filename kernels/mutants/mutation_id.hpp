@@ -34,6 +34,11 @@ enum class Mutation : int {
   expert_gain_2pct,         // the most-used local expert's contributions 2% too large (one expert's scale off)
   sparse_token_gain,        // every 32nd token 2% too large (3% of the tokens: one tile, one sequence)
   intermediate_requant_skipped, // the stage-1 intermediate reaches stage 2 without its activation quantization
+  duplicate_slot_dropped,   // a token's second slot on an expert it already holds dropped (vLLM #39593's class)
+  reads_next_token_row,     // each token's output also reads the next row of x where its allocation continues
+  writes_past_output,       // one element written past the output's end where its allocation continues
+  token_position_dependent, // tokens at odd positions sum their slots with a bf16 accumulator
+  expert_label_dependent,   // local experts with odd labels round their slot outputs to bf16
   offsets_32bit,            // GPU only: weight element offsets computed in 32 bits (wrap past 2^32 elements)
   // Faults, not numerical bugs (fault_mutant(): outside all_mutations(), so the selftest does not run them): GPU
   // only, and live only on a case whose seed is kFaultMutantSeed, so a suite places them where it wants them

@@ -19,6 +19,9 @@ void top_k(const float* v, std::int64_t n, int k, std::int32_t* out) {
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 }  // namespace
 
+// The routing of the problem's kind, before its edge case.
+static RoutingResult route_kind(const ProblemSpec& s, const Checkpoint& c);
+
 RoutingResult softmax_topk(const float* logits, std::int64_t t, std::int64_t e, int k, bool renorm) {
   RoutingResult r{t, k, std::vector<std::int32_t>(std::size_t(t * k)), std::vector<float>(std::size_t(t * k))};
   std::vector<float> p(static_cast<std::size_t>(e));
@@ -79,7 +82,52 @@ RoutingResult sigmoid_top1(const float* logits, std::int64_t t, std::int64_t e) 
   return r;
 }
 
+void apply_routing_edge(const ProblemSpec& s, RoutingResult& r) {
+  const std::int64_t t = r.tokens, k = r.k, first = s.first_local_expert(), local = s.local_experts();
+  // Replaces every id of token tok for which `bad` holds by the lowest id for which it does not hold and that the
+  // token does not hold yet (validate() guarantees there are enough).
+  auto replace = [&](std::int64_t tok, auto bad) {
+    std::int32_t* ids = r.ids.data() + tok * k;
+    for (std::int64_t j = 0; j < k; ++j) {
+      if (!bad(ids[j])) continue;
+      for (std::int32_t cand = 0; cand < s.experts; ++cand)
+        if (!bad(cand) && std::find(ids, ids + k, cand) == ids + k) { ids[j] = cand; break; }
+    }
+  };
+  for (std::int64_t tok = 0; tok < t; ++tok) {
+    std::int32_t* ids = r.ids.data() + tok * k;
+    float* w = r.weights.data() + tok * k;
+    switch (s.routing.edge) {
+      case RoutingEdge::none: break;
+      case RoutingEdge::duplicate_id:
+        if (tok % 2 == 0 && k >= 2) ids[1] = ids[0];
+        break;
+      case RoutingEdge::masked_ids:
+        ids[k - 1] = -1;
+        if (tok == t - 1) std::fill(ids, ids + k, -1);
+        break;
+      case RoutingEdge::one_expert:
+        for (std::int64_t j = 0; j < k; ++j) ids[j] = std::int32_t(first + j);
+        break;
+      case RoutingEdge::empty_experts: replace(tok, [](std::int32_t id) { return id % 2 != 0; }); break;
+      case RoutingEdge::zero_weights:
+        w[k - 1] = 0.0f;
+        if (tok == 0) std::fill(w, w + k, 0.0f);
+        break;
+      case RoutingEdge::ep_rank_empty:
+        replace(tok, [&](std::int32_t id) { return id >= first && id < first + local; });
+        break;
+    }
+  }
+}
+
 RoutingResult route(const ProblemSpec& s, const Checkpoint& c) {
+  RoutingResult r = route_kind(s, c);
+  apply_routing_edge(s, r);
+  return r;
+}
+
+static RoutingResult route_kind(const ProblemSpec& s, const Checkpoint& c) {
   const float* l = c.router_logits.span<float>().data();
   switch (s.routing.kind) {
     case RoutingKind::softmax_topk: return softmax_topk(l, s.tokens, s.experts, s.topk, s.routing.renormalize);

@@ -29,7 +29,21 @@ RoutingResult grouped_sigmoid_topk(const float* logits, const float* bias, std::
 // Llama-4: top-1 by logit; the weight sigmoid(logit) scales the expert's input.
 RoutingResult sigmoid_top1(const float* logits, std::int64_t tokens, std::int64_t experts);
 
-// The routing the problem declares, on the checkpoint's logits (or its precomputed ids and weights).
+// The problem's routing edge case applied to a routing, in place (docs/judging.md "Routing edge cases"). Each
+// token's k slots keep their order; an edge that replaces an id takes the lowest id the rule allows that the token
+// does not hold yet, so only duplicate_id ever repeats an id:
+//   duplicate_id   every even token's slot 1 takes slot 0's id (weights unchanged): both slots count;
+//   masked_ids     every token's last slot gets id -1 (no expert: it contributes nothing, its weight is ignored);
+//                  the last token's every slot is masked, so its routed output is exactly 0;
+//   one_expert     every token routes to the same experts: slot j to the rank's first local expert + j;
+//   empty_experts  odd expert ids get no token: each is replaced by the lowest even id the token does not hold;
+//   zero_weights   every token's last slot weighs exactly 0, and the first token's every slot;
+//   ep_rank_empty  this EP rank's experts get no token: each local id is replaced by the lowest other rank's id
+//                  the token does not hold.
+void apply_routing_edge(const ProblemSpec& spec, RoutingResult& r);
+
+// The routing the problem declares, on the checkpoint's logits (or its precomputed ids and weights), with its edge
+// case applied.
 RoutingResult route(const ProblemSpec& spec, const Checkpoint& ckpt);
 
 }  // namespace moe

@@ -300,3 +300,36 @@ TEST(JudgeBand, DefaultsOnDynamicActivationSchemesOnly) {
   EXPECT_EQ(default_thresholds(p, Tier::exact).band_factor, 0.0);
 }
 }  // namespace moe
+
+namespace moe {
+
+// Routing edge cases give tokens whose reference is exactly 0 (every slot masked or zero-weighted): there a
+// relative error divides by the floor and passes a tiny output, so such a token allows no error at all.
+TEST(Judge, ZeroReferenceTokensAllowNoErrorWhenTheCaseExpectsThem) {
+  std::vector<float> r = reference();
+  for (std::int64_t c = 0; c < kH; ++c) r[5 * kH + c] = 0.0f;  // token 5: every slot masked
+  Thresholds t = th();
+  t.zero_reference_expected = true;
+  EXPECT_TRUE(judge(r, {}, as_output(r), kT, kH, t, routing()).pass);
+  std::vector<float> o = r;
+  o[5 * kH + 7] = 1e-9f;  // rel 1e-9 / floor 1e-6 = 1e-3 would pass max_rel 0.01
+  const Judgement j = judge(r, {}, as_output(o), kT, kH, t, routing());
+  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.failed_check, Check::max_rel);
+  EXPECT_NE(j.summary.find("token 5: the reference is exactly 0"), std::string::npos) << j.summary;
+  t.zero_reference_expected = false;  // today's judging of the same output: within tolerance
+  EXPECT_TRUE(judge(r, {}, as_output(o), kT, kH, t, routing()).pass);
+}
+
+TEST(Judge, AnAllZeroReferenceIsAHarnessErrorUnlessTheCaseExpectsIt) {
+  const std::vector<float> r(kT * kH, 0.0f);
+  Thresholds t = th();
+  EXPECT_THROW(judge(r, {}, as_output(r), kT, kH, t, routing()), Error);
+  t.zero_reference_expected = true;
+  EXPECT_TRUE(judge(r, {}, as_output(r), kT, kH, t, routing()).pass);
+  std::vector<float> o = r;
+  o[0] = -1e-30f;
+  EXPECT_EQ(judge(r, {}, as_output(o), kT, kH, t, routing()).failed_check, Check::max_rel);
+}
+
+}  // namespace moe

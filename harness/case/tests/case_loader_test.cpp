@@ -78,8 +78,9 @@ TEST(CaseLoader, EveryProblemKeyShowsInTheId) {
       "  - {tokens: 1, input: {std: 4.0}}\n"
       "  - {tokens: 1, weight_std: 0.02}\n"
       "  - {model: deepseek-v3, tp: 8, tokens: 1, routing: {kind: grouped_sigmoid, routed_scaling: 1.0}}\n"
-      "  - {tokens: 1, n_shared: 1, shared_inter: 32, shared_path: separate}\n", "s.yaml");
-  ASSERT_EQ(s.cases.size(), 11u);
+      "  - {tokens: 1, n_shared: 1, shared_inter: 32, shared_path: separate}\n"
+      "  - {tokens: 1, routing: {edge: masked_ids}}\n", "s.yaml");
+  ASSERT_EQ(s.cases.size(), 12u);
   const std::string c = "custom-h64i64e8k2-";
   EXPECT_EQ(s.cases[0].id, c + "softmax_topk/tp1/bf16.a16/silu/T1/decode/atomic");
   EXPECT_EQ(s.cases[1].id, c + "softmax_topk/tp1/fp16.a16/silu/T1/decode/atomic/in-f16/mid-f16/out-f16");
@@ -93,6 +94,12 @@ TEST(CaseLoader, EveryProblemKeyShowsInTheId) {
   // A preset's own routing (DeepSeek-V3: 8 groups, top-4 groups, scaling 2.5) is implied; an override shows.
   EXPECT_EQ(s.cases[9].id, "deepseek-v3-rs1/tp8/fp8blk.g128+sh.fp8blk.g128/silu/T1/decode/atomic");
   EXPECT_EQ(s.cases[10].id, "custom-h64i64e8k2s1x32-softmax_topk/tp1/bf16.a16+sh.bf16.a16-sep/silu/T1/decode/atomic");
+  EXPECT_EQ(s.cases[11].id, c + "softmax_topk-edge.masked_ids/tp1/bf16.a16/silu/T1/decode/atomic");
+}
+
+TEST(CaseLoader, ARoutingEdgeWithoutRoomIsRefusedAtItsLine) {
+  expect_error(std::string(kHead) + "  - {tokens: 1, topk: 1, routing: {edge: duplicate_id}}\n", 4, "routing.edge", "topk");
+  expect_error(std::string(kHead) + "  - {tokens: 1, routing: {edge: ep_rank_empty}}\n", 4, "routing.edge", "ep");
 }
 
 TEST(CaseLoader, SeparateSharedPathNeedsASharedExpert) {

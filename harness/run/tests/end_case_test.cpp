@@ -39,9 +39,13 @@ TEST(EndCase, FollowsTheLastRunOfACaseOnceWithOneWorkingCheckpoint) {
   Recording k;
   const CaseRecord r = execute_case(s.cases[0], k, DeviceDetection{}, {});
   ASSERT_EQ(r.status, Status::pass) << r.reason;
-  // The verdict run, the rerun into the inverse sentinel, the two linearity probes: four runs, then end_case.
-  EXPECT_EQ(k.events, (std::vector<std::string>{"run", "run", "run", "run", "end_case"}));
-  for (const Checkpoint* w : k.workings) EXPECT_EQ(w, k.workings.front());
+  // The verdict run, the rerun into the inverse sentinel, the two linearity probes on the working checkpoint; the
+  // token probes' one run on their own checkpoint (guarded copies of the inputs, the working experts relabeled in
+  // place: end_case before it and after them, so no device copy of the changed bytes is kept); then end_case.
+  EXPECT_EQ(k.events, (std::vector<std::string>{"run", "run", "run", "run", "end_case", "run", "end_case", "end_case"}));
+  ASSERT_EQ(k.workings.size(), 5u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(k.workings[i], k.workings.front());
+  EXPECT_NE(k.workings[4], k.workings.front());
 }
 
 TEST(EndCase, IsCalledWhenARunThrows) {

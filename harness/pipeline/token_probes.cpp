@@ -1,0 +1,310 @@
+#include "harness/pipeline/token_probes.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "verdict/judge.hpp"
+
+namespace moe {
+
+namespace {
+std::string not_run(const std::string& why) { return "not run: " + why; }
+
+constexpr std::size_t kGuard = 256;  // guard bytes on each side; a multiple of 64 keeps every view 64-byte aligned
+constexpr std::int64_t kPadRows = 4;  // rows past T in x's allocation: NaN, +Inf, -Inf, the largest finite value
+std::uint8_t guard_byte(std::size_t i) { return std::uint8_t(0xA5u + 0x3Bu * (i & 0xFFu)); }
+
+// One buffer handed to the kernel, inside its own allocation: [guard][view][padding][guard]. The view's capacity
+// runs to the allocation's end, as a real allocation's would.
+struct Guarded {
+  std::string name;
+  Tensor owner;
+  std::size_t view = 0;
+  std::vector<std::byte> padding;  // what the padding holds (x's poisoned rows); it must stay so
+};
+
+// The padding rows of x (bf16 or f16, 2-byte elements): NaN, +Inf, -Inf, the largest finite value, repeated.
+std::vector<std::byte> poisoned_rows(DType dt, std::int64_t row_elems) {
+  const bool bf = dt == DType::bf16;
+  const std::uint16_t pattern[4] = {std::uint16_t(bf ? 0x7FC0 : 0x7E00), std::uint16_t(bf ? 0x7F80 : 0x7C00),
+                                    std::uint16_t(bf ? 0xFF80 : 0xFC00), std::uint16_t(bf ? 0x7F7F : 0x7BFF)};
+  std::vector<std::byte> v(std::size_t(kPadRows * row_elems) * 2);
+  for (std::int64_t r = 0; r < kPadRows; ++r)
+    for (std::int64_t c = 0; c < row_elems; ++c) std::memcpy(&v[std::size_t(r * row_elems + c) * 2], &pattern[r % 4], 2);
+  return v;
+}
+
+class Arena {
+ public:
+  // A guarded view shaped like `like` (contents to be written by the caller); `padding` follows it.
+  Tensor place(const Tensor& like, std::vector<std::byte> padding = {}) {
+    if (like.empty() && like.shape().empty()) return Tensor();  // an unused tensor stays unused
+    Guarded g{like.name(), Tensor("guard." + like.name(), DType::u8,
+                                  {std::int64_t(kGuard + like.nbytes() + padding.size() + kGuard)}),
+              like.nbytes(), std::move(padding)};
+    std::byte* base = g.owner.bytes();
+    const std::size_t back = kGuard + g.view + g.padding.size();
+    for (std::size_t i = 0; i < kGuard; ++i) base[i] = std::byte(guard_byte(i)), base[back + i] = std::byte(guard_byte(i));
+    if (!g.padding.empty()) std::memcpy(base + kGuard + g.view, g.padding.data(), g.padding.size());
+    Tensor v = Tensor::borrow(like.name(), like.dtype(), like.shape(), base + kGuard, g.view + g.padding.size() + kGuard);
+    buffers_.push_back(std::move(g));
+    return v;
+  }
+  // Every guard or padding byte that changed, per buffer and side, with the first offset (bytes from the view's
+  // start, negative before it; after it, from its end).
+  std::vector<std::string> violations(std::int64_t& bytes) const {
+    std::vector<std::string> v;
+    for (const Guarded& g : buffers_) {
+      const std::byte* base = g.owner.bytes();
+      std::int64_t before = 0, after = 0, first_before = 0, first_after = -1;
+      for (std::size_t i = 0; i < kGuard; ++i)
+        if (base[i] != std::byte(guard_byte(i))) { if (!before++) first_before = std::int64_t(i) - std::int64_t(kGuard); }
+      const std::byte* end = base + kGuard + g.view;
+      for (std::size_t i = 0; i < g.padding.size() + kGuard; ++i) {
+        const std::byte want = i < g.padding.size() ? g.padding[i] : std::byte(guard_byte(i - g.padding.size()));
+        if (end[i] != want) { if (!after++) first_after = std::int64_t(i); }
+      }
+      if (before) v.push_back(fmt::format("{}: {} byte(s) written before it, the first at offset {}", g.name, before, first_before));
+      if (after) v.push_back(fmt::format("{}: {} byte(s) written after it, the first {} byte(s) past its end", g.name, after, first_after));
+      bytes += before + after;
+    }
+    return v;
+  }
+
+ private:
+  std::vector<Guarded> buffers_;
+};
+
+
+// One probe run's inputs: every tensor a guarded copy, x padded with poisoned rows, tokens rotated by one position
+// (position i holds token (i + 1) % T) and two local experts' names exchanged where the variant says.
+struct ProbeRun {
+  Arena arena;
+  Checkpoint ckpt;
+  RoutingResult routing;
+  std::vector<std::int64_t> source;  // output row i must equal the judged run's row source[i]
+  Tensor out;
+};
+
+void copy_rows(const Tensor& src, Tensor& dst, const std::vector<std::int64_t>& source) {
+  if (src.empty()) return;
+  const std::size_t row = src.nbytes() / std::size_t(src.dim(0));
+  for (std::size_t i = 0; i < source.size(); ++i) std::memcpy(dst.bytes() + i * row, src.bytes() + std::size_t(source[i]) * row, row);
+}
+// Slots a and b of the leading dimension exchanged in place (their own bytes only).
+void swap_slots(Tensor& t, std::int64_t n, std::int64_t a, std::int64_t b) {
+  if (t.empty()) return;
+  const std::size_t slice = t.nbytes() / std::size_t(n);
+  std::swap_ranges(t.bytes() + std::size_t(a) * slice, t.bytes() + std::size_t(a + 1) * slice, t.bytes() + std::size_t(b) * slice);
+}
+
+// The local experts' relabeling: the most-used local expert and its neighbour label (a ^ 1, or a - 1 for the last
+// label of an odd count) exchange names. A transposition moves two experts' bytes, where relabeling all of them
+// (a rotation) moved every expert weight twice per case: +20 % of a nightly case's time on the host.
+struct Relabel {
+  std::int64_t a = -1, b = -1;  // local indices; -1: none
+  std::int32_t rename(std::int32_t id, std::int64_t first) const {
+    if (a < 0) return id;
+    if (id == first + a) return std::int32_t(first + b);
+    if (id == first + b) return std::int32_t(first + a);
+    return id;
+  }
+};
+Relabel pick_relabel(const ProblemSpec& p, const RoutingResult& r) {
+  const std::int64_t first = p.first_local_expert(), local = p.local_experts();
+  std::vector<std::int64_t> uses(std::size_t(std::max<std::int64_t>(local, 0)), 0);
+  for (std::int32_t id : r.ids)
+    if (id >= first && id < first + local) ++uses[std::size_t(id - first)];
+  const auto most = std::max_element(uses.begin(), uses.end());
+  if (local < 2 || *most == 0) return {};
+  const std::int64_t a = most - uses.begin(), b = (a ^ 1) < local ? (a ^ 1) : a - 1;
+  return {a, b};
+}
+
+struct Variant {
+  bool permute = false;
+  Relabel relabel;  // none: a < 0
+};
+
+// The routed experts of the working checkpoint relabeled in place while it lives, restored when it ends however
+// it ends.
+class RelabeledInPlace {
+ public:
+  RelabeledInPlace(KernelUnderTest& k, Checkpoint& w, std::int64_t n, Relabel r) : k_(k), w_(w), n_(n), r_(r) {
+    if (r_.a < 0) return;
+    k_.end_case();  // a kernel keeping device copies keyed by the checkpoint drops them: its bytes change
+    for (Tensor* t : tensors()) swap_slots(*t, n_, r_.a, r_.b);
+  }
+  ~RelabeledInPlace() {
+    if (r_.a < 0) return;
+    for (Tensor* t : tensors()) swap_slots(*t, n_, r_.a, r_.b);
+    k_.end_case();
+  }
+  RelabeledInPlace(const RelabeledInPlace&) = delete;
+  RelabeledInPlace& operator=(const RelabeledInPlace&) = delete;
+
+ private:
+  std::vector<Tensor*> tensors() {
+    ExpertWeights& e = w_.routed;
+    return {&e.w13, &e.w13_scale, &e.w2, &e.w2_scale, &e.w13_bias, &e.w2_bias};
+  }
+  KernelUnderTest& k_;
+  Checkpoint& w_;
+  std::int64_t n_;
+  Relabel r_;
+};
+
+// The probe checkpoint: guarded copies of the per-token inputs (x padded), the expert weights borrowed from the
+// working checkpoint (relabeled in place by the caller where the variant says).
+std::unique_ptr<ProbeRun> build_run(const ProblemSpec& p, Checkpoint& w, const RoutingResult& r, Variant v) {
+  auto run = std::make_unique<ProbeRun>();
+  const std::int64_t t = p.tokens, first = p.first_local_expert();
+  run->source.resize(std::size_t(t));
+  for (std::int64_t i = 0; i < t; ++i) run->source[std::size_t(i)] = v.permute ? (i + 1) % t : i;
+  Checkpoint& c = run->ckpt;
+  Arena& a = run->arena;
+  auto per_token = [&](const Tensor& src, std::vector<std::byte> pad = {}) {
+    Tensor d = a.place(src, std::move(pad));
+    copy_rows(src, d, run->source);
+    return d;
+  };
+  auto plain = [&](const Tensor& src) {
+    Tensor d = a.place(src);
+    if (!src.empty()) std::memcpy(d.bytes(), src.bytes(), src.nbytes());
+    return d;
+  };
+  c.x = per_token(w.x, poisoned_rows(w.x.dtype(), p.hidden));
+  c.router_logits = per_token(w.router_logits);
+  c.topk_ids = per_token(w.topk_ids);
+  c.topk_weights = per_token(w.topk_weights);
+  c.score_bias = plain(w.score_bias);
+  for (auto [dst, src] : {std::pair{&c.routed, &w.routed}, std::pair{&c.shared, &w.shared}})
+    for (auto [d, s] : {std::pair{&dst->w13, &src->w13}, std::pair{&dst->w13_scale, &src->w13_scale},
+                        std::pair{&dst->w2, &src->w2}, std::pair{&dst->w2_scale, &src->w2_scale},
+                        std::pair{&dst->w13_bias, &src->w13_bias}, std::pair{&dst->w2_bias, &src->w2_bias}})
+      if (!(s->empty() && s->shape().empty())) *d = Tensor::borrow(s->name(), s->dtype(), s->shape(), s->bytes(), s->capacity());
+  auto rename = [&](std::int32_t id) { return v.relabel.rename(id, first); };
+  if (v.relabel.a >= 0 && !c.topk_ids.empty())
+    for (std::int32_t& id : c.topk_ids.span<std::int32_t>()) id = rename(id);
+  RoutingResult& g = run->routing;
+  g = {r.tokens, r.k, std::vector<std::int32_t>(r.ids.size()), std::vector<float>(r.weights.size())};
+  for (std::int64_t i = 0; i < t; ++i)
+    for (int j = 0; j < r.k; ++j) {
+      const std::size_t from = std::size_t(run->source[std::size_t(i)] * r.k + j), to = std::size_t(i * r.k + j);
+      g.ids[to] = rename(r.ids[from]);
+      g.weights[to] = r.weights[from];
+    }
+  Tensor shape_of_out("out_token_probe", p.output_dtype, {p.tokens, p.hidden});
+  run->out = a.place(shape_of_out);
+  fill_sentinel(run->out, 1);
+  return run;
+}
+
+// Output elements of the probe run whose bits differ from the judged run's row source[i]; the first such row.
+std::int64_t mismatches(const ProbeRun& run, const Tensor& out, std::int64_t& first_row) {
+  const std::size_t es = dtype_size(out.dtype()), row = out.nbytes() / std::size_t(std::max<std::int64_t>(1, out.dim(0)));
+  std::int64_t n = 0;
+  first_row = -1;
+  for (std::size_t i = 0; i < run.source.size(); ++i) {
+    const std::byte* a = run.out.bytes() + i * row;
+    const std::byte* b = out.bytes() + std::size_t(run.source[i]) * row;
+    if (std::memcmp(a, b, row) == 0) continue;
+    if (first_row < 0) first_row = std::int64_t(i);
+    for (std::size_t e = 0; e < row; e += es) n += std::memcmp(a + e, b + e, es) != 0;
+  }
+  return n;
+}
+
+std::int64_t rerun_variant(KernelUnderTest& kernel, const ProblemSpec& p, Checkpoint& w, const RoutingResult& r,
+                           const Tensor& out, Variant v, std::int64_t& first_row) {
+  auto run = build_run(p, w, r, v);
+  const RelabeledInPlace relabeled(kernel, w, p.local_experts(), v.relabel);
+  kernel.run(p, run->ckpt, run->routing, run->out);
+  return mismatches(*run, out, first_row);
+}
+}  // namespace
+
+ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Checkpoint& working,
+                              const RoutingResult& routing, const Tensor& out, Check failed_first, bool on) {
+  ProbeOutcome res;
+  auto set = [&](const char* probe, std::string s) { res.status.emplace_back(probe, std::move(s)); };
+  auto fail = [&](Check check, std::string why) {
+    if (res.failed_check == Check::none) { res.failed_check = check; res.reason = std::move(why); }
+  };
+  std::string block;
+  if (!on) block = not_run("turned off for this command");
+  else if (!kernel.rerunnable()) block = not_run("the kernel cannot run a second time (its output was computed outside the harness)");
+  else if (failed_first != Check::none) block = not_run("the case failed first (" + to_string(failed_first) + ")");
+  if (!block.empty()) {
+    for (const char* probe : {"token_isolation", "red_zones", "token_permutation", "expert_relabeling"}) set(probe, block);
+    return res;
+  }
+  const bool exact = kernel.deterministic(p);
+  const std::string nondet = not_run("the kernel declares itself non-deterministic (float atomics): its rows may differ between runs");
+  const std::int64_t first = p.first_local_expert(), local = p.local_experts();
+  bool any_local = false;
+  for (std::int32_t id : routing.ids) any_local |= id >= first && id < first + local;
+  bool leads_with_experts = true;
+  for (const Tensor* t : {&working.routed.w13, &working.routed.w13_scale, &working.routed.w2, &working.routed.w2_scale,
+                          &working.routed.w13_bias, &working.routed.w2_bias})
+    if (!t->empty() && (t->shape().empty() || t->dim(0) != local)) leads_with_experts = false;
+  std::string perm_block = !exact ? nondet : p.tokens < 2 ? not_run("one token: nothing to permute") : "";
+  const Relabel swap = pick_relabel(p, routing);
+  std::string relabel_block = !exact ? nondet
+                              : local < 2 ? not_run("fewer than 2 experts on this rank: nothing to relabel")
+                              : !any_local ? not_run("no token routes to an expert of this rank")
+                              : !leads_with_experts ? not_run("the prepared expert tensors do not lead with the local expert count")
+                                                    : "";
+  const Variant both{perm_block.empty(), relabel_block.empty() ? swap : Relabel{}};
+  const bool relabeling = both.relabel.a >= 0;
+
+  auto run = build_run(p, working, routing, both);
+  {
+    const RelabeledInPlace relabeled(kernel, working, local, both.relabel);
+    kernel.run(p, run->ckpt, run->routing, run->out);
+  }
+  std::int64_t guard_bytes = 0;
+  const std::vector<std::string> zones = run->arena.violations(guard_bytes);
+  std::int64_t first_row = -1;
+  const std::int64_t combined = exact ? mismatches(*run, out, first_row) : 0;
+  run.reset();
+  res.metrics["red_zone_bytes"] = double(guard_bytes);
+  if (exact) res.metrics["token_probe_mismatches"] = double(combined);
+
+  // Which probe a difference belongs to: padding alone, then the rotation alone, then the relabeling alone.
+  std::string isolation_fail, perm_fail, relabel_fail;
+  if (combined > 0) {
+    std::int64_t row = -1;
+    if ((both.permute || relabeling) && rerun_variant(kernel, p, working, routing, out, {}, row) == 0) {
+      const bool rotation = both.permute && (!relabeling || rerun_variant(kernel, p, working, routing, out, {true, {}}, row) > 0);
+      if (rotation)
+        perm_fail = fmt::format("with the tokens rotated by one position, {} element(s) of the output differ from the "
+                                "judged run's rotated rows (first at position {})", combined, first_row);
+      else
+        relabel_fail = fmt::format("with local experts {} and {} relabeled as each other (weights, scales, biases, ids), "
+                                   "{} element(s) of the output differ (first at position {}{})", both.relabel.a,
+                                   both.relabel.b, combined, first_row,
+                                   both.permute ? "; in the run with the tokens rotated too" : "");
+    } else {
+      isolation_fail = fmt::format("with NaN, Inf and huge rows past token {} in x's allocation, {} element(s) of the "
+                                   "valid tokens' output differ from the judged run (first at position {})",
+                                   p.tokens - 1, combined, first_row);
+    }
+  }
+  set("token_isolation", exact ? kProbeRan : nondet);
+  set("red_zones", kProbeRan);
+  set("token_permutation", perm_block.empty() ? std::string(kProbeRan) : perm_block);
+  set("expert_relabeling", relabel_block.empty() ? std::string(kProbeRan) : relabel_block);
+  if (!isolation_fail.empty()) fail(Check::token_isolation, "token_isolation: " + isolation_fail);
+  if (!zones.empty()) {
+    std::string s;
+    for (const auto& z : zones) s += (s.empty() ? "" : "; ") + z;
+    fail(Check::red_zone, "red zones: " + s);
+  }
+  if (!perm_fail.empty()) fail(Check::token_permutation, "token_permutation: " + perm_fail);
+  if (!relabel_fail.empty()) fail(Check::expert_relabeling, "expert_relabeling: " + relabel_fail);
+  return res;
+}
+
+}  // namespace moe
