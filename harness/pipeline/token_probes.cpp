@@ -236,6 +236,8 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
   if (!on) block = not_run("turned off for this command");
   else if (!kernel.rerunnable()) block = not_run("the kernel cannot run a second time (its output was computed outside the harness)");
   else if (failed_first != Check::none) block = not_run("the case failed first (" + to_string(failed_first) + ")");
+  else if (!kernel.reads_given_checkpoint())
+    block = not_run("the kernel reads its own copy of the inputs, taken at prepare(), not the checkpoint run() is handed");
   if (!block.empty()) {
     for (const char* probe : {"token_isolation", "red_zones", "token_permutation", "expert_relabeling"}) set(probe, block);
     return res;
