@@ -52,6 +52,10 @@ class KernelUnderTest {
   // Whether run() can be called again to probe for unwritten elements and non-determinism (an output read back
   // from a file cannot).
   virtual bool rerunnable() const { return true; }
+  // Whether run() reads the checkpoint it is handed. False for a kernel that takes the working clone in prepare()
+  // and reads its own copy since (a Python kernel): the token probes, which hand run() another checkpoint (padded,
+  // guarded, permuted), cannot run on it.
+  virtual bool reads_given_checkpoint() const { return true; }
   // Whether run() measures its speed (warm-ups and timed repeats) after the verdict run. Off for runs that only
   // want verdicts, e.g. a bisect step (`run --no-timing`); kernels that do not time themselves ignore it.
   virtual void set_timing(bool on) {}

@@ -1,6 +1,7 @@
 #include "harness/pipeline/token_probes.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <fmt/format.h>
 
@@ -128,32 +129,36 @@ struct Variant {
 };
 
 // The routed experts of the working checkpoint relabeled in place while it lives, restored when it ends however
-// it ends.
+// it ends (the swap allocates nothing and cannot throw).
 class RelabeledInPlace {
  public:
-  RelabeledInPlace(KernelUnderTest& k, Checkpoint& w, std::int64_t n, Relabel r) : k_(k), w_(w), n_(n), r_(r) {
-    if (r_.a < 0) return;
-    k_.end_case();  // a kernel keeping device copies keyed by the checkpoint drops them: its bytes change
-    for (Tensor* t : tensors()) swap_slots(*t, n_, r_.a, r_.b);
+  RelabeledInPlace(Checkpoint& w, std::int64_t n, Relabel r)
+      : t_{&w.routed.w13, &w.routed.w13_scale, &w.routed.w2, &w.routed.w2_scale, &w.routed.w13_bias, &w.routed.w2_bias},
+        n_(n), r_(r) {
+    swap();
   }
-  ~RelabeledInPlace() {
-    if (r_.a < 0) return;
-    for (Tensor* t : tensors()) swap_slots(*t, n_, r_.a, r_.b);
-    k_.end_case();
-  }
+  ~RelabeledInPlace() { swap(); }
   RelabeledInPlace(const RelabeledInPlace&) = delete;
   RelabeledInPlace& operator=(const RelabeledInPlace&) = delete;
 
  private:
-  std::vector<Tensor*> tensors() {
-    ExpertWeights& e = w_.routed;
-    return {&e.w13, &e.w13_scale, &e.w2, &e.w2_scale, &e.w13_bias, &e.w2_bias};
+  void swap() noexcept {
+    if (r_.a >= 0)
+      for (Tensor* t : t_) swap_slots(*t, n_, r_.a, r_.b);
   }
-  KernelUnderTest& k_;
-  Checkpoint& w_;
+  std::array<Tensor*, 6> t_;
   std::int64_t n_;
   Relabel r_;
 };
+
+// One probe run of the kernel. end_case() first: a kernel that keeps device copies of the checkpoint it last ran
+// on, keyed by its address and its tensors' (a device plugin), must not take this run's buffers, which may reuse
+// those addresses, or the relabeled bytes, for the ones it copied.
+void run_probe(KernelUnderTest& kernel, const ProblemSpec& p, ProbeRun& run, Checkpoint& w, Relabel r) {
+  kernel.end_case();
+  const RelabeledInPlace relabeled(w, p.local_experts(), r);
+  kernel.run(p, run.ckpt, run.routing, run.out);
+}
 
 // The probe checkpoint: guarded copies of the per-token inputs (x padded), the expert weights borrowed from the
 // working checkpoint (relabeled in place by the caller where the variant says).
@@ -219,8 +224,7 @@ std::int64_t mismatches(const ProbeRun& run, const Tensor& out, std::int64_t& fi
 std::int64_t rerun_variant(KernelUnderTest& kernel, const ProblemSpec& p, Checkpoint& w, const RoutingResult& r,
                            const Tensor& out, Variant v, std::int64_t& first_row) {
   auto run = build_run(p, w, r, v);
-  const RelabeledInPlace relabeled(kernel, w, p.local_experts(), v.relabel);
-  kernel.run(p, run->ckpt, run->routing, run->out);
+  run_probe(kernel, p, *run, w, v.relabel);
   return mismatches(*run, out, first_row);
 }
 }  // namespace
@@ -236,6 +240,8 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
   if (!on) block = not_run("turned off for this command");
   else if (!kernel.rerunnable()) block = not_run("the kernel cannot run a second time (its output was computed outside the harness)");
   else if (failed_first != Check::none) block = not_run("the case failed first (" + to_string(failed_first) + ")");
+  else if (!kernel.reads_given_checkpoint())
+    block = not_run("the kernel reads its own copy of the inputs, taken at prepare(), not the checkpoint run() is handed");
   if (!block.empty()) {
     for (const char* probe : {"token_isolation", "red_zones", "token_permutation", "expert_relabeling"}) set(probe, block);
     return res;
@@ -260,10 +266,7 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
   const bool relabeling = both.relabel.a >= 0;
 
   auto run = build_run(p, working, routing, both);
-  {
-    const RelabeledInPlace relabeled(kernel, working, local, both.relabel);
-    kernel.run(p, run->ckpt, run->routing, run->out);
-  }
+  run_probe(kernel, p, *run, working, both.relabel);
   std::int64_t guard_bytes = 0;
   const std::vector<std::string> zones = run->arena.violations(guard_bytes);
   std::int64_t first_row = -1;

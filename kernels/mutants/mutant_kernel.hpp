@@ -38,6 +38,7 @@ class MutantKernel : public KernelUnderTest {
   RoundingContract rounding_contract(const ProblemSpec& p) const override { return inner_->rounding_contract(p); }
   bool deterministic(const ProblemSpec& p) const override { return inner_->deterministic(mutated_problem(m_, p)); }
   bool rerunnable() const override { return inner_->rerunnable(); }
+  bool reads_given_checkpoint() const override { return inner_->reads_given_checkpoint(); }
   void set_timing(bool on) override { inner_->set_timing(on); }
   void end_case() override { inner_->end_case(); }
   std::vector<std::string> dispatch_variants(const ProblemSpec& p) const override {

@@ -42,6 +42,8 @@ class PythonKernel final : public api::KernelUnderTest {
   api::RunInfo run(const api::ProblemSpec& p, const api::Checkpoint& working, const api::RoutingResult& routing,
                    api::Tensor& out) override;
   bool deterministic(const api::ProblemSpec&) const override { return deterministic_; }
+  // prepare() takes the working clone into the fixture the Python views share; run() reads that, not its argument.
+  bool reads_given_checkpoint() const override { return false; }
   api::RoundingContract rounding_contract(const api::ProblemSpec&) const override { return contract_; }
 
   // Raises the KeyboardInterrupt or SystemExit a call ended with, if any (GIL held).

@@ -35,7 +35,12 @@ def test_python_path_gives_runs_records(cli, tmp_path):
         assert v.fixture_fingerprint == int(want["fixture_fingerprint"], 16)
         assert v.metrics["min_cos"] == want["metrics"]["min_cos"] and v.metrics["max_rel"] == want["metrics"]["max_rel"]
         assert list(v.token_cos) == want["token_cos"]
-        assert {k: s for k, s in v.probes} == want["probes"]
+        # The token probes hand run() another checkpoint; a Python kernel reads the fixture it was given at prepare(),
+        # so they do not run on it and say why. Every other probe is run's.
+        token = ("token_isolation", "red_zones", "token_permutation", "expert_relabeling")
+        assert {k: s for k, s in v.probes if k not in token} == {k: s for k, s in want["probes"].items() if k not in token}
+        if v.passed:
+            assert all(s.startswith("not run: the kernel reads its own copy") for k, s in v.probes if k in token), v.probes
         # The verdict run, then one more for each probe that ran a kernel (rerun_identical compares the rerun; the
         # token probes share one run, counted with red_zones, which runs whenever any of them does).
         shared = ("rerun_identical", "token_isolation", "token_permutation", "expert_relabeling")
