@@ -1,4 +1,4 @@
-// Default pass thresholds per quant scheme (README "Judging"). Calibrated on correct kernels over many
+// Default pass thresholds per quant scheme (docs/cli.md "Judging"). Calibrated on correct kernels over many
 // seeds (results/calibration/README.md has the command and the committed output); a case may tighten them and may
 // loosen them only with a written reason.
 #pragma once

@@ -1,4 +1,4 @@
-// The format tables against what the README's export section and the plugin ABI document: stored dtypes, scale
+// The format tables against what docs/export.md and the plugin ABI document: stored dtypes, scale
 // grids worked by hand for odd sizes, the e4m3 flavour rule, safetensors names and the ABI's numbers.
 #include "formats/weight_format.hpp"
 
@@ -50,7 +50,7 @@ TEST(WeightFormatTable, StoredElementFollowsTheFlavourOnlyForFp8Formats) {
 }
 
 TEST(WeightFormatTable, ScaleGridsOfTheDocumentedLayouts) {
-  // README "Export": fp8_tensor [E]; fp8_channel [E, rows]; fp8_block [E, 2*ceil(I/128), ceil(H/128)] for w13 and
+  // docs/export.md: fp8_tensor [E]; fp8_channel [E, rows]; fp8_block [E, 2*ceil(I/128), ceil(H/128)] for w13 and
   // [E, ceil(H/128), ceil(I/128)] for w2; MX [E, rows, K/32]. I = 320, H = 200 (not multiples of 128).
   const WeightFormatInfo &t = info(WeightFormat::fp8_tensor), &c = info(WeightFormat::fp8_channel),
                          &b = info(WeightFormat::fp8_block), &m = info(WeightFormat::mxfp4);

@@ -1,4 +1,4 @@
-// What `moe-harness export` writes (README "Export"): for one case, fixture.safetensors, reference.safetensors and
+// What `moe-harness export` writes (docs/export.md): for one case, fixture.safetensors, reference.safetensors and
 // case.json in one directory; for a suite (`export --suite S [--filter GLOB] --out DIR`), one such directory per case,
 // each written into a temporary directory and renamed into place once whole, then DIR/index.json
 // (harness/batch/export_index.hpp), atomically and last.

@@ -1,4 +1,4 @@
-// The case schema, described once: every key of a case entry (README "Case files") as one row of a table, with how
+// The case schema, described once: every key of a case entry (docs/cases.md) as one row of a table, with how
 // it is read and range-checked, where it lands in CaseSpec, what it adds to the canonical id and its name in
 // case.json. The loader (read_case_fields()), canonical_id() and case_to_json_text() walk this table, so a key is
 // added by adding its row (docs/adding-a-case-key.md). Checks that involve several keys stay in validate()

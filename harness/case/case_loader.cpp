@@ -148,7 +148,7 @@ struct Expansion {
 
 Suite parse_root(const Reader& r, const YAML::Node& root, const std::string& text) {
   const std::string& file = r.file();
-  if (!root.IsMap()) throw_bad_input(file, "", "a suite file must be a mapping with suite: and cases:", "see README.md \"Case files\"");
+  if (!root.IsMap()) throw_bad_input(file, "", "a suite file must be a mapping with suite: and cases:", "see docs/cases.md");
   r.keys(root, {"suite", "description", "defaults", "cases"}, "");
   Suite s;
   s.file = file;
@@ -189,7 +189,7 @@ Suite parse(const std::string& text, const std::string& file) {
   try {
     return parse_root(r, root, text);
   } catch (const YAML::Exception& e) {  // a node the reads above did not expect: still bad input, never internal
-    throw_bad_input(r.where(e.mark), "", "malformed YAML node: " + e.msg, "see README.md \"Case files\" for the schema");
+    throw_bad_input(r.where(e.mark), "", "malformed YAML node: " + e.msg, "see docs/cases.md for the schema");
   }
 }
 

@@ -1,8 +1,8 @@
-// Suite files (cases/*.yaml) -> validated, expanded cases. Schema in README.md "Case files". Every problem is a
+// Suite files (cases/*.yaml) -> validated, expanded cases. Schema in docs/cases.md. Every problem is a
 // moe::Error(bad_input) naming the file, line, key and the fix: unknown keys, wrong types, unknown enum names,
 // impossible shapes, contract mismatches, duplicate ids, loosened tolerances without a reason, non-finite or
 // out-of-range numbers, element counts past int64, cases past the machine's host memory (fixtures/problem_sizes.hpp),
-// malformed YAML nodes, text that is not UTF-8, and the limits below (README "Limits").
+// malformed YAML nodes, text that is not UTF-8, and the limits below (docs/cases.md "Limits").
 #pragma once
 #include <cstdint>
 #include <filesystem>

@@ -1,5 +1,5 @@
 // `moe-harness export CASE --out DIR` and `moe-harness export --suite S [--filter GLOB]... --out DIR`: the contract
-// for external runners (README "Export"), one case or one directory per case with an index (harness/batch/).
+// for external runners (docs/export.md), one case or one directory per case with an index (harness/batch/).
 #include <cstdio>
 #include <filesystem>
 

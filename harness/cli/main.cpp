@@ -1,4 +1,4 @@
-// moe-harness: the command-line entry point. Exit codes (README "Exit codes"): 0 all passed, 1 a case failed,
+// moe-harness: the command-line entry point. Exit codes (docs/cli.md "Exit codes"): 0 all passed, 1 a case failed,
 // 2 bad input or usage, 3 harness or device error.
 #include <CLI/CLI.hpp>
 #include <cstdio>

@@ -1,4 +1,4 @@
-// The validators of every numeric command-line option (README "CLI" gives the ranges). CLI11's own conversions
+// The validators of every numeric command-line option (docs/cli.md gives the ranges). CLI11's own conversions
 // accept what a verdict must not: "nan" and "inf" for reals (a NaN drift margin compares false, so nothing ever
 // drifts), "-1" for an unsigned seed (read as 2^64 - 1), a seed past 2^64 - 1 (clamped to it), and base-prefixed
 // integers ("010" is 8). Each validator is a transform: it parses the text strictly as a decimal number, refuses

@@ -1,4 +1,4 @@
-// The watchdog's limits for one case (isolated runs; README "Fault containment").
+// The watchdog's limits for one case (isolated runs; docs/reliability.md "Fault containment").
 //
 // Time: `--case-timeout S` on the command line, else the case's `timeout_s`, else a default derived from the case's
 // work, a constant plus generous multiples of what the slowest processes involved need on a small machine, so that a

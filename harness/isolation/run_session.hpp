@@ -1,4 +1,4 @@
-// What `run` adds around GoogleTest for fault containment (README "Fault containment"): the executor (isolated
+// What `run` adds around GoogleTest for fault containment (docs/reliability.md "Fault containment"): the executor (isolated
 // workers or in process), the run journal (every record appended the moment it exists), `--resume DIR` (the run's
 // options and records read back from its journal; only the missing tests are judged), SIGINT/SIGTERM (no case
 // starts; the cases in flight get kStopGraceSeconds, then are abandoned; reports written and marked incomplete:

@@ -1,4 +1,4 @@
-// Structural probes that follow a passing verdict (README "Judging"), each reported as run or not run with the
+// Structural probes that follow a passing verdict (docs/cli.md "Judging"), each reported as run or not run with the
 // reason, so a check that did not run is never mistaken for one that found nothing:
 //   rerun                  the kernel runs again into the inverse sentinel: every element must be written again;
 //   rerun_identical        ... and a kernel that declares itself deterministic must reproduce its output bit for bit;

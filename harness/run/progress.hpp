@@ -1,4 +1,4 @@
-// What `moe-harness run` prints (README "Terminal output"). While the tests run, on stderr: on a terminal one live
+// What `moe-harness run` prints (docs/cli.md "Terminal output"). While the tests run, on stderr: on a terminal one live
 // line (done/total, pass/fail/skip, elapsed, ETA, the running case) redrawn in place; elsewhere (CI logs) no
 // carriage-return animation, a line every kProgressLogInterval seconds instead; failures and harness errors as one
 // line each the moment they happen. After the run, on stdout: skips grouped by reason, a recap of the failures each

@@ -12,7 +12,7 @@
 
 namespace moe {
 
-// Returns the process exit code (README "Exit codes"): 128 + N when signal N (SIGINT, SIGTERM) stopped the run;
+// Returns the process exit code (docs/cli.md "Exit codes"): 128 + N when signal N (SIGINT, SIGTERM) stopped the run;
 // else 3 for a harness or device error (a crashed, hung or overgrown case included), 1 a case failed, 2 bad input,
 // 4 nothing checked (the filters selected no case, or no (case, kernel) was judged; in a GoogleTest shard only the
 // first: the merged report judges the whole), 0 all passed (skips allowed unless a device was required).

@@ -2,7 +2,7 @@
 """Malformed case files: `moe-harness list --suite FILE` exits 2 and stderr names the file, the line and the key.
 
 Every row is a file that must be refused: a wrong value never loads silently (a NaN tolerance switches a check off),
-and no input makes the harness crash or report an internal error (exit 3). Ranges and limits: README "Case files".
+and no input makes the harness crash or report an internal error (exit 3). Ranges and limits: docs/cases.md.
 
 Usage: check_bad_case_files.py MOE_HARNESS WORK_DIR
 """
@@ -103,7 +103,7 @@ CASES = {
     "slash_in_variant": (case("variant: a/b"), 4, "variant", "letters"),
     "unknown_dotted_sweep_key": (HEAD + "  - sweep: {quant.wieght: [bf16]}\n", 4, "sweep.quant.wieght", ""),
     "million_dot_sweep_key": (HEAD + "  - sweep:\n      ? quant" + ".x" * 1000000 + "\n      : [1]\n", 5, "", "quant"),
-    # Limits (README "Limits"): a sweep that expands past the case limit, an alias bomb, 100k-deep nesting, big files.
+    # Limits (docs/cases.md "Limits"): a sweep that expands past the case limit, an alias bomb, 100k-deep nesting, big files.
     "sweep_past_the_case_limit": (sweep_of(5, 17), 4, "sweep", "1000000"),  # 17^5 = 1,419,857 cases
     "alias_bomb_sweep": (HEAD + "  - sweep: {tokens: &v [" + ", ".join(str(i) for i in range(1, 21)) + "], seed: *v, "
                                 "split_k: *v, ep_rank: [0], 'input.mean': *v, 'input.std': *v, "

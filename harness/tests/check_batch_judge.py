@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The file-based path in batch: `moe-harness export --suite S --filter G --out DIR` writes one directory per case
-(named by the README's rule, re-implemented here) holding what `export CASE` writes, byte for byte, and
+(named by docs/export.md's rule, re-implemented here) holding what `export CASE` writes, byte for byte, and
 DIR/index.json; an external program (kernels/external/numpy_runner.py) writes each case's out.safetensors; `judge
 --dir DIR` judges them all in one process with `run`'s reports. Checked: a correct runner passes every case on the
 exported references; --recompute gives the same metrics with every reference recomputed; a planted wrong output
@@ -34,7 +34,7 @@ FILTERS = ["--filter", "custom-*bf16.a16/silu/T3/decode/*", "--filter", "*gelu_e
 
 
 def dir_name(case_id):
-    """README "Export": letters, digits and `. + - , =` kept, '/' as '~', any other byte as %xx."""
+    """docs/export.md: letters, digits and `. + - , =` kept, '/' as '~', any other byte as %xx."""
     out = ""
     for b in case_id.encode():
         ch = chr(b)

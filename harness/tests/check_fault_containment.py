@@ -65,7 +65,7 @@ def main():
         extra = ["--case-timeout", "240"] if kind == "alloc" else []
         r = subprocess.run([exe, "run", "--suite", SUITE, "--plugin", f"{plugins}/libmoe_faulty_plugin_{kind}.so",
                             "--report-dir", rep, *extra], capture_output=True, text=True, timeout=300)
-        assert r.returncode == 3, (kind, r.returncode, r.stderr[-3000:])  # an error case: exit 3 (README)
+        assert r.returncode == 3, (kind, r.returncode, r.stderr[-3000:])  # an error case: exit 3 (docs/cli.md "Exit codes")
         report = check_reports(rep, schema, 5)
         assert not report["provenance"]["incomplete"], kind
         for c in report["cases"]:

@@ -155,7 +155,7 @@ def main():
     shape = good_tensors["out"][1].shape
     for name, bits, check in [("all_nan", 0x7FC0, "non_finite"), ("all_inf", 0x7F80, "non_finite"),
                               ("all_minus_inf", 0xFF80, "non_finite"),
-                              ("all_sentinel", 0x7FA5, "unwritten")]:  # bf16 sentinel: README "Judging"
+                              ("all_sentinel", 0x7FA5, "unwritten")]:  # bf16 sentinel: docs/cli.md "Judging"
         out = f"{work}/{name}.safetensors"
         numpy_runner.write_safetensors(out, {"out": ("BF16", np.full(shape, bits, dtype=np.uint16))}, good_meta)
         res, report, _ = judge(case, out, name)

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""A run that checked nothing is never green (README "Exit codes", "CLI"):
+"""A run that checked nothing is never green (docs/cli.md "Exit codes"):
 
 - filters (ours or --gtest_filter) that select no case, and a run in which every (case, kernel) was skipped, exit 4
   and say so on stderr; a report is still written;
 - --gtest arguments GoogleTest does not know are usage errors (exit 2), and nothing is written;
 - GoogleTest test names hold neither '-' nor ':' (the filter syntax's negative-pattern start and separator): the
-  README's mapping replaces each by '_', `list --gtest` prints the names, each name given to --gtest_filter
+  docs/cli.md's mapping replaces each by '_', `list --gtest` prints the names, each name given to --gtest_filter
   selects exactly its test, and two ids that would share a name are refused (exit 2);
 - a GoogleTest shard whose share of a non-empty selection is empty exits 0 and says so (the merged report is the
   verdict), while filters that select nothing exit 4 in every shard;
@@ -36,7 +36,7 @@ def report(d):
 
 
 def gtest_name(s):
-    # The mapping the README states: '-' and ':' become '_'; nothing else changes.
+    # The mapping docs/cli.md states: '-' and ':' become '_'; nothing else changes.
     return s.replace("-", "_").replace(":", "_")
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What `moe-harness run` prints (README "Terminal output"), on a suite written here whose verdicts are known in
+"""What `moe-harness run` prints (docs/cli.md "Terminal output"), on a suite written here whose verdicts are known in
 advance: two cases whose tolerance (max_rel 1e-12) the host kernel's bf16 rounding exceeds fail, one passes, three
 list only the GPU kernel and two are above the host budget (skips with two reasons, the second's numbers differing
 per case).

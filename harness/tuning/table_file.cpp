@@ -15,7 +15,7 @@
 namespace moe {
 namespace {
 
-const char* kFix = "give a table `moe-harness tune` wrote or one in AITER's tuned fused-MoE columns (docs/tuning.md)";
+const char* kTableFileFix = "give a table `moe-harness tune` wrote or one in AITER's tuned fused-MoE columns (docs/tuning.md)";
 
 // Each non-empty line with its 1-based number; a UTF-8 byte order mark before the header is not part of it.
 std::vector<std::pair<int, std::vector<std::string>>> csv_lines(const std::string& text) {
@@ -63,7 +63,7 @@ struct AiterRow {
     if (s.empty()) return 0;
     char* end = nullptr;
     const long long v = std::strtoll(s.c_str(), &end, 10);
-    if (end == s.c_str() || *end != '\0') throw_bad_input(where, name, "'" + s + "' is not an integer", kFix);
+    if (end == s.c_str() || *end != '\0') throw_bad_input(where, name, "'" + s + "' is not an integer", kTableFileFix);
     return v;
   }
   // A number; a trailing '%' (AITER's err1, err2) divides it by 100.
@@ -75,7 +75,7 @@ struct AiterRow {
     char* end = nullptr;
     const double v = std::strtod(s.c_str(), &end);
     if (s.empty() || end == s.c_str() || *end != '\0')
-      throw_bad_input(where, name, "'" + text(name) + "' is not a number", kFix);
+      throw_bad_input(where, name, "'" + text(name) + "' is not a number", kTableFileFix);
     return percent ? v / 100 : v;
   }
 };
@@ -92,12 +92,12 @@ TuningTable read_aiter(const std::string& path, const std::vector<std::pair<int,
     if (column(header, c) < 0)
       throw_bad_input(fmt::format("{}:{}", path, header_line), c,
                       fmt::format("the header has neither this harness's columns (no 'shape') nor AITER's (no '{}')", c),
-                      kFix);
+                      kTableFileFix);
   for (std::size_t i = 1; i < lines.size(); ++i) {
     const auto& [n, cells] = lines[i];
     const std::string where = fmt::format("{}:{}", path, n);
     if (cells.size() != header.size())
-      throw_bad_input(where, "row", fmt::format("{} cells, the header has {}", cells.size(), header.size()), kFix);
+      throw_bad_input(where, "row", fmt::format("{} cells, the header has {}", cells.size(), header.size()), kTableFileFix);
     const AiterRow a{cells, header, where};
     TuningRow r;
     r.line = n;
@@ -133,7 +133,7 @@ TuningTable read_aiter(const std::string& path, const std::vector<std::pair<int,
 
 TuningTable read_table_file(const std::string& path) {
   const auto lines = csv_lines(read_input_file(path, "tuning table", kSuiteFileLimit));
-  if (lines.empty()) throw_bad_input(path, "header", "the file is empty", kFix);
+  if (lines.empty()) throw_bad_input(path, "header", "the file is empty", kTableFileFix);
   if (column(lines.front().second, "shape") < 0) return read_aiter(path, lines);
   TuningTable t = read_tuning_table(path);
   read_optional_columns(t, lines);

@@ -1,5 +1,5 @@
 """A torch implementation of the kernel contract (docs/numerics.md "The rounding points of the kernel contract"), as
-a Python kernel object for moe_harness: case.run(TorchMoe()) or the pytest plugin (README "Python").
+a Python kernel object for moe_harness: case.run(TorchMoe()) or the pytest plugin (docs/python.md).
 
 Every scheme of the case schema: bf16 / fp16 weights, fp8 e4m3 fn / fnuz per tensor, per channel and 128x128
 blocks, MXFP8 and MXFP4 weights with their E8M0 scales (ocp or triton edges); activations unquantized, fp8 per token

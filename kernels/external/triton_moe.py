@@ -1,5 +1,5 @@
 """A Triton fused MoE kernel of the project's own, built the way the Triton MoE kernels of vLLM and SGLang are, as a
-Python kernel object for moe_harness: case.run(TritonMoe(device="cuda")) or the pytest plugin (README "Python").
+Python kernel object for moe_harness: case.run(TritonMoe(device="cuda")) or the pytest plugin (docs/python.md).
 
 The pipeline (docs/numerics.md "The rounding points of the kernel contract"):
   1. align: the local slots (token * k + j) sorted by expert, each expert's run padded to whole blocks of BLOCK_M

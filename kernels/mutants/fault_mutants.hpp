@@ -3,7 +3,7 @@
 // memory access and which leaves the context unusable (a sticky error), and a kernel that never returns. Each runs
 // before the real kernels of a launch whose args carry it; the adapter passes it only on a case of the trigger seed
 // (kernels/mutants/mutation.hpp kFaultMutantSeed). They exist to prove that the harness contains such faults: one
-// error case, a fresh worker and context for the next (README "Fault containment", ci/gpu-fault-containment).
+// error case, a fresh worker and context for the next (docs/reliability.md "Fault containment", ci/gpu-fault-containment).
 #pragma once
 #include <cstdint>
 

@@ -56,7 +56,7 @@ bool host_only(Mutation m);
 // mutant live wherever it applies, and caught only by this check.
 std::optional<Check> probe_check(Mutation m);
 // A fault of a kernel under development (an illegal memory access, a kernel that never returns), for proving that
-// the harness contains it (README "Fault containment"): live only on a case of this seed, the run's other cases run
+// the harness contains it (docs/reliability.md "Fault containment"): live only on a case of this seed, the run's other cases run
 // the mutant build without a bug.
 bool fault_mutant(Mutation m);
 inline constexpr std::uint64_t kFaultMutantSeed = 0xfa17;

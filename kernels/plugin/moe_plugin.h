@@ -13,7 +13,7 @@
  * pristine tensors the reference reads; converting or shuffling them in place there is allowed), and run() those
  * tensors, the reference routing (topk ids are GLOBAL expert ids; local expert = id - first_local_expert, skip ids
  * outside the local range), and an output buffer [tokens, hidden] in output_dtype pre-filled with a NaN sentinel:
- * every element must be written. Tensor names and layouts are the checkpoint's (README "Export"): x [T,H];
+ * every element must be written. Tensor names and layouts are the checkpoint's (docs/export.md): x [T,H];
  * router_logits [T,E]; w13 [E_l, 2*I_l, H] (rows in `layout`); w2 [E_l, H, I_l]; w13_scale, w2_scale,
  * w13_bias [E_l, 2*I_l] f32, w2_bias [E_l, H] f32; shared experts prefixed "shared_".
  *

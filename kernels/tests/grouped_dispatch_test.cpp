@@ -200,7 +200,7 @@ TEST(GroupedDispatch, OneStageWhereAskedAndPossible) {
   EXPECT_EQ(first(wide).path, StagePath::grouped);
 }
 
-// Every variant spelling the README documents, from a hand-built plan alone: PATH/REDUCE/WEIGHT[+ACT] and
+// Every variant spelling docs/cli.md documents, from a hand-built plan alone: PATH/REDUCE/WEIGHT[+ACT] and
 // /shared-separate:PATH for a second launch.
 TEST(GroupedDispatch, TheVariantIsSpelledFromThePlanAlone) {
   auto one = [](StagePath path, int tpp, ReduceMode reduce, WeightFormat w, std::optional<ActFormat> act = {}) {

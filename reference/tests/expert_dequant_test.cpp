@@ -81,7 +81,7 @@ TEST(DequantRows, Mxfp8EveryCodeWithEdgeScales) {
   }
 }
 
-// The value the README's export section defines for element (r, c) of expert e's w13 ([2I, H]) or w2 ([H, I]):
+// The value docs/export.md defines for element (r, c) of expert e's w13 ([2I, H]) or w2 ([H, I]):
 // the stored code decoded by its format's codec, times the scale of its block, with the block located from the
 // documented grid (w13's gate and up halves blocked apart), computed here in fp64 without the engine's helpers.
 double expected(const ExpertWeights& w, const QuantScheme& q, bool is13, std::int64_t e, std::int64_t inter,

@@ -1,4 +1,4 @@
-// The export index (harness/batch/export_index.hpp): case directory names against the README's rule written out by
+// The export index (harness/batch/export_index.hpp): case directory names against docs/export.md's rule written out by
 // hand, and index.json read back field for field or refused naming the key.
 #include "harness/batch/export_index.hpp"
 
@@ -14,7 +14,7 @@
 namespace moe {
 namespace {
 
-TEST(ExportIndex, CaseDirNameSpellsTheReadmeExample) {
+TEST(ExportIndex, CaseDirNameSpellsTheDocumentedExample) {
   EXPECT_EQ(case_dir_name("custom-h256i256e16k4-softmax_topk/tp1/bf16.a16/silu/T3/decode/atomic"),
             "custom-h256i256e16k4-softmax%5ftopk~tp1~bf16.a16~silu~T3~decode~atomic");
   EXPECT_EQ(case_dir_name("a+b,c=d-e.f"), "a+b,c=d-e.f");     // kept as they are

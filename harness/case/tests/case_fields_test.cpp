@@ -1,4 +1,4 @@
-// The case-field table (harness/case/case_fields.cpp) against the README's schema table, which users read, and the
+// The case-field table (harness/case/case_fields.cpp) against the schema table of docs/cases.md, which users read, and the
 // rules the loader, canonical_id() and case_to_json_text() rely on when they walk it.
 #include "harness/case/case_fields.hpp"
 
@@ -9,18 +9,18 @@
 #include <regex>
 #include <sstream>
 
-#ifndef MOE_README
-#error "MOE_README must name the repository's README.md (harness/CMakeLists.txt)"
+#ifndef MOE_CASES_DOC
+#error "MOE_CASES_DOC must name the repository's docs/cases.md (harness/CMakeLists.txt)"
 #endif
 
 namespace moe {
 namespace {
 
-// README "Case files": each row of its keys table, as (keys of the first column, text of the second).
-std::vector<std::pair<std::vector<std::string>, std::string>> readme_schema_rows() {
-  std::ifstream in(MOE_README);
+// docs/cases.md: each row of its keys table, as (keys of the first column, text of the second).
+std::vector<std::pair<std::vector<std::string>, std::string>> documented_schema_rows() {
+  std::ifstream in(MOE_CASES_DOC);
   std::string line;
-  while (std::getline(in, line) && line != "## Case files") {}
+  while (std::getline(in, line) && line != "# Case files") {}
   std::vector<std::pair<std::vector<std::string>, std::string>> rows;
   bool in_table = false;
   while (std::getline(in, line) && line.rfind("## ", 0) != 0 && line.rfind("### ", 0) != 0) {
@@ -47,7 +47,7 @@ std::vector<std::pair<std::vector<std::string>, std::string>> readme_schema_rows
   return rows;
 }
 
-// The keys a `{a: x | y, b, c: [1, 2]}` mapping of the README names: a, b, c.
+// The keys a `{a: x | y, b, c: [1, 2]}` mapping of the table names: a, b, c.
 std::vector<std::string> braced_keys(const std::string& text) {
   std::vector<std::string> out;
   const std::size_t open = text.find('{'), close = text.find('}', open);
@@ -78,10 +78,10 @@ std::map<std::string, const CaseField*> rows_by_key() {
 
 }  // namespace
 
-// Every key the table reads is documented, and the README documents no key the loader would refuse.
-TEST(CaseFields, TheReadmeSchemaTableNamesEveryKeyAndNoOther) {
-  const auto rows = readme_schema_rows();
-  ASSERT_GT(rows.size(), 10u) << "no keys table under README \"Case files\"";
+// Every key the table reads is documented, and docs/cases.md documents no key the loader would refuse.
+TEST(CaseFields, TheDocumentedSchemaTableNamesEveryKeyAndNoOther) {
+  const auto rows = documented_schema_rows();
+  ASSERT_GT(rows.size(), 10u) << "no keys table under \"# Case files\" in " << MOE_CASES_DOC;
   std::set<std::string> documented;
   for (const auto& [keys, values] : rows) {
     std::vector<std::string> maps;
@@ -90,13 +90,13 @@ TEST(CaseFields, TheReadmeSchemaTableNamesEveryKeyAndNoOther) {
       if (!case_sub_keys(k).empty()) maps.push_back(k);
     }
     for (const std::string& sub : braced_keys(values)) {
-      ASSERT_FALSE(maps.empty()) << "README lists {" << sub << "} in a row of no mapping key";
+      ASSERT_FALSE(maps.empty()) << "docs/cases.md lists {" << sub << "} in a row of no mapping key";
       for (const std::string& m : maps) documented.insert(m + "." + sub);
     }
   }
   const auto table = rows_by_key();
-  for (const auto& [key, f] : table) EXPECT_TRUE(documented.count(key)) << key << " is missing from README \"Case files\"";
-  for (const std::string& key : documented) EXPECT_TRUE(table.count(key)) << "README documents " << key << ", which no row reads";
+  for (const auto& [key, f] : table) EXPECT_TRUE(documented.count(key)) << key << " is missing from docs/cases.md";
+  for (const std::string& key : documented) EXPECT_TRUE(table.count(key)) << "docs/cases.md documents " << key << ", which no row reads";
 }
 
 // A key that changes the problem but not the id would give two different problems one id (the loader would refuse

@@ -1,4 +1,4 @@
-// Case files whose values are wrong in ways the schema forbids (README "Case files" states every range): each is
+// Case files whose values are wrong in ways the schema forbids (docs/cases.md states every range): each is
 // bad input naming the key at its own line, never a silently loaded case, an internal error or a crash.
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@ namespace moe::api {
 
 using moe::RunOptions;
 
-// The run; returns the process exit code (README "Exit codes").
+// The run; returns the process exit code (docs/cli.md "Exit codes").
 int run_suite(const RunOptions& options);
 
 // When argv asks for the worker side of isolation (`PROGRAM __worker`), runs it and returns its exit status;

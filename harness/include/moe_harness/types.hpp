@@ -76,7 +76,7 @@ using moe::Provenance;
 using moe::ReadReport;
 using moe::ReportFiles;
 using moe::RunReport;
-// Errors: every bad input throws moe::Error with its exit code (fixtures/error.hpp; README "Exit codes").
+// Errors: every bad input throws moe::Error with its exit code (fixtures/error.hpp; docs/cli.md "Exit codes").
 using moe::Error;
 using moe::ExitCode;
 // How a kernel or a client raises them: bad input (exit 2) naming where, key and fix; a harness error (exit 3).

@@ -129,8 +129,7 @@ namespace {
 // A nightly case on which h rounded to bf16 differs measurably from h kept in fp32 (measured on the host nightly:
 // results/runs/2026-12-01-cpu-rounding-contract/RUN.md): both lies about the gate_up point fail it, the truth passes.
 TEST(RoundingContractPipeline, EitherLieAboutTheGateUpPointFailsANightlyCase) {
-  const std::string readme = MOE_README;
-  const Suite s = load_suite_file(readme.substr(0, readme.size() - std::string("README.md").size()) + "cases/nightly.yaml");
+  const Suite s = load_suite_file(resolve_suite("nightly"));
   const CaseSpec* c = nullptr;
   for (const CaseSpec& x : s.cases)
     if (x.id == "qwen3.5-35b-a3b/tp4/fp8pt.tok+sh.fp8ch.tok/silu/T5/decode/atomic") c = &x;

@@ -1,4 +1,4 @@
-# A kernel team's test file for a Triton kernel on a GPU (README "Python"): every case of the suite, in-process.
+# A kernel team's test file for a Triton kernel on a GPU (docs/python.md): every case of the suite, in-process.
 #   PYTHONPATH=build/cuda/python:kernels/external python3 -m pytest -p moe_harness.pytest_plugin --moe-suite nightly \
 #       --moe-device cuda --moe-kernel-id triton-moe --moe-report reports-out/triton harness/python/examples/test_triton_moe.py
 import triton

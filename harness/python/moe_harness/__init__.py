@@ -8,8 +8,16 @@ public API moe::api, through the native extension moe_harness._moe_harness), so 
         fx = case.fixture()                    # or step by step: the tensors, zero-copy ...
         verdict = case.judge(my_output)        # ... and the verdict on an output (NumPy or any DLPack tensor)
 
-README "Python" has the whole tour; moe_harness.pytest_plugin runs a suite under pytest.
+docs/python.md has the whole tour; moe_harness.pytest_plugin runs a suite under pytest.
 """
+import os as _os
+
+# A pip-installed package (setup.py) resolves suite names ("smoke") in the suites its wheel ships beside the CLI,
+# unless $MOE_CASES_DIR names others; a build tree's package has no _native/ and resolves them in the source tree.
+_cases = _os.path.join(_os.path.dirname(_os.path.abspath(__file__)), "_native", "share", "moe-harness", "cases")
+if _os.path.isdir(_cases):
+    _os.environ.setdefault("MOE_CASES_DIR", _cases)
+
 from moe_harness._moe_harness import Error, Fixture, Tensor, build_stamp, version
 from moe_harness import _moe_harness as _native
 from moe_harness._errors import check_text as _check_text, native_arguments as _native_arguments

@@ -91,7 +91,7 @@ def _suite(config):
                                                   seed=config.getoption("moe_seed"))
         except moe_harness.Error as e:
             raise pytest.UsageError(f"--moe-suite {name}: {e}") from None
-        if len(config._moe_suite) == 0:  # nothing checked is never green (README "Exit codes")
+        if len(config._moe_suite) == 0:  # nothing checked is never green (docs/cli.md "Exit codes")
             raise pytest.UsageError(f"--moe-filter selected no case of suite {name} ({config._moe_suite.file}); "
                                     f"`moe-harness list --suite {name} --filter GLOB` shows what a filter selects")
         i, n = _shard(config)

@@ -1,5 +1,5 @@
 // The native half of the Python package moe_harness (harness/python/moe_harness/): moe::api in Python. Every
-// moe::Error becomes moe_harness.Error carrying its exit code, where, key, problem and fix (README "Exit codes").
+// moe::Error becomes moe_harness.Error carrying its exit code, where, key, problem and fix (docs/cli.md "Exit codes").
 #include <pybind11/pybind11.h>
 
 #include <filesystem>

@@ -1,4 +1,4 @@
-"""Bad arguments to every Python entry point raise moe_harness.Error with exit_code 2 (README "Exit codes": bad input)
+"""Bad arguments to every Python entry point raise moe_harness.Error with exit_code 2 (docs/cli.md "Exit codes": bad input)
 and the key of the argument, never pybind's "incompatible function arguments", a raw cast error or a bare
 RuntimeError; the pytest plugin's bad options are pytest usage errors (exit 4) naming the option, before any test."""
 import os
