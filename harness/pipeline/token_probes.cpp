@@ -2,15 +2,17 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <fmt/format.h>
 
+#include "fixtures/tensor_element.hpp"
 #include "verdict/judge.hpp"
 
 namespace moe {
 
 namespace {
-std::string not_run(const std::string& why) { return "not run: " + why; }
+std::string probe_not_run(const std::string& why) { return "not run: " + why; }
 
 constexpr std::size_t kGuard = 256;  // guard bytes on each side; a multiple of 64 keeps every view 64-byte aligned
 constexpr std::int64_t kPadRows = 4;  // rows past T in x's allocation: NaN, +Inf, -Inf, the largest finite value
@@ -221,6 +223,35 @@ std::int64_t mismatches(const ProbeRun& run, const Tensor& out, std::int64_t& fi
   return n;
 }
 
+// For a kernel that declares itself non-deterministic (float atomics): the valid rows of the probe run whose values
+// are not the judged run's within kNondetRowRel of the row's norm, or whose elements are finite where the judged
+// run's are not (or the reverse). Reduction order moves an f32 sum by a few f32 ulps of its largest term, so after
+// rounding to the output dtype an element moves by at most about one ulp of it: 2^-8 of the row's norm in bf16, the
+// coarsest output dtype; a row that read a NaN, Inf or huge padding value moves by far more.
+constexpr double kNondetRowRel = 1e-2;
+std::int64_t rows_apart(const ProbeRun& run, const Tensor& out, std::int64_t& first_row, double& worst_rel) {
+  const std::int64_t rows = std::int64_t(run.source.size()), h = rows ? out.numel() / std::max<std::int64_t>(1, out.dim(0)) : 0;
+  std::int64_t n = 0;
+  first_row = -1;
+  worst_rel = 0;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    double d2 = 0, n2 = 0;
+    bool finiteness_differs = false;
+    for (std::int64_t c = 0; c < h; ++c) {
+      const double a = element_as_f32(run.out, i * h + c), b = element_as_f32(out, run.source[std::size_t(i)] * h + c);
+      if (std::isfinite(a) != std::isfinite(b)) finiteness_differs = true;
+      if (std::isfinite(a) && std::isfinite(b)) d2 += (a - b) * (a - b), n2 += b * b;
+    }
+    const double rel = finiteness_differs ? INFINITY : n2 > 0 ? std::sqrt(d2 / n2) : d2 > 0 ? INFINITY : 0.0;
+    worst_rel = std::max(worst_rel, rel);
+    if (rel > kNondetRowRel) {
+      if (first_row < 0) first_row = i;
+      ++n;
+    }
+  }
+  return n;
+}
+
 std::int64_t rerun_variant(KernelUnderTest& kernel, const ProblemSpec& p, Checkpoint& w, const RoutingResult& r,
                            const Tensor& out, Variant v, std::int64_t& first_row) {
   auto run = build_run(p, w, r, v);
@@ -237,17 +268,17 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
     if (res.failed_check == Check::none) { res.failed_check = check; res.reason = std::move(why); }
   };
   std::string block;
-  if (!on) block = not_run("turned off for this command");
-  else if (!kernel.rerunnable()) block = not_run("the kernel cannot run a second time (its output was computed outside the harness)");
-  else if (failed_first != Check::none) block = not_run("the case failed first (" + to_string(failed_first) + ")");
+  if (!on) block = probe_not_run("turned off for this command");
+  else if (!kernel.rerunnable()) block = probe_not_run("the kernel cannot run a second time (its output was computed outside the harness)");
+  else if (failed_first != Check::none) block = probe_not_run("the case failed first (" + to_string(failed_first) + ")");
   else if (!kernel.reads_given_checkpoint())
-    block = not_run("the kernel reads its own copy of the inputs, taken at prepare(), not the checkpoint run() is handed");
+    block = probe_not_run("the kernel reads its own copy of the inputs, taken at prepare(), not the checkpoint run() is handed");
   if (!block.empty()) {
     for (const char* probe : {"token_isolation", "red_zones", "token_permutation", "expert_relabeling"}) set(probe, block);
     return res;
   }
   const bool exact = kernel.deterministic(p);
-  const std::string nondet = not_run("the kernel declares itself non-deterministic (float atomics): its rows may differ between runs");
+  const std::string nondet = probe_not_run("the kernel declares itself non-deterministic (float atomics): its rows may differ between runs");
   const std::int64_t first = p.first_local_expert(), local = p.local_experts();
   bool any_local = false;
   for (std::int32_t id : routing.ids) any_local |= id >= first && id < first + local;
@@ -255,12 +286,12 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
   for (const Tensor* t : {&working.routed.w13, &working.routed.w13_scale, &working.routed.w2, &working.routed.w2_scale,
                           &working.routed.w13_bias, &working.routed.w2_bias})
     if (!t->empty() && (t->shape().empty() || t->dim(0) != local)) leads_with_experts = false;
-  std::string perm_block = !exact ? nondet : p.tokens < 2 ? not_run("one token: nothing to permute") : "";
+  std::string perm_block = !exact ? nondet : p.tokens < 2 ? probe_not_run("one token: nothing to permute") : "";
   const Relabel swap = pick_relabel(p, routing);
   std::string relabel_block = !exact ? nondet
-                              : local < 2 ? not_run("fewer than 2 experts on this rank: nothing to relabel")
-                              : !any_local ? not_run("no token routes to an expert of this rank")
-                              : !leads_with_experts ? not_run("the prepared expert tensors do not lead with the local expert count")
+                              : local < 2 ? probe_not_run("fewer than 2 experts on this rank: nothing to relabel")
+                              : !any_local ? probe_not_run("no token routes to an expert of this rank")
+                              : !leads_with_experts ? probe_not_run("the prepared expert tensors do not lead with the local expert count")
                                                     : "";
   const Variant both{perm_block.empty(), relabel_block.empty() ? swap : Relabel{}};
   const bool relabeling = both.relabel.a >= 0;
@@ -270,10 +301,13 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
   std::int64_t guard_bytes = 0;
   const std::vector<std::string> zones = run->arena.violations(guard_bytes);
   std::int64_t first_row = -1;
+  double worst_rel = 0;
   const std::int64_t combined = exact ? mismatches(*run, out, first_row) : 0;
+  const std::int64_t apart = exact ? 0 : rows_apart(*run, out, first_row, worst_rel);
   run.reset();
   res.metrics["red_zone_bytes"] = double(guard_bytes);
   if (exact) res.metrics["token_probe_mismatches"] = double(combined);
+  else res.metrics["token_isolation_rows_apart"] = double(apart), res.metrics["token_isolation_max_row_rel"] = worst_rel;
 
   // Which probe a difference belongs to: padding alone, then the rotation alone, then the relabeling alone.
   std::string isolation_fail, perm_fail, relabel_fail;
@@ -295,7 +329,13 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
                                    p.tokens - 1, combined, first_row);
     }
   }
-  set("token_isolation", exact ? kProbeRan : nondet);
+  if (apart > 0)
+    isolation_fail = fmt::format("with NaN, Inf and huge rows past token {} in x's allocation, {} valid token row(s) of "
+                                 "the output moved from the judged run's by more than {} of their norm or in which "
+                                 "elements are finite (first at position {}; the kernel declares itself "
+                                 "non-deterministic, so rows are compared within that bound, not bit for bit)",
+                                 p.tokens - 1, apart, kNondetRowRel, first_row);
+  set("token_isolation", kProbeRan);
   set("red_zones", kProbeRan);
   set("token_permutation", perm_block.empty() ? std::string(kProbeRan) : perm_block);
   set("expert_relabeling", relabel_block.empty() ? std::string(kProbeRan) : relabel_block);

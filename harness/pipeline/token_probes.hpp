@@ -1,7 +1,8 @@
 // Token probes (docs/judging.md "Token probes"): what a kernel does to tokens and buffers it was not asked about,
 // checked with one extra run of the kernel per case after the structural probes (harness/pipeline/probes.hpp):
 //   token_isolation    x sits in a larger allocation whose rows past T hold NaN, +Inf, -Inf and the largest finite
-//                      value: every valid token's output must equal the judged run's bit for bit;
+//                      value: every valid token's output must equal the judged run's bit for bit (on a kernel
+//                      that declares itself non-deterministic: within 1e-2 of each row's norm, finite where it is);
 //   red_zones          guard bytes before and after every per-token buffer handed to the kernel (x with its padding,
 //                      the router logits and routing tensors, the output) must be intact after the call; a violation
 //                      names buffer, side and offset (the expert weights are lent in place, without guards);
@@ -17,7 +18,8 @@
 namespace moe {
 
 // `out` is the judged output on `routing`; `failed_first` the record's failed check so far (nothing runs after a
-// failure). The exact comparisons need a deterministic kernel; the red zones run on any rerunnable kernel.
+// failure). Permutation and relabeling need a deterministic kernel; isolation and the red zones run on any
+// rerunnable kernel that reads the checkpoint it is handed.
 // `working` is the case's working checkpoint: the probe run reads its expert weights in place (not copied, not
 // guarded), relabeled by rotating them in place and restored before this returns, however it returns.
 ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Checkpoint& working,

@@ -26,6 +26,8 @@ struct Row {
   bool exact_only = false;
   int live = 0, caught = 0;
   int below_tolerance = 0;  // exact-only mutants: live statistical cases missed, as expected
+  int applies = 0, declined = 0;  // cases the mutant applies to; of those, the ones the kernel declines (skips)
+  std::string declined_reason;
   int inside_envelope = 0;  // live statistical cases missed where the bug is inside a correct kernel's variation
   std::string envelope_reason;
   std::map<std::string, int> anchor_caught;
@@ -77,6 +79,15 @@ bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// Whether the run's record says `check`'s probe ran (docs/judging.md "Token probes": the red_zone check is the
+// red_zones probe's).
+bool probe_ran(const CaseRecord& r, Check check) {
+  const std::string name = check == Check::red_zone ? "red_zones" : to_string(check);
+  for (const auto& [n, st] : r.probes)
+    if (n == name) return st == "ran";
+  return false;
+}
+
 }  // namespace
 
 int run_selftest(const SelftestOptions& opt) {
@@ -119,6 +130,7 @@ int run_selftest(const SelftestOptions& opt) {
   int clean_runs = 0, clean_failures = 0;
   std::map<std::string, int> anchor_false_alarms;
   std::vector<std::string> clean_failed;
+  std::map<std::string, std::string> clean_declined;  // case id -> the kernel's reason; neither a run nor a false alarm
   const auto t0 = std::chrono::steady_clock::now();
   auto elapsed = [&t0] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   std::vector<Row> rows;
@@ -147,6 +159,10 @@ int run_selftest(const SelftestOptions& opt) {
         if (is_large(c) && seed > 0) continue;
         if (next >= clean_tickets.size()) throw Interrupted{};  // a signal cut the queuing short
         const Outcome o = collect(exec, clean_tickets[next++]);
+        if (o.rec.status == Status::skip) {  // the kernel declines the case (Support::no): nothing was judged
+          clean_declined.emplace(c.id, o.rec.reason);
+          continue;
+        }
         ++clean_runs;
         if (o.rec.status != Status::pass) {
           ++clean_failures;
@@ -196,10 +212,18 @@ int run_selftest(const SelftestOptions& opt) {
         const CaseSpec& c = cases[q.ci];
         const Outcome good = good_outcome(q);
         const Outcome bad = collect(exec, q.bad);
+        ++row.applies;
+        if (bad.rec.status == Status::skip) {  // the kernel declines the case: no bug of it can show there
+          ++row.declined;
+          row.declined_reason = bad.rec.reason;
+          continue;
+        }
         // A probe's mutant may leave the judged output exact (it reads or writes only what a probe places there):
-        // it is live wherever it applies; its own probe must be among the checks that caught it (below).
+        // it is live where its probe ran on the mutant's run, or where another check failed that run first; its own
+        // probe must be among the checks that caught it (below).
         const std::optional<Check> by = probe_check(m);
-        const bool live = by || bad.rec.status == Status::error || !bitwise_equal(good.out, bad.out);
+        const bool live = by ? bad.rec.status != Status::pass || probe_ran(bad.rec, *by)
+                             : bad.rec.status == Status::error || !bitwise_equal(good.out, bad.out);
         if (!live) continue;
         ++row.live;
         if (bad.rec.status != Status::pass) {
@@ -231,6 +255,12 @@ int run_selftest(const SelftestOptions& opt) {
       for (std::size_t ci = 0; ci < cases.size(); ++ci) {
         const CaseSpec& c = cases[ci];
         const Outcome o = collect(exec, corrupt[ci]);
+        ++row.applies;
+        if (o.rec.status == Status::skip) {  // declined before the kernel (and its converter) ever ran
+          ++row.declined;
+          row.declined_reason = o.rec.reason;
+          continue;
+        }
         ++row.live;
         if (o.rec.status == Status::error && o.rec.reason.find("mutated") != std::string::npos) {
           ++row.caught;
@@ -253,7 +283,9 @@ int run_selftest(const SelftestOptions& opt) {
   bool all_caught = true;
   for (const Row& r : rows) {
     std::string line = fmt::format("{:<32} {:>9}", fmt::format("{} ({})", r.name, r.live),
-                                   r.live ? fmt::format("{}/{}", r.caught, r.live) : "not live");
+                                   r.live                                           ? fmt::format("{}/{}", r.caught, r.live)
+                                   : r.applies > 0 && r.declined == r.applies ? std::string("declined")
+                                                                              : std::string("not live"));
     for (const auto& a : anchors) {
       const auto it = r.anchor_caught.find(a.name);
       line += fmt::format(" {:>14}", r.name == "converter_writes_pristine" ? "blind"
@@ -265,7 +297,9 @@ int run_selftest(const SelftestOptions& opt) {
                 r.below_tolerance ? fmt::format(" (exact-tier bug: {} statistical case(s) below tolerance)", r.below_tolerance).c_str() : "",
                 r.inside_envelope ? fmt::format(" ({} statistical case(s) inside the legitimate envelope: {})", r.inside_envelope,
                                                 r.envelope_reason).c_str() : "");
-    if (r.live == 0 || !r.missed.empty()) all_caught = false;
+    // Not reached: the kernel declines every case the mutant applies to (it has no such feature to break).
+    const bool not_reached = r.live == 0 && r.applies > 0 && r.declined == r.applies;
+    if ((r.live == 0 && !not_reached) || !r.missed.empty()) all_caught = false;
   }
   if (!interrupted.empty()) all_caught = false;
   std::string fa = fmt::format("{:<32} {:>9}", fmt::format("clean false alarms ({})", clean_runs),
@@ -277,6 +311,11 @@ int run_selftest(const SelftestOptions& opt) {
   for (const auto& n : host_hooks_only)
     std::printf("  %s: a host-only bug (written into the host kernel's hook points; the %s kernels carry no such code)\n",
                 n.c_str(), opt.kernel.c_str());
+  for (const Row& r : rows)
+    if (r.live == 0 && r.applies > 0 && r.declined == r.applies)
+      std::printf("  %s: not reached (the %s kernel declines every case it applies to: %s)\n", r.name.c_str(),
+                  opt.kernel.c_str(), r.declined_reason.c_str());
+  for (const auto& [id, why] : clean_declined) std::printf("  declined by the kernel: %s (%s)\n", id.c_str(), why.c_str());
   for (const Row& r : rows)
     for (const auto& m : r.missed) std::printf("MISSED: %s on %s\n", r.name.c_str(), m.c_str());
   for (const auto& f : clean_failed) std::printf("FALSE ALARM: %s\n", f.c_str());
@@ -293,15 +332,18 @@ int run_selftest(const SelftestOptions& opt) {
     j["interrupted"] = interrupted;
     j["clean_runs"] = clean_runs;
     j["clean_failures"] = clean_failures;
+    j["clean_declined"] = clean_declined;
     j["anchor_false_alarms"] = anchor_false_alarms;
     for (const Row& r : rows)
       j["mutants"][r.name] = {{"live", r.live}, {"caught", r.caught}, {"checks", r.checks}, {"exact_tier_only", r.exact_only},
                               {"below_tolerance_statistical", r.below_tolerance},
+                              {"applies", r.applies}, {"declined", r.declined},
                               {"inside_envelope_statistical", r.inside_envelope},
                               {"anchors", r.anchor_caught}, {"missed", r.missed}};
     write_file_atomically(opt.json, j.dump(1) + "\n");
   }
-  const bool ok = all_caught && clean_failures == 0;
+  // A selftest whose kernel declined every case judged nothing: never a PASS.
+  const bool ok = all_caught && clean_failures == 0 && clean_runs > 0;
   if (!interrupted.empty()) {
     std::printf("\nselftest: INTERRUPTED by %s: not a verdict (%zu of %zu mutant rows and %d clean runs judged, %.0f s)"
                 "\n", interrupted.c_str(), rows.size(), mutants.size() + 1, clean_runs, elapsed());

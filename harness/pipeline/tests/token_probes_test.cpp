@@ -22,6 +22,34 @@ std::string probe(const CaseRecord& r, const std::string& name) {
   for (const auto& [n, s] : r.probes) if (n == name) return s;
   return "(absent)";
 }
+
+// A kernel as a float-atomic reduce makes it: `inner`'s output with one bf16 ulp moved on about half of the finite,
+// non-zero elements, a different half on each call (two runs never agree bit for bit), and non-determinism declared.
+class OneUlpNondeterministic final : public KernelUnderTest {
+ public:
+  explicit OneUlpNondeterministic(std::unique_ptr<KernelUnderTest> inner) : in_(std::move(inner)) {}
+  std::string id() const override { return in_->id() + "+ulp-noise"; }
+  std::string version() const override { return in_->version(); }
+  bool needs_device() const override { return false; }
+  Support supports(const ProblemSpec& p, const DeviceInfo* d) const override { return in_->supports(p, d); }
+  void prepare(const ProblemSpec& p, Checkpoint& w) override { in_->prepare(p, w); }
+  RunInfo run(const ProblemSpec& p, const Checkpoint& w, const RoutingResult& r, Tensor& out) override {
+    RunInfo info = in_->run(p, w, r, out);
+    auto v = out.span<std::uint16_t>();
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (((i * 2654435761u + calls_ * 40503u) >> 11) % 2 == 0 && (v[i] & 0x7F80u) != 0x7F80u && (v[i] & 0x7FFFu) != 0)
+        v[i] ^= 1u;
+    ++calls_;
+    return info;
+  }
+  RoundingContract rounding_contract(const ProblemSpec& p) const override { return in_->rounding_contract(p); }
+  bool deterministic(const ProblemSpec&) const override { return false; }
+  void end_case() override { in_->end_case(); }
+
+ private:
+  std::unique_ptr<KernelUnderTest> in_;
+  std::size_t calls_ = 0;
+};
 }  // namespace
 
 TEST(TokenProbes, RunAndFindNothingOnTheCorrectKernel) {
@@ -80,4 +108,29 @@ TEST(TokenProbes, EachCatchesItsMutantAndNothingElseDoes) {
   }
 }
 
+}  // namespace moe
+
+namespace moe {
+// A non-deterministic kernel: token isolation compares each valid row within 1e-2 of its norm (finiteness exactly);
+// one ulp of noise on half the elements passes it, a kernel reading the poisoned padding row does not.
+TEST(TokenProbes, IsolationHoldsANonDeterministicKernelToItsRowsWithinABound) {
+  for (const CaseSpec& c : probe_suite().cases) {
+    OneUlpNondeterministic k(make_kernel_by_id("host-contract", 0, {}));
+    const CaseRecord r = execute_case(c, k, DeviceDetection{}, {});
+    EXPECT_EQ(r.status, Status::pass) << c.id << ": " << r.reason;
+    EXPECT_EQ(probe(r, "token_isolation"), "ran") << c.id;
+    EXPECT_EQ(probe(r, "red_zones"), "ran") << c.id;
+    EXPECT_EQ(probe(r, "token_permutation").rfind("not run: the kernel declares itself non-deterministic", 0), 0u) << c.id;
+    EXPECT_EQ(r.metrics.at("token_isolation_rows_apart"), 0.0) << c.id;
+    EXPECT_GT(r.metrics.at("token_isolation_max_row_rel"), 0.0) << c.id;  // compared within the bound, not for bits
+    EXPECT_LT(r.metrics.at("token_isolation_max_row_rel"), 1e-2) << c.id;
+    EXPECT_EQ(r.metrics.count("token_probe_mismatches"), 0u) << c.id;
+
+    OneUlpNondeterministic bad(make_kernel_by_id("host-contract~reads_next_token_row", 0, {}));
+    const CaseRecord b = execute_case(c, bad, DeviceDetection{}, {});
+    EXPECT_EQ(b.failed_check, Check::token_isolation) << c.id << ": " << b.reason;
+    EXPECT_NE(b.reason.find("1 valid token row(s)"), std::string::npos) << b.reason;
+    EXPECT_NE(b.reason.find("not bit for bit"), std::string::npos) << b.reason;
+  }
+}
 }  // namespace moe
