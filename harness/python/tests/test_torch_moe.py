@@ -61,7 +61,7 @@ def test_contract_slot_bf16_declared_passes_and_is_named():
     assert all("slot=bf16" in v.contract["effective"] for v in declared)
 
     exact = moe_harness.suite("selftest", filter="*/exact")
-    assert len(exact) == 7
+    assert len(exact) == 8  # cases/selftest.yaml: the sweep of 6 schemes, the up_gate shared case, duplicate_id
     honest = [c.run(TorchMoe(slot="bf16")) for c in exact]
     assert not [v for v in honest if not v.passed], "\n\n".join(v.explain() for v in honest if not v.passed)
     undeclared = TorchMoe(slot="bf16")
