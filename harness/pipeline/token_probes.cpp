@@ -88,7 +88,21 @@ struct ProbeRun {
   RoutingResult routing;
   std::vector<std::int64_t> source;  // output row i must equal the judged run's row source[i]
   Tensor out;
+  std::int64_t masked_rows = 0;      // valid rows of x poisoned: tokens with no slot on this rank
 };
+
+// The tokens whose x row nothing on this rank may read: no slot routes to a local expert (masked ids and other
+// ranks' experts alike), and no shared expert runs here (rank 0 holds the shared experts).
+std::vector<bool> unread_tokens(const ProblemSpec& p, const RoutingResult& r) {
+  std::vector<bool> unread(std::size_t(p.tokens), !(p.ep_rank == 0 && p.n_shared > 0));
+  const std::int64_t first = p.first_local_expert(), local = p.local_experts();
+  for (std::int64_t t = 0; t < p.tokens; ++t)
+    for (int j = 0; j < r.k; ++j) {
+      const std::int32_t id = r.ids[std::size_t(t * r.k + j)];
+      if (id >= first && id < first + local) unread[std::size_t(t)] = false;
+    }
+  return unread;
+}
 
 void copy_rows(const Tensor& src, Tensor& dst, const std::vector<std::int64_t>& source) {
   if (src.empty()) return;
@@ -182,6 +196,15 @@ std::unique_ptr<ProbeRun> build_run(const ProblemSpec& p, Checkpoint& w, const R
     return d;
   };
   c.x = per_token(w.x, poisoned_rows(w.x.dtype(), p.hidden));
+  // Rows of tokens nothing here may read hold the padding's poison too (NaN, +Inf, -Inf, the largest finite value).
+  const std::vector<bool> unread = unread_tokens(p, r);
+  const std::vector<std::byte> poison = poisoned_rows(w.x.dtype(), 1);
+  for (std::int64_t i = 0; i < t; ++i)
+    if (unread[std::size_t(run->source[std::size_t(i)])]) {
+      for (std::int64_t col = 0; col < p.hidden; ++col)
+        std::memcpy(c.x.bytes() + std::size_t(i * p.hidden + col) * 2, &poison[std::size_t(col % 4) * 2], 2);
+      ++run->masked_rows;
+    }
   c.router_logits = per_token(w.router_logits);
   c.topk_ids = per_token(w.topk_ids);
   c.topk_weights = per_token(w.topk_weights);
@@ -252,6 +275,10 @@ std::int64_t rows_apart(const ProbeRun& run, const Tensor& out, std::int64_t& fi
   return n;
 }
 
+std::string masked_note(std::int64_t rows) {
+  return rows ? fmt::format(" and in the x rows of the {} token(s) with no slot on this rank", rows) : std::string();
+}
+
 std::int64_t rerun_variant(KernelUnderTest& kernel, const ProblemSpec& p, Checkpoint& w, const RoutingResult& r,
                            const Tensor& out, Variant v, std::int64_t& first_row) {
   auto run = build_run(p, w, r, v);
@@ -304,7 +331,9 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
   double worst_rel = 0;
   const std::int64_t combined = exact ? mismatches(*run, out, first_row) : 0;
   const std::int64_t apart = exact ? 0 : rows_apart(*run, out, first_row, worst_rel);
+  const std::int64_t masked_rows = run->masked_rows;
   run.reset();
+  res.metrics["token_isolation_masked_rows"] = double(masked_rows);
   res.metrics["red_zone_bytes"] = double(guard_bytes);
   if (exact) res.metrics["token_probe_mismatches"] = double(combined);
   else res.metrics["token_isolation_rows_apart"] = double(apart), res.metrics["token_isolation_max_row_rel"] = worst_rel;
@@ -324,17 +353,17 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
                                    both.relabel.b, combined, first_row,
                                    both.permute ? "; in the run with the tokens rotated too" : "");
     } else {
-      isolation_fail = fmt::format("with NaN, Inf and huge rows past token {} in x's allocation, {} element(s) of the "
+      isolation_fail = fmt::format("with NaN, Inf and huge rows past token {} in x's allocation{}, {} element(s) of the "
                                    "valid tokens' output differ from the judged run (first at position {})",
-                                   p.tokens - 1, combined, first_row);
+                                   p.tokens - 1, masked_note(masked_rows), combined, first_row);
     }
   }
   if (apart > 0)
-    isolation_fail = fmt::format("with NaN, Inf and huge rows past token {} in x's allocation, {} valid token row(s) of "
-                                 "the output moved from the judged run's by more than {} of their norm or in which "
+    isolation_fail = fmt::format("with NaN, Inf and huge rows past token {} in x's allocation{}, {} valid token row(s) "
+                                 "of the output moved from the judged run's by more than {} of their norm or in which "
                                  "elements are finite (first at position {}; the kernel declares itself "
                                  "non-deterministic, so rows are compared within that bound, not bit for bit)",
-                                 p.tokens - 1, apart, kNondetRowRel, first_row);
+                                 p.tokens - 1, masked_note(masked_rows), apart, kNondetRowRel, first_row);
   set("token_isolation", kProbeRan);
   set("red_zones", kProbeRan);
   set("token_permutation", perm_block.empty() ? std::string(kProbeRan) : perm_block);

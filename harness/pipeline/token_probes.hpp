@@ -1,7 +1,8 @@
 // Token probes (docs/judging.md "Token probes"): what a kernel does to tokens and buffers it was not asked about,
 // checked with one extra run of the kernel per case after the structural probes (harness/pipeline/probes.hpp):
 //   token_isolation    x sits in a larger allocation whose rows past T hold NaN, +Inf, -Inf and the largest finite
-//                      value: every valid token's output must equal the judged run's bit for bit (on a kernel
+//                      value, as do the rows of tokens with no slot on this rank (and no shared expert here):
+//                      every valid token's output must equal the judged run's bit for bit (on a kernel
 //                      that declares itself non-deterministic: within 1e-2 of each row's norm, finite where it is);
 //   red_zones          guard bytes before and after every per-token buffer handed to the kernel (x with its padding,
 //                      the router logits and routing tensors, the output) must be intact after the call; a violation

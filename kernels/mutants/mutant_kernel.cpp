@@ -74,6 +74,20 @@ void read_next_rows(const Tensor& x, Tensor& out) {
   }
 }
 
+// masked_token_read: each output row times 1 + (v - v) for its own token's element v of x in the same column: 1
+// exactly for a finite v, NaN for NaN or Inf, which only the token probes' poisoned rows (tokens with no slot on this
+// rank) hold.
+void read_own_rows(const Tensor& x, Tensor& out) {
+  if (x.empty() || out.dim(0) == 0) return;
+  const std::int64_t t = out.dim(0), h = out.dim(1);
+  for (std::int64_t tok = 0; tok < t; ++tok)
+    for (std::int64_t c = 0; c < h; ++c) {
+      const float v = element_as_f32(x, tok * h + c);
+      const float f = 1.0f + (v - v);
+      if (f != 1.0f) store_element(out, tok * h + c, element_as_f32(out, tok * h + c) * f);  // x 1 is a no-op
+    }
+}
+
 // writes_past_output: the output's last element written once more just past its end, where the allocation
 // continues (out.capacity()); the harness's own output tensors end there.
 void write_past_end(Tensor& out) {
@@ -196,6 +210,7 @@ RunInfo MutantKernel::run(const ProblemSpec& p, const Checkpoint& working, const
   if (keep_last) std::memcpy(out.bytes() + out.nbytes() - row, last.data(), row);
   if (m_ == Mutation::reads_next_token_row) read_next_rows(working.x, out);
   if (m_ == Mutation::writes_past_output) write_past_end(out);
+  if (m_ == Mutation::masked_token_read) read_own_rows(working.x, out);
   if (m_ == Mutation::output_channel_zeroed && out.dim(0) > 0)
     for (std::int64_t t = 0; t < out.dim(0); ++t) store_element(out, t * out.dim(1) + out.dim(1) / 2, 0.0f);
   return info;

@@ -23,7 +23,7 @@ struct Entry {
   MutantLevel level;
   std::string_view reason;
 };
-constexpr std::array<Entry, 37> kCatalog{{
+constexpr std::array<Entry, 38> kCatalog{{
     {Mutation::none, "none", MutantLevel::io,
      "the correct kernel"},
     {Mutation::gate_up_swapped, "gate_up_swapped", MutantLevel::io,
@@ -92,6 +92,10 @@ constexpr std::array<Entry, 37> kCatalog{{
     {Mutation::writes_past_output, "writes_past_output", MutantLevel::io,
      "an output change: the last element written once more just past the output's end, where its allocation "
      "continues (the harness's own buffers end there, so only a probe's guarded allocation receives it)"},
+    {Mutation::masked_token_read, "masked_token_read", MutantLevel::io,
+     "an output change from an input the kernel must not read: each row times 1 + (v - v) for its own token's v of "
+     "x, column by column (exact for finite v, NaN for NaN and Inf: only a probe's poisoned rows of tokens with no "
+     "slot on this rank hold one)"},
     {Mutation::token_position_dependent, "token_position_dependent", MutantLevel::in_kernel,
      "the token sum's accumulator inside the kernel, chosen by the token's position in the batch"},
     {Mutation::expert_label_dependent, "expert_label_dependent", MutantLevel::in_kernel,
@@ -162,7 +166,8 @@ bool host_only(Mutation m) {
 }
 std::optional<Check> probe_check(Mutation m) {
   switch (m) {
-    case Mutation::reads_next_token_row: return Check::token_isolation;
+    case Mutation::reads_next_token_row:
+    case Mutation::masked_token_read: return Check::token_isolation;
     case Mutation::writes_past_output: return Check::red_zone;
     case Mutation::token_position_dependent: return Check::token_permutation;
     case Mutation::expert_label_dependent: return Check::expert_relabeling;
@@ -212,6 +217,10 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
     // that the rotation moves (T >= 2); a token sum of at least two slots whose accumulator can round.
     case Mutation::reads_next_token_row:
     case Mutation::writes_past_output: return true;
+    // Needs a token with no slot on this rank and no shared expert here to read its row: every token of an
+    // ep_rank_empty case off rank 0 (or on rank 0 without a shared expert).
+    case Mutation::masked_token_read:
+      return p.routing.edge == RoutingEdge::ep_rank_empty && !(p.ep_rank == 0 && p.n_shared > 0);
     // Both need some token with a routed slot on this rank and a second slot to sum with it.
     case Mutation::token_position_dependent:
       return p.tokens >= 2 && p.topk + (p.ep_rank == 0 ? p.n_shared : 0) >= 2 && p.reduce_dtype == IntermediateDtype::f32 &&

@@ -37,6 +37,7 @@ enum class Mutation : int {
   duplicate_slot_dropped,   // a token's second slot on an expert it already holds dropped (vLLM #39593's class)
   reads_next_token_row,     // each token's output also reads the next row of x where its allocation continues
   writes_past_output,       // one element written past the output's end where its allocation continues
+  masked_token_read,        // each token's output also reads its own x row when no slot of it is on this rank
   token_position_dependent, // tokens at odd positions sum their slots with a bf16 accumulator
   expert_label_dependent,   // local experts with odd labels round their slot outputs to bf16
   offsets_32bit,            // GPU only: weight element offsets computed in 32 bits (wrap past 2^32 elements)

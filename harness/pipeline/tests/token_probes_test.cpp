@@ -134,3 +134,39 @@ TEST(TokenProbes, IsolationHoldsANonDeterministicKernelToItsRowsWithinABound) {
   }
 }
 }  // namespace moe
+
+namespace moe {
+// Tokens with no slot on this rank (and no shared expert here): their x rows are poisoned too. On an ep_rank_empty
+// case off rank 0 that is every token; the correct kernel writes zeros for them without reading x, the mutant that
+// reads its own row does not.
+TEST(TokenProbes, IsolationPoisonsTheRowsOfTokensWithNoSlotOnThisRank) {
+  const Suite s = load_suite_text(R"(suite: t
+defaults: {hidden: 128, inter: 128, experts: 8, topk: 3, tokens: 5}
+cases:
+  - {ep: 2, ep_rank: 1, routing: {edge: ep_rank_empty}}
+  - {ep: 2, ep_rank: 0, n_shared: 1, shared_inter: 64, routing: {edge: ep_rank_empty}}
+  - {tokens: 6}
+)", "t.yaml");
+  const double want_masked[] = {5, 0, 0};  // every token; none (the shared expert reads them); none (ep 1)
+  PipelineOptions off;
+  off.token_probes = false;
+  for (std::size_t i = 0; i < s.cases.size(); ++i) {
+    const CaseSpec& c = s.cases[i];
+    HostContractKernel k;
+    const CaseRecord r = execute_case(c, k, DeviceDetection{}, {});
+    EXPECT_EQ(r.status, Status::pass) << c.id << ": " << r.reason;
+    EXPECT_EQ(probe(r, "token_isolation"), "ran") << c.id;
+    EXPECT_EQ(r.metrics.at("token_isolation_masked_rows"), want_masked[i]) << c.id;
+
+    const auto bad = make_kernel_by_id("host-contract~masked_token_read", 0, {});
+    EXPECT_EQ(execute_case(c, *bad, DeviceDetection{}, off).status, Status::pass) << c.id;
+    const CaseRecord b = execute_case(c, *bad, DeviceDetection{}, {});
+    if (want_masked[i] > 0) {
+      EXPECT_EQ(b.failed_check, Check::token_isolation) << c.id << ": " << b.reason;
+      EXPECT_NE(b.reason.find("in the x rows of the 5 token(s) with no slot on this rank"), std::string::npos) << b.reason;
+    } else {
+      EXPECT_EQ(b.status, Status::pass) << c.id << ": " << b.reason;  // nothing poisoned: nothing to see
+    }
+  }
+}
+}  // namespace moe
