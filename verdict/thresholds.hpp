@@ -2,6 +2,9 @@
 // seeds (results/calibration/README.md has the command and the committed output); a case may tighten them and may
 // loosen them only with a written reason.
 #pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -37,6 +40,10 @@ struct SystematicThresholds {
 // requantization moves every token.
 inline constexpr double kBandFactor = 1.0;
 inline constexpr double kBandFraction = 1.0 / 32.0;
+// How many of T tokens may be inside the band: max(1, ceil(fraction * T)).
+inline std::int64_t requant_band_allowance(double fraction, std::int64_t tokens) {
+  return std::max<std::int64_t>(1, std::int64_t(std::ceil(fraction * double(tokens))));
+}
 
 struct Thresholds {
   double min_cos = 0.0;                // every token's cosine must reach this

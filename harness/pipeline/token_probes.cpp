@@ -287,6 +287,16 @@ std::int64_t rerun_variant(KernelUnderTest& kernel, const ProblemSpec& p, Checkp
 }
 }  // namespace
 
+const char* token_probe_name(Check check) {
+  switch (check) {
+    case Check::token_isolation: return "token_isolation";
+    case Check::red_zone: return "red_zones";
+    case Check::token_permutation: return "token_permutation";
+    case Check::expert_relabeling: return "expert_relabeling";
+    default: return nullptr;
+  }
+}
+
 ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Checkpoint& working,
                               const RoutingResult& routing, const Tensor& out, Check failed_first, bool on) {
   ProbeOutcome res;
@@ -301,7 +311,8 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
   else if (!kernel.reads_given_checkpoint())
     block = probe_not_run("the kernel reads its own copy of the inputs, taken at prepare(), not the checkpoint run() is handed");
   if (!block.empty()) {
-    for (const char* probe : {"token_isolation", "red_zones", "token_permutation", "expert_relabeling"}) set(probe, block);
+    for (Check c : {Check::token_isolation, Check::red_zone, Check::token_permutation, Check::expert_relabeling})
+      set(token_probe_name(c), block);
     return res;
   }
   const bool exact = kernel.deterministic(p);
@@ -364,10 +375,10 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
                                  "elements are finite (first at position {}; the kernel declares itself "
                                  "non-deterministic, so rows are compared within that bound, not bit for bit)",
                                  p.tokens - 1, masked_note(masked_rows), apart, kNondetRowRel, first_row);
-  set("token_isolation", kProbeRan);
-  set("red_zones", kProbeRan);
-  set("token_permutation", perm_block.empty() ? std::string(kProbeRan) : perm_block);
-  set("expert_relabeling", relabel_block.empty() ? std::string(kProbeRan) : relabel_block);
+  set(token_probe_name(Check::token_isolation), kProbeRan);
+  set(token_probe_name(Check::red_zone), kProbeRan);
+  set(token_probe_name(Check::token_permutation), perm_block.empty() ? std::string(kProbeRan) : perm_block);
+  set(token_probe_name(Check::expert_relabeling), relabel_block.empty() ? std::string(kProbeRan) : relabel_block);
   if (!isolation_fail.empty()) fail(Check::token_isolation, "token_isolation: " + isolation_fail);
   if (!zones.empty()) {
     std::string s;

@@ -23,6 +23,10 @@ namespace moe {
 // rerunnable kernel that reads the checkpoint it is handed.
 // `working` is the case's working checkpoint: the probe run reads its expert weights in place (not copied, not
 // guarded), relabeled by rotating them in place and restored before this returns, however it returns.
+// The probe entry (CaseRecord::probes) whose failure is `check`: "token_isolation", "red_zones",
+// "token_permutation", "expert_relabeling"; nullptr for a check no token probe fails.
+const char* token_probe_name(Check check);
+
 ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Checkpoint& working,
                               const RoutingResult& routing, const Tensor& out, Check failed_first, bool on);
 

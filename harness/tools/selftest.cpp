@@ -16,6 +16,7 @@
 #include "harness/isolation/executor.hpp"  // the clean kernel and the mutants run isolated, as `run` runs them
 #include "harness/isolation/jobs.hpp"
 #include "harness/isolation/stop_signal.hpp"
+#include "harness/pipeline/token_probes.hpp"
 #include "kernels/mutants/mutation.hpp"
 
 namespace moe {
@@ -79,12 +80,11 @@ bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-// Whether the run's record says `check`'s probe ran (docs/judging.md "Token probes": the red_zone check is the
-// red_zones probe's).
+// Whether the run's record says the token probe that fails with `check` ran.
 bool probe_ran(const CaseRecord& r, Check check) {
-  const std::string name = check == Check::red_zone ? "red_zones" : to_string(check);
+  const char* name = token_probe_name(check);
   for (const auto& [n, st] : r.probes)
-    if (n == name) return st == "ran";
+    if (name && n == name) return st == kProbeRan;
   return false;
 }
 

@@ -155,7 +155,7 @@ std::string_view inside_legitimate_envelope(Mutation m, const ProblemSpec& p) {
            "(-1.5% measured on the H200)";
   // The requantization band (verdict/thresholds.hpp) lets max(1, ceil(T / 32)) tokens requantize with another scale,
   // up to their own quantization noise: a skipped requantization on a case with that few tokens looks like it.
-  const std::int64_t allowance = std::max<std::int64_t>(1, std::int64_t(std::ceil(kBandFraction * double(p.tokens))));
+  const std::int64_t allowance = requant_band_allowance(kBandFraction, p.tokens);
   if (m == Mutation::intermediate_requant_skipped && quant_act && p.tokens <= allowance)
     return "a skipped requantization on every token of a case this small is inside the requantization band (a correct "
            "kernel may requantize max(1, T / 32) tokens with another scale)";
