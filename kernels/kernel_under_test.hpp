@@ -31,6 +31,23 @@ struct RunInfo {
   double upload_s = 0.0;  // seconds of run() spent copying inputs to the device (report phase `upload`); 0 on the host
 };
 
+// One case's run as device work the harness drives itself (the device probes, docs/judging.md "Streams and graph
+// replay"): the kernel's device buffers stay allocated for the object's lifetime, its whole run can be enqueued on a
+// stream the harness gives (and captured into a graph), and new input values can be written into the same buffers.
+// GPU kernels only; its calls need the device lock the pipeline holds through the case (kernels/runtime/device_lock.hpp).
+class DeviceRun {
+ public:
+  virtual ~DeviceRun() = default;
+  // The run's work (clearing its work buffers, every launch) enqueued on `stream` (a cudaStream_t / hipStream_t),
+  // without synchronizing, allocating or copying from the host: it must be capturable into a graph.
+  virtual void enqueue(void* stream) = 0;
+  // New values of x and of the routing's ids and weights (the shapes the run was made for) written into the buffers
+  // enqueue() reads, synchronously, outside any capture.
+  virtual void write_inputs(const Tensor& x, const RoutingResult& routing) = 0;
+  // The output's device buffer: [T, H] in the output dtype, what enqueue() writes.
+  virtual void* output() const = 0;
+};
+
 class KernelUnderTest {
  public:
   virtual ~KernelUnderTest() = default;
@@ -72,6 +89,13 @@ class KernelUnderTest {
     if (!choice.empty())
       throw_bad_input("dispatch table", "dispatch", "kernel " + id() + " has no dispatch choice '" + choice + "'",
                       "tune the table for this kernel (moe-harness tune --kernel " + id() + ")");
+  }
+  // The case's run as device work the harness drives (DeviceRun above), for inputs of the shapes of p, or null with
+  // `why_not` said (a host kernel, a path that sums on the host): the device probes then say not run, with that.
+  virtual std::unique_ptr<DeviceRun> device_run(const ProblemSpec& p, const Checkpoint& working,
+                                                const RoutingResult& routing, std::string& why_not) {
+    why_not = "the kernel runs no device work the harness can drive (a host or external kernel)";
+    return nullptr;
   }
   // Checks of where the kernel's inputs came from that only it can answer, as (check, "ran" | "not run: <why>") for
   // the report's probes: an output computed elsewhere says whether its fixture fingerprint was compared.

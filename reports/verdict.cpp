@@ -8,7 +8,7 @@ namespace moe {
 namespace {
 constexpr std::array<std::pair<Status, std::string_view>, 4> kStatuses = {
     {{Status::pass, "pass"}, {Status::fail, "fail"}, {Status::skip, "skip"}, {Status::error, "error"}}};
-constexpr std::array<std::pair<Check, std::string_view>, 25> kChecks = {{
+constexpr std::array<std::pair<Check, std::string_view>, 27> kChecks = {{
     {Check::none, ""},
     {Check::unwritten, "unwritten"},
     {Check::non_finite, "non_finite"},
@@ -29,6 +29,8 @@ constexpr std::array<std::pair<Check, std::string_view>, 25> kChecks = {{
     {Check::red_zone, "red_zone"},
     {Check::token_permutation, "token_permutation"},
     {Check::expert_relabeling, "expert_relabeling"},
+    {Check::stream_order, "stream_order"},
+    {Check::graph_replay, "graph_replay"},
     {Check::gating, "gating"},
     {Check::harness_error, "harness_error"},
     {Check::out_of_memory, "out_of_memory"},

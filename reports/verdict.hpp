@@ -21,8 +21,9 @@ enum class Check : std::uint8_t {
   // token's gain).
   gain, channel, rounding_bias, expert, offset, token_gain,
   // The structural probes after a pass (harness/pipeline/probes.hpp), then the token probes
-  // (harness/pipeline/token_probes.hpp): padding rows, guard bytes, permuted tokens, relabeled experts.
-  rerun, linearity, token_isolation, red_zone, token_permutation, expert_relabeling,
+  // (harness/pipeline/token_probes.hpp): padding rows, guard bytes, permuted tokens, relabeled experts; then the
+  // device probes (harness/pipeline/device_probes.hpp): the harness's own stream, graph capture and replay.
+  rerun, linearity, token_isolation, red_zone, token_permutation, expert_relabeling, stream_order, graph_replay,
   // Cases that could not be judged, or not here: gating, the pipeline's errors, the watchdog's verdicts.
   gating, harness_error, out_of_memory, crash, timeout,
 };

@@ -47,7 +47,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--no-timing", *no_timing, "verdicts only: kernels skip their warm-up and timed repeats");
   auto no_token_probes = std::make_shared<bool>(false);
   cmd->add_flag("--no-token-probes", *no_token_probes,
-                "skip the token probes after a pass (padding rows, red zones, permuted tokens, relabeled experts)");
+                "skip the token probes after a pass (padding rows, red zones, permuted tokens, relabeled experts) and the "
+                "device probes (the harness's stream, graph replay)");
   auto dispatch = std::make_shared<std::vector<std::string>>();
   cmd->add_option("--dispatch", *dispatch, "GPU kernels' A/B switch KEY=VALUE (repeatable): " + gpu::dispatch_option_spellings())
       ->allow_extra_args(false);

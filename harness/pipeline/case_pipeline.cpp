@@ -10,6 +10,7 @@
 #include "fixtures/exact_tier.hpp"
 #include "verdict/judge.hpp"
 #include "harness/pipeline/probes.hpp"
+#include "harness/pipeline/device_probes.hpp"
 #include "harness/pipeline/token_probes.hpp"
 #include "verdict/systematic.hpp"
 #include "harness/tuning/dispatch_lookup.hpp"
@@ -128,12 +129,19 @@ void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec
     rec.reason = probes.reason;
   }
   const ProbeOutcome token = run_token_probes(p, kernel, working, routing, out, rec.failed_check, opt.token_probes);
-  tm.probes = lap(t);
   rec.probes.insert(rec.probes.end(), token.status.begin(), token.status.end());
   if (token.failed_check != Check::none) {
     rec.status = Status::fail;
     rec.failed_check = token.failed_check;
     rec.reason = token.reason;
+  }
+  const ProbeOutcome device = run_device_probes(p, kernel, working, routing, out, rec.failed_check, opt.token_probes);
+  tm.probes = lap(t);
+  rec.probes.insert(rec.probes.end(), device.status.begin(), device.status.end());
+  if (device.failed_check != Check::none) {
+    rec.status = Status::fail;
+    rec.failed_check = device.failed_check;
+    rec.reason = device.reason;
   }
   rec.details = verdict.details + probes_line(rec.probes);
   rec.metrics = std::move(verdict.metrics);
@@ -143,6 +151,7 @@ void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec
                       {"achieved_tflops", info.achieved_tflops}});
   rec.metrics.insert(probes.metrics.begin(), probes.metrics.end());  // only the probes that ran
   rec.metrics.insert(token.metrics.begin(), token.metrics.end());
+  rec.metrics.insert(device.metrics.begin(), device.metrics.end());
   tm.judge += lap(t);  // the record's metrics and diagnostics belong to the verdict
 }
 

@@ -293,6 +293,8 @@ const char* token_probe_name(Check check) {
     case Check::red_zone: return "red_zones";
     case Check::token_permutation: return "token_permutation";
     case Check::expert_relabeling: return "expert_relabeling";
+    case Check::stream_order: return "stream_order";  // the device probes' (device_probes.hpp)
+    case Check::graph_replay: return "graph_replay";
     default: return nullptr;
   }
 }

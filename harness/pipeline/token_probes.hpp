@@ -24,7 +24,8 @@ namespace moe {
 // `working` is the case's working checkpoint: the probe run reads its expert weights in place (not copied, not
 // guarded), relabeled by rotating them in place and restored before this returns, however it returns.
 // The probe entry (CaseRecord::probes) whose failure is `check`: "token_isolation", "red_zones",
-// "token_permutation", "expert_relabeling"; nullptr for a check no token probe fails.
+// "token_permutation", "expert_relabeling", and the device probes' "stream_order" and "graph_replay"
+// (device_probes.hpp); nullptr for a check no such probe fails.
 const char* token_probe_name(Check check);
 
 ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Checkpoint& working,

@@ -9,6 +9,7 @@
 #include "kernels/common/throughput.hpp"
 #include "kernels/gpu/dispatch_plan.hpp"
 #include "kernels/gpu/gpu_case_buffers.hpp"
+#include "kernels/gpu/gpu_device_run.hpp"
 #include "kernels/gpu/gpu_mutant_hooks.hpp"
 #include "kernels/gpu/launch_args.hpp"
 #include "kernels/moe/mma_decode.hpp"
@@ -90,14 +91,36 @@ void GpuFusedMoeKernel::select_dispatch(const std::string& choice) {
   dispatch_ = gpu::parse_dispatch_options(gpu::split_dispatch_choice(choice), run_dispatch_);
 }
 
+gpu::BuildCaps GpuFusedMoeKernel::build_caps() const {
+  return mutant_build_ ? gpu::BuildCaps{}  // the mutants live in the other kernels
+                       : gpu::BuildCaps{gpu::grouped_mma_built(), gpu::decode_mma_built()};
+}
+
+std::unique_ptr<DeviceRun> GpuFusedMoeKernel::device_run(const ProblemSpec& p, const Checkpoint& c,
+                                                         const RoutingResult& r, std::string& why_not) {
+  gpu::Plan plan = gpu::plan(p, build_caps(), dispatch_);
+  if (plan.launches.size() != 1 || plan.launches[0].reduce == ReduceMode::per_k) {
+    why_not = plan.launches.size() != 1 ? "the plan has " + std::to_string(plan.launches.size()) +
+                                              " launches whose outputs are added on the host (shared_path: separate)"
+                                        : "reduce per_k: the slots are summed on the host, after the device work";
+    return nullptr;
+  }
+  if (fail_launch_) {
+    why_not = "the test hook's invalid launch";
+    return nullptr;
+  }
+  std::optional<gpu::MutantLaunch> mutant;
+  if (mutant_build_) mutant = gpu::mutant_launch(mutation_, p, c, r);
+  return std::make_unique<gpu::GpuDeviceRun>(p, c, r, resident_, std::move(plan), mutant,
+                                             mutation_ == Mutation::graph_baked_inputs);
+}
+
 RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r, Tensor& out) {
   if (const auto& lost = sticky_device_error())  // in process only: an isolated worker has exited by now
     throw_harness_error("gpu-fused-moe", "the GPU context was lost in an earlier case (" + *lost +
                                              "): every GPU call of this process fails from here on",
                         "run without --no-isolation: each case after such a fault then gets a fresh process");
-  const gpu::BuildCaps build = mutant_build_ ? gpu::BuildCaps{}  // the mutants live in the other kernels
-                                             : gpu::BuildCaps{gpu::grouped_mma_built(), gpu::decode_mma_built()};
-  const gpu::Plan plan = gpu::plan(p, build, dispatch_);
+  const gpu::Plan plan = gpu::plan(p, build_caps(), dispatch_);
   // The inputs' content digests, read on the host before the lock: a resident copy is reused only for equal content.
   const std::array<const Tensor*, gpu::kInputSlots> in = gpu::input_tensors(p, c);
   const std::vector<std::uint64_t> digests = chunk_digests({in.begin(), in.end()});

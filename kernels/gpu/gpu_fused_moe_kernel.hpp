@@ -6,6 +6,7 @@
 #pragma once
 #include "kernels/common/resident_inputs.hpp"
 #include "kernels/gpu/dispatch_options.hpp"
+#include "kernels/gpu/dispatch_plan.hpp"
 #include "kernels/kernel_under_test.hpp"
 #include "kernels/mutants/mutation.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
@@ -48,10 +49,15 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   // a --dispatch item list ("grouped_mma=off,decode_mma=off") applied over the run's switches.
   std::vector<std::string> dispatch_variants(const ProblemSpec& p) const override;
   void select_dispatch(const std::string& choice) override;
+  // The plan's one launch on a stream the harness gives (gpu_device_run.hpp); null for a plan of several launches or
+  // per_k slots, which the run sums on the host.
+  std::unique_ptr<DeviceRun> device_run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing,
+                                        std::string& why_not) override;
   // Input tensors copied to the device so far (each once per case unless its content changed between runs).
   std::size_t input_uploads() const { return resident_.uploads(); }
 
  private:
+  gpu::BuildCaps build_caps() const;
   // Every constructor first refuses the retired A/B environment variables (dispatch_options.hpp).
   bool env_checked_ = (gpu::refuse_retired_dispatch_env(), true);
   bool fail_launch_ = false;

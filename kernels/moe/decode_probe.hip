@@ -44,9 +44,9 @@ std::vector<float> probe_decode_chunks(WeightFormat f, bool fnuz, const std::vec
   const auto* c = static_cast<const uint4*>(dc.get());
   const auto* s = static_cast<const float*>(ds.get());
   auto* o = static_cast<float*>(dout.get());
-  if (f == WeightFormat::fp8_channel) decode_probe_kernel<int(WeightFormat::fp8_channel)><<<grid, block>>>(set, c, s, n, o);
-  else if (f == WeightFormat::mxfp8) decode_probe_kernel<int(WeightFormat::mxfp8)><<<grid, block>>>(set, c, s, n, o);
-  else decode_probe_kernel<int(WeightFormat::mxfp4)><<<grid, block>>>(set, c, s, n, o);
+  if (f == WeightFormat::fp8_channel) decode_probe_kernel<int(WeightFormat::fp8_channel)><<<grid, block, 0, MOE_LAUNCH_STREAM>>>(set, c, s, n, o);
+  else if (f == WeightFormat::mxfp8) decode_probe_kernel<int(WeightFormat::mxfp8)><<<grid, block, 0, MOE_LAUNCH_STREAM>>>(set, c, s, n, o);
+  else decode_probe_kernel<int(WeightFormat::mxfp4)><<<grid, block, 0, MOE_LAUNCH_STREAM>>>(set, c, s, n, o);
   MOE_GPU_CHECK_LAUNCH("decode_probe_kernel");
   dout.download(out.data(), out.size() * sizeof(float));
   return out;

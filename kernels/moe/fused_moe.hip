@@ -139,14 +139,14 @@ void launch_grouped(const FusedMoeArgs& a, int tokens_per_pass, dim3 grid, std::
   const bool few = tokens_per_pass == kTokFew;
   dispatch_format(a.routed.wfmt, [&](auto f) {
     constexpr int F = decltype(f)::value, V = kChunkWidth<F>;
-    if (few) grouped_stage_kernel<F, V, kTokFew, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
-    else grouped_stage_kernel<F, V, kTokMany, Stage><<<grid, dim3(kThreads)>>>(a, mid_stride, sets);
+    if (few) grouped_stage_kernel<F, V, kTokFew, Stage><<<grid, dim3(kThreads), 0, MOE_LAUNCH_STREAM>>>(a, mid_stride, sets);
+    else grouped_stage_kernel<F, V, kTokMany, Stage><<<grid, dim3(kThreads), 0, MOE_LAUNCH_STREAM>>>(a, mid_stride, sets);
   });
   MOE_GPU_CHECK_LAUNCH(Stage == 1 ? "grouped_stage_kernel (stage 1)" : "grouped_stage_kernel (stage 2)");
   if (a.n_shared > 0 && a.shared.wfmt != a.routed.wfmt) {
     const dim3 g(grid.x, unsigned(a.n_shared));
-    if (few) grouped_other_format_kernel<kTokFew, Stage><<<g, dim3(kThreads)>>>(a, mid_stride);
-    else grouped_other_format_kernel<kTokMany, Stage><<<g, dim3(kThreads)>>>(a, mid_stride);
+    if (few) grouped_other_format_kernel<kTokFew, Stage><<<g, dim3(kThreads), 0, MOE_LAUNCH_STREAM>>>(a, mid_stride);
+    else grouped_other_format_kernel<kTokMany, Stage><<<g, dim3(kThreads), 0, MOE_LAUNCH_STREAM>>>(a, mid_stride);
     MOE_GPU_CHECK_LAUNCH(Stage == 1 ? "grouped_other_format_kernel (stage 1)" : "grouped_other_format_kernel (stage 2)");
   }
 }
@@ -154,11 +154,21 @@ void launch_grouped(const FusedMoeArgs& a, int tokens_per_pass, dim3 grid, std::
 }  // namespace
 
 #ifdef MOE_GPU_MUTANTS
-void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& a, const LaunchPlan& plan, const MutantLaunch& mutant) {
+void set_fused_moe_mutant(const MutantLaunch& mutant) {
   MutantLaunch m = mutant;
   if (m.mutation != int(Mutation::e8m0_scale_off_by_one)) m.expert = -1;
+  // Copied to constant memory only when it changed: a synchronous copy on the legacy stream, which a launch on
+  // another stream (the device probes: a graph capture, a held legacy stream) must not need.
+  if (g_mutant_device_set && g_mutant_host.mutation == m.mutation && g_mutant_host.expert == m.expert &&
+      g_mutant_host.tensor_scale == m.tensor_scale)
+    return;
   g_mutant_host = m;
-  MOE_GPU_CHECK(hipMemcpyToSymbol(HIP_SYMBOL(g_mutant_device), &m, sizeof m));  // ordered before the launches below
+  MOE_GPU_CHECK(hipMemcpyToSymbol(HIP_SYMBOL(g_mutant_device), &m, sizeof m));
+  g_mutant_device_set = true;
+}
+
+void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& a, const LaunchPlan& plan, const MutantLaunch& mutant) {
+  set_fused_moe_mutant(mutant);  // ordered before the launches below
 #else
 void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& a, const LaunchPlan& plan) {
 #endif
@@ -170,7 +180,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& a, const LaunchPlan& plan) {
 #endif
   if (a.fail_launch_for_test) {
     // 4096 threads per block exceeds every vendor's limit: the launch itself fails.
-    one_stage_kernel<0><<<dim3(1), dim3(4096)>>>(a);
+    one_stage_kernel<0><<<dim3(1), dim3(4096), 0, MOE_LAUNCH_STREAM>>>(a);
     MOE_GPU_CHECK_LAUNCH("one_stage_kernel (test hook: invalid launch)");
   }
   const bool quant = quantizes_activations(a);
@@ -193,15 +203,15 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& a, const LaunchPlan& plan) {
                       bool shared, const char* what, float forced_scale = 0.0f) {
     if (q.kind == ActFormat::none || n == 0 || k == 0) return;
     if (q.kind == ActFormat::fp8_token)
-      quantize_token_rows_kernel<<<dim3(unsigned(n < 1024 ? n : 1024)), dim3(256)>>>(rows, n, k, stride, q, p, a.topk, shared, forced_scale);
+      quantize_token_rows_kernel<<<dim3(unsigned(n < 1024 ? n : 1024)), dim3(256), 0, MOE_LAUNCH_STREAM>>>(rows, n, k, stride, q, p, a.topk, shared, forced_scale);
     else
-      quantize_rows_kernel<<<dim3(1024), dim3(128)>>>(rows, n, k, stride, q, p, a.topk, shared, forced_scale);
+      quantize_rows_kernel<<<dim3(1024), dim3(128), 0, MOE_LAUNCH_STREAM>>>(rows, n, k, stride, q, p, a.topk, shared, forced_scale);
     MOE_GPU_CHECK_LAUNCH(what);
   };
   if (plan.prepare_inputs) {
     if (!a.xq_routed || (a.n_shared > 0 && !a.xq_shared))
       throw_harness_error("launch_fused_moe", "prepared inputs need xq_routed (and xq_shared with shared experts)");
-    prepare_inputs_kernel<<<dim3(1024), dim3(256)>>>(a);
+    prepare_inputs_kernel<<<dim3(1024), dim3(256), 0, MOE_LAUNCH_STREAM>>>(a);
     MOE_GPU_CHECK_LAUNCH("prepare_inputs_kernel");
     const float forced = MOE_MUT(per_tensor_act_scale) && a.routed.aq.kind == ActFormat::fp8_token ? MOE_MUT_TENSOR_SCALE : 0.0f;
     if (a.weight_on_input) quantize(a.xq_routed, slots, a.hidden, a.hidden, a.routed.aq, per, false, "quantize_rows_kernel (x, routed slots)", forced);
@@ -212,7 +222,7 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& a, const LaunchPlan& plan) {
     if (max_inter > kOneStageMaxInter)
       throw_harness_error("launch_fused_moe", "one-stage kernel called with inter above its shared-memory limit");
     dispatch_format(a.routed.wfmt, [&](auto f) {
-      one_stage_kernel<decltype(f)::value><<<dim3(unsigned(slots)), dim3(kThreads)>>>(a);
+      one_stage_kernel<decltype(f)::value><<<dim3(unsigned(slots)), dim3(kThreads), 0, MOE_LAUNCH_STREAM>>>(a);
     });
     MOE_GPU_CHECK_LAUNCH("one_stage_kernel");
   } else {
@@ -221,19 +231,19 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& a, const LaunchPlan& plan) {
     if (grouped) {
       if (!a.expert_counts || !a.expert_offsets || !a.expert_cursor || !a.sorted_slots || !a.active_sets)
         throw_harness_error("launch_fused_moe", "the grouped path needs the sort buffers");
-      MOE_GPU_CHECK(hipMemsetAsync(a.expert_counts, 0, sizeof(std::int32_t) * std::size_t(sets), 0));
-      count_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256)>>>(a);
+      MOE_GPU_CHECK(hipMemsetAsync(a.expert_counts, 0, sizeof(std::int32_t) * std::size_t(sets), MOE_LAUNCH_STREAM));
+      count_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256), 0, MOE_LAUNCH_STREAM>>>(a);
       MOE_GPU_CHECK_LAUNCH("count_slots_kernel");
-      scan_slots_kernel<<<dim3(1), dim3(kScanThreads)>>>(a, sets);
+      scan_slots_kernel<<<dim3(1), dim3(kScanThreads), 0, MOE_LAUNCH_STREAM>>>(a, sets);
       MOE_GPU_CHECK_LAUNCH("scan_slots_kernel");
-      scatter_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256)>>>(a);
+      scatter_slots_kernel<<<dim3(unsigned((slots + 255) / 256 < 1024 ? (slots + 255) / 256 : 1024)), dim3(256), 0, MOE_LAUNCH_STREAM>>>(a);
       MOE_GPU_CHECK_LAUNCH("scatter_slots_kernel");
       if (mma) launch_grouped_mma(a, 1, max_inter, sets, active_grid);
       else if (dmma) launch_decode_mma(a, 1, max_inter, sets, active_grid);
       else launch_grouped<1>(a, plan.tokens_per_pass, dim3(unsigned((max_inter + kGroups - 1) / kGroups), active_grid), max_inter, sets);
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {
-        stage1_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((max_inter + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
+        stage1_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((max_inter + kRows - 1) / kRows)), dim3(kThreads), 0, MOE_LAUNCH_STREAM>>>(a, max_inter);
       });
       MOE_GPU_CHECK_LAUNCH("stage1_kernel");
     }
@@ -249,13 +259,13 @@ void MOE_LAUNCH_FUSED_MOE(const FusedMoeArgs& a, const LaunchPlan& plan) {
       else launch_grouped<2>(a, plan.tokens_per_pass, dim3(unsigned((a.hidden + kGroups - 1) / kGroups), active_grid), max_inter, sets);
     } else {
       dispatch_format(a.routed.wfmt, [&](auto f) {
-        stage2_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((a.hidden + kRows - 1) / kRows)), dim3(kThreads)>>>(a, max_inter);
+        stage2_kernel<decltype(f)::value><<<dim3(unsigned(slots), unsigned((a.hidden + kRows - 1) / kRows)), dim3(kThreads), 0, MOE_LAUNCH_STREAM>>>(a, max_inter);
       });
       MOE_GPU_CHECK_LAUNCH("stage2_kernel");
     }
   }
   if (a.reduce != ReduceMode::per_k) {
-    finalize_kernel<<<dim3(1024), dim3(256)>>>(a);
+    finalize_kernel<<<dim3(1024), dim3(256), 0, MOE_LAUNCH_STREAM>>>(a);
     MOE_GPU_CHECK_LAUNCH("finalize_kernel");
   }
 }

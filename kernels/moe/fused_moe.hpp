@@ -119,7 +119,8 @@ struct LaunchPlan {
   bool prepare_inputs = false;
 };
 
-// Enqueues one launch of the MoE, as `plan` says, on the default stream; checks the last error after every kernel
+// Enqueues one launch of the MoE, as `plan` says, on gpu::launch_stream() (the default stream unless a device probe
+// set its own); checks the last error after every kernel
 // (throws moe::Error), and refuses a plan its arguments cannot run (quantized activations on the one-stage path, a
 // missing work buffer, matrix instructions in a build without them). per_k leaves the per-slot results in `slots`
 // for the caller to sum in k order (kernels/common/output_sums.hpp) and does not write `out`.
@@ -128,5 +129,8 @@ void launch_fused_moe(const FusedMoeArgs& a, const LaunchPlan& plan);
 // carrying the bug `mutant` names; for `moe-harness selftest --kernel gpu` only. It has no matrix-instruction
 // kernels (plan them with BuildCaps{}).
 void launch_fused_moe_mutant(const FusedMoeArgs& a, const LaunchPlan& plan, const MutantLaunch& mutant);
+// The bug the mutant build's kernels read, set now (a synchronous copy, skipped when it holds that bug already):
+// launch_fused_moe_mutant() sets it itself; a caller that will launch on another stream sets it first.
+void set_fused_moe_mutant(const MutantLaunch& mutant);
 
 }  // namespace moe::gpu

@@ -263,7 +263,7 @@ void split_rows(float* v, std::int64_t values, const char* what) {
   if (!v || values == 0) return;
   const std::int64_t pieces = values / 8;
   const std::int64_t blocks = (pieces + 255) / 256;
-  split_rows_kernel<<<dim3(unsigned(blocks < 1024 ? blocks : 1024)), dim3(256)>>>(v, pieces);
+  split_rows_kernel<<<dim3(unsigned(blocks < 1024 ? blocks : 1024)), dim3(256), 0, MOE_LAUNCH_STREAM>>>(v, pieces);
   MOE_GPU_CHECK_LAUNCH(what);
 }
 
@@ -287,8 +287,8 @@ void launch_decode_mma(const FusedMoeArgs& a, int stage, std::int64_t mid_stride
     const std::int64_t per_block = std::int64_t(kDecWarps) * dec_tiles<F>();
     const dim3 grid(unsigned((tiles + per_block - 1) / per_block), grid_sets);
     static_assert(kRingBytes <= 48 * 1024, "past 48 KiB of dynamic shared memory a kernel must opt in");
-    if (stage == 1) decode_mma_kernel<F, 1><<<grid, dim3(kDecThreads), kRingBytes>>>(a, mid_stride, sets);
-    else decode_mma_kernel<F, 2><<<grid, dim3(kDecThreads), kRingBytes>>>(a, mid_stride, sets);
+    if (stage == 1) decode_mma_kernel<F, 1><<<grid, dim3(kDecThreads), kRingBytes, MOE_LAUNCH_STREAM>>>(a, mid_stride, sets);
+    else decode_mma_kernel<F, 2><<<grid, dim3(kDecThreads), kRingBytes, MOE_LAUNCH_STREAM>>>(a, mid_stride, sets);
   });
   MOE_GPU_CHECK_LAUNCH(stage == 1 ? "decode_mma_kernel (stage 1)" : "decode_mma_kernel (stage 2)");
 }

@@ -230,13 +230,13 @@ void launch_grouped_mma(const FusedMoeArgs& a, int stage, std::int64_t mid_strid
   const bool bf16 = a.routed.wfmt == WeightFormat::bf16;
   if (stage == 1) {
     const dim3 grid(unsigned((max_inter + kBN / 2 - 1) / (kBN / 2)), grid_sets, z);
-    if (bf16) grouped_mma_kernel<true, 1><<<grid, dim3(kMmaThreads)>>>(a, mid_stride, sets);
-    else grouped_mma_kernel<false, 1><<<grid, dim3(kMmaThreads)>>>(a, mid_stride, sets);
+    if (bf16) grouped_mma_kernel<true, 1><<<grid, dim3(kMmaThreads), 0, MOE_LAUNCH_STREAM>>>(a, mid_stride, sets);
+    else grouped_mma_kernel<false, 1><<<grid, dim3(kMmaThreads), 0, MOE_LAUNCH_STREAM>>>(a, mid_stride, sets);
     MOE_GPU_CHECK_LAUNCH("grouped_mma_kernel (stage 1)");
   } else {
     const dim3 grid(unsigned((a.hidden + kBN - 1) / kBN), grid_sets, z);
-    if (bf16) grouped_mma_kernel<true, 2><<<grid, dim3(kMmaThreads)>>>(a, mid_stride, sets);
-    else grouped_mma_kernel<false, 2><<<grid, dim3(kMmaThreads)>>>(a, mid_stride, sets);
+    if (bf16) grouped_mma_kernel<true, 2><<<grid, dim3(kMmaThreads), 0, MOE_LAUNCH_STREAM>>>(a, mid_stride, sets);
+    else grouped_mma_kernel<false, 2><<<grid, dim3(kMmaThreads), 0, MOE_LAUNCH_STREAM>>>(a, mid_stride, sets);
     MOE_GPU_CHECK_LAUNCH("grouped_mma_kernel (stage 2)");
   }
 }

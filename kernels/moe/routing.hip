@@ -126,7 +126,7 @@ void launch_routing(const RoutingArgs& a) {
   if (a.experts > kMaxExperts || a.topk > 32 || a.topk_group > 32)
     throw_harness_error("launch_routing", "routing kernel limits: experts <= 1024, topk <= 32, topk_group <= 32");
   if (a.tokens == 0) return;
-  routing_kernel<<<dim3(unsigned(a.tokens)), dim3(256)>>>(a);
+  routing_kernel<<<dim3(unsigned(a.tokens)), dim3(256), 0, MOE_LAUNCH_STREAM>>>(a);
   MOE_GPU_CHECK_LAUNCH("routing_kernel");
 }
 

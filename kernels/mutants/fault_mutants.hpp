@@ -27,11 +27,11 @@ __global__ void mutant_spin_kernel(const volatile float* acc) {
 
 void launch_fault_mutant(const FusedMoeArgs& a) {
   if (MOE_MUT(illegal_memory_access)) {
-    mutant_wild_write_kernel<<<dim3(1), dim3(32)>>>(std::uintptr_t(64));  // the first page is never mapped
+    mutant_wild_write_kernel<<<dim3(1), dim3(32), 0, MOE_LAUNCH_STREAM>>>(std::uintptr_t(64));  // the first page is never mapped
     MOE_GPU_CHECK_LAUNCH("mutant_wild_write_kernel (fault mutant illegal_memory_access)");
   }
   if (MOE_MUT(spin_forever)) {
-    mutant_spin_kernel<<<dim3(1), dim3(1)>>>(a.acc);
+    mutant_spin_kernel<<<dim3(1), dim3(1), 0, MOE_LAUNCH_STREAM>>>(a.acc);
     MOE_GPU_CHECK_LAUNCH("mutant_spin_kernel (fault mutant spin_forever)");
   }
 }

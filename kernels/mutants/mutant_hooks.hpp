@@ -12,6 +12,7 @@ namespace moe::gpu {
 namespace {
 __constant__ MutantLaunch g_mutant_device;  // the launch's bug, as the mutant kernels read it
 MutantLaunch g_mutant_host;                 // the same, as the mutant launcher reads it
+bool g_mutant_device_set = false;           // whether g_mutant_device holds g_mutant_host
 }  // namespace
 }  // namespace moe::gpu
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
@@ -23,6 +24,9 @@ MutantLaunch g_mutant_host;                 // the same, as the mutant launcher 
 #define MOE_MUT_EXPERT (MOE_MUTANT_STATE.expert)
 #define MOE_MUT_TENSOR_SCALE (MOE_MUTANT_STATE.tensor_scale)
 #define MOE_LAUNCH_FUSED_MOE launch_fused_moe_mutant
+// default_stream_launch: every launch on the legacy default stream, whatever stream the kernel was given.
+#define MOE_LAUNCH_STREAM \
+  (MOE_MUT(default_stream_launch) ? hipStream_t(nullptr) : static_cast<hipStream_t>(::moe::gpu::launch_stream()))
 #else
 #define MOE_MUT(m) false
 #define MOE_MUT_EXPERT std::int64_t(-1)

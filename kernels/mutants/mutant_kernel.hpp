@@ -46,6 +46,12 @@ class MutantKernel : public KernelUnderTest {
   }
   void select_dispatch(const std::string& choice) override { inner_->select_dispatch(choice); }
   std::vector<std::pair<std::string, std::string>> input_checks() const override { return inner_->input_checks(); }
+  // The bug is applied around run(), which a device run does not go through.
+  std::unique_ptr<DeviceRun> device_run(const ProblemSpec&, const Checkpoint&, const RoutingResult&,
+                                        std::string& why_not) override {
+    why_not = "an input/output mutant is applied around run(), which the device probes do not call";
+    return nullptr;
+  }
 
  private:
   std::unique_ptr<KernelUnderTest> inner_;

@@ -23,7 +23,7 @@ struct Entry {
   MutantLevel level;
   std::string_view reason;
 };
-constexpr std::array<Entry, 38> kCatalog{{
+constexpr std::array<Entry, 40> kCatalog{{
     {Mutation::none, "none", MutantLevel::io,
      "the correct kernel"},
     {Mutation::gate_up_swapped, "gate_up_swapped", MutantLevel::io,
@@ -102,6 +102,11 @@ constexpr std::array<Entry, 38> kCatalog{{
      "the rounding of a slot's output inside the kernel, chosen by its expert's label"},
     {Mutation::offsets_32bit, "offsets_32bit", MutantLevel::in_kernel,
      "GPU only: the kernel's own index arithmetic"},
+    {Mutation::graph_baked_inputs, "graph_baked_inputs", MutantLevel::in_kernel,
+     "GPU only: how the kernel's launch gets its router weights onto the device (a copy from a host buffer filled "
+     "when the launch is made, which a graph capture freezes)"},
+    {Mutation::default_stream_launch, "default_stream_launch", MutantLevel::in_kernel,
+     "GPU only: the stream the kernel's launches go on"},
     {Mutation::illegal_memory_access, "illegal_memory_access", MutantLevel::in_kernel,
      "GPU only: a device fault of the mutant build"},
     {Mutation::spin_forever, "spin_forever", MutantLevel::in_kernel,
@@ -171,10 +176,15 @@ std::optional<Check> probe_check(Mutation m) {
     case Mutation::writes_past_output: return Check::red_zone;
     case Mutation::token_position_dependent: return Check::token_permutation;
     case Mutation::expert_label_dependent: return Check::expert_relabeling;
+    case Mutation::default_stream_launch: return Check::stream_order;
+    case Mutation::graph_baked_inputs: return Check::graph_replay;
     default: return std::nullopt;
   }
 }
-bool gpu_only(Mutation m) { return m == Mutation::offsets_32bit || fault_mutant(m); }
+bool gpu_only(Mutation m) {
+  return m == Mutation::offsets_32bit || m == Mutation::graph_baked_inputs || m == Mutation::default_stream_launch ||
+         fault_mutant(m);
+}
 bool fault_mutant(Mutation m) { return m == Mutation::illegal_memory_access || m == Mutation::spin_forever; }
 
 bool mutation_applies(Mutation m, const ProblemSpec& p) {
@@ -229,6 +239,12 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
       return p.topk + (p.ep_rank == 0 ? p.n_shared : 0) >= 2 && p.slot_dtype == IntermediateDtype::f32 &&
              p.local_experts() >= 2 && p.routing.edge != RoutingEdge::ep_rank_empty &&
              !(p.routing.edge == RoutingEdge::masked_ids && p.tokens == 1);
+    // The device probes drive one launch that writes the output on the device (no per_k slots, no separate shared
+    // output); the replay with rotated tokens hands baked weights to other tokens only when there are two.
+    case Mutation::default_stream_launch:
+      return p.reduce != ReduceMode::per_k && !(p.n_shared > 0 && p.shared_path == SharedPath::separate);
+    case Mutation::graph_baked_inputs:
+      return p.tokens >= 2 && p.reduce != ReduceMode::per_k && !(p.n_shared > 0 && p.shared_path == SharedPath::separate);
     case Mutation::illegal_memory_access:
     case Mutation::spin_forever: return p.seed == kFaultMutantSeed;
     case Mutation::offsets_32bit: {

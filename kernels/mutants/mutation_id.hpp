@@ -41,6 +41,9 @@ enum class Mutation : int {
   token_position_dependent, // tokens at odd positions sum their slots with a bf16 accumulator
   expert_label_dependent,   // local experts with odd labels round their slot outputs to bf16
   offsets_32bit,            // GPU only: weight element offsets computed in 32 bits (wrap past 2^32 elements)
+  graph_baked_inputs,       // GPU only: the router weights uploaded from a host copy taken when the launch was made
+                            // (a graph replays the copy of the capture's values; vLLM #52383's class)
+  default_stream_launch,    // GPU only: every launch on the legacy default stream, not the stream it was given
   // Faults, not numerical bugs (fault_mutant(): outside all_mutations(), so the selftest does not run them): GPU
   // only, and live only on a case whose seed is kFaultMutantSeed, so a suite places them where it wants them
   // (ci/gpu-fault-containment puts one in the middle of the nightly).

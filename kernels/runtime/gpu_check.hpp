@@ -11,6 +11,7 @@
 
 #include "fixtures/error.hpp"
 #include "kernels/runtime/device_fault.hpp"
+#include "kernels/runtime/gpu_runtime.hpp"
 #include "kernels/runtime/hip_compat.hpp"
 
 namespace moe::gpu {
@@ -63,3 +64,9 @@ inline bool sticky_gpu_error(hipError_t e) {
     if (moe_err_ != hipSuccess)                                                                        \
       ::moe::gpu::throw_gpu_error(__FILE__, __LINE__, std::string("launch of ") + (what), moe_err_);    \
   } while (0)
+
+// The stream every launch of the kernels goes on: gpu_runtime.hpp launch_stream(), the legacy default stream unless a
+// device probe set its own (the mutant build defines it first, kernels/mutants/mutant_hooks.hpp).
+#ifndef MOE_LAUNCH_STREAM
+#define MOE_LAUNCH_STREAM (static_cast<hipStream_t>(::moe::gpu::launch_stream()))
+#endif

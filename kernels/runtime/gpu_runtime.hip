@@ -80,18 +80,104 @@ void DeviceBuffer::download(void* host, std::size_t bytes) const {
 void DeviceBuffer::zero() {
   if (n_) MOE_GPU_CHECK(hipMemset(p_, 0, n_));
 }
+void DeviceBuffer::download_on(void* stream, void* host, std::size_t bytes) const {
+  if (bytes) MOE_GPU_CHECK(hipMemcpyAsync(host, p_, bytes, hipMemcpyDeviceToHost, static_cast<hipStream_t>(stream)));
+}
+void DeviceBuffer::upload_on(void* stream, const void* host, std::size_t bytes) {
+  if (bytes) MOE_GPU_CHECK(hipMemcpyAsync(p_, host, bytes, hipMemcpyHostToDevice, static_cast<hipStream_t>(stream)));
+}
+HostPinned::HostPinned(std::size_t bytes) {
+  if (bytes) MOE_GPU_CHECK(hipHostMalloc(&p_, bytes, 0));
+}
+HostPinned::~HostPinned() {
+  if (p_) (void)hipHostFree(p_);
+}
+void copy_to_device(void* device, const void* host, std::size_t bytes) {
+  if (bytes) MOE_GPU_CHECK(hipMemcpy(device, host, bytes, hipMemcpyHostToDevice));
+}
+void copy_from_device_on(void* stream, void* host, const void* device, std::size_t bytes) {
+  if (bytes) MOE_GPU_CHECK(hipMemcpyAsync(host, device, bytes, hipMemcpyDeviceToHost, static_cast<hipStream_t>(stream)));
+}
+void DeviceBuffer::zero_on(void* stream) {
+  if (n_) MOE_GPU_CHECK(hipMemsetAsync(p_, 0, n_, static_cast<hipStream_t>(stream)));
+}
 
 void synchronize() { MOE_GPU_CHECK(hipDeviceSynchronize()); }
 
-Stream::Stream() {
+Stream::Stream(bool non_blocking) {
   hipStream_t s = nullptr;
-  MOE_GPU_CHECK(hipStreamCreate(&s));
+  if (non_blocking) MOE_GPU_CHECK(hipStreamCreateWithFlags(&s, hipStreamNonBlocking));
+  else MOE_GPU_CHECK(hipStreamCreate(&s));
   s_ = s;
 }
 Stream::~Stream() {
   if (s_) (void)hipStreamDestroy(static_cast<hipStream_t>(s_));
 }
 void Stream::synchronize() const { MOE_GPU_CHECK(hipStreamSynchronize(static_cast<hipStream_t>(s_))); }
+
+namespace {
+void* g_launch_stream = nullptr;  // one process drives the device from one thread (kernels/runtime/device_lock.hpp)
+
+// The gate's spin: until the host sets *flag, or about 2^32 cycles passed.
+__global__ void legacy_stream_gate_kernel(volatile int* flag) {
+  const long long start = clock64();
+  while (*flag == 0 && clock64() - start < (1ll << 32)) {
+  }
+}
+}  // namespace
+
+void* launch_stream() { return g_launch_stream; }
+LaunchStreamScope::LaunchStreamScope(void* stream) : previous_(g_launch_stream) { g_launch_stream = stream; }
+LaunchStreamScope::~LaunchStreamScope() { g_launch_stream = previous_; }
+
+Graph::Graph(const Stream& stream, void (*fn)(void*), void* ctx) {
+  const auto s = static_cast<hipStream_t>(stream.get());
+  MOE_GPU_CHECK(hipStreamBeginCapture(s, hipStreamCaptureModeRelaxed));
+  hipGraph_t g = nullptr;
+  try {
+    fn(ctx);
+  } catch (...) {
+    if (hipStreamEndCapture(s, &g) == hipSuccess && g) (void)hipGraphDestroy(g);
+    (void)hipGetLastError();
+    throw;
+  }
+  MOE_GPU_CHECK(hipStreamEndCapture(s, &g));
+  graph_ = g;
+  hipGraphExec_t e = nullptr;
+  MOE_GPU_CHECK(hipGraphInstantiateWithFlags(&e, g, 0));
+  exec_ = e;
+}
+Graph::~Graph() {
+  if (exec_) (void)hipGraphExecDestroy(static_cast<hipGraphExec_t>(exec_));
+  if (graph_) (void)hipGraphDestroy(static_cast<hipGraph_t>(graph_));
+}
+void Graph::launch(const Stream& stream) const {
+  MOE_GPU_CHECK(hipGraphLaunch(static_cast<hipGraphExec_t>(exec_), static_cast<hipStream_t>(stream.get())));
+}
+
+LegacyStreamGate::LegacyStreamGate() {
+  void* h = nullptr;
+  MOE_GPU_CHECK(hipHostMalloc(&h, sizeof(int), hipHostMallocMapped));
+  flag_ = static_cast<int*>(h);
+  *flag_ = 0;
+  void* d = nullptr;
+  MOE_GPU_CHECK(hipHostGetDevicePointer(&d, h, 0));
+  legacy_stream_gate_kernel<<<dim3(1), dim3(1), 0, hipStream_t(nullptr)>>>(static_cast<volatile int*>(d));
+  MOE_GPU_CHECK_LAUNCH("legacy_stream_gate_kernel");
+}
+void LegacyStreamGate::release() {
+  if (released_) return;
+  released_ = true;
+  *reinterpret_cast<volatile int*>(flag_) = 1;
+  MOE_GPU_CHECK(hipDeviceSynchronize());
+}
+LegacyStreamGate::~LegacyStreamGate() {
+  if (!released_) {
+    *reinterpret_cast<volatile int*>(flag_) = 1;
+    (void)hipDeviceSynchronize();
+  }
+  (void)hipHostFree(flag_);
+}
 
 int current_device() {
   int d = 0;

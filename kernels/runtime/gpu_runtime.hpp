@@ -20,17 +20,39 @@ class DeviceBuffer {
   void upload(const void* host, std::size_t bytes);
   void download(void* host, std::size_t bytes) const;
   void zero();
+  // The same, enqueued on `stream` (nullptr: the legacy default stream); the host side waits only for the copy out.
+  void download_on(void* stream, void* host, std::size_t bytes) const;
+  void upload_on(void* stream, const void* host, std::size_t bytes);  // `host` pinned (HostPinned) when captured
+  void zero_on(void* stream);
 
  private:
   void* p_ = nullptr;
   std::size_t n_ = 0;
 };
 
+// Page-locked host memory (a copy from it can be captured into a graph, which replays it from the same address).
+class HostPinned {
+ public:
+  explicit HostPinned(std::size_t bytes);
+  ~HostPinned();
+  HostPinned(const HostPinned&) = delete;
+  HostPinned& operator=(const HostPinned&) = delete;
+  void* get() const { return p_; }
+
+ private:
+  void* p_ = nullptr;
+};
+
+// Synchronous copies to and from a device address the caller holds (another object's buffer).
+void copy_to_device(void* device, const void* host, std::size_t bytes);
+void copy_from_device_on(void* stream, void* host, const void* device, std::size_t bytes);
+
 // A stream of the current device (what a device-memory plugin enqueues on): created on construction, destroyed
-// with the object; get() is the runtime's cudaStream_t / hipStream_t.
+// with the object; get() is the runtime's cudaStream_t / hipStream_t. A non-blocking stream does not synchronize
+// with the legacy default stream (the device probes' stream: work a kernel wrongly puts there is not waited for).
 class Stream {
  public:
-  Stream();
+  explicit Stream(bool non_blocking = false);
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -39,6 +61,53 @@ class Stream {
 
  private:
   void* s_ = nullptr;
+};
+
+// The stream the kernels' launchers (kernels/moe/) enqueue on: nullptr, the legacy default stream, unless a
+// LaunchStreamScope is alive (the device probes drive a kernel's launches on a stream of their own).
+void* launch_stream();
+class LaunchStreamScope {
+ public:
+  explicit LaunchStreamScope(void* stream);
+  ~LaunchStreamScope();
+  LaunchStreamScope(const LaunchStreamScope&) = delete;
+  LaunchStreamScope& operator=(const LaunchStreamScope&) = delete;
+
+ private:
+  void* previous_;
+};
+
+// The work fn(ctx) enqueues on `stream`, captured into a graph (relaxed mode, so a call the capture cannot hold, such
+// as a launch on the legacy default stream, runs at once instead of failing the capture) and instantiated. A throw
+// from fn ends the capture first. launch() replays it on a stream.
+class Graph {
+ public:
+  Graph(const Stream& stream, void (*fn)(void*), void* ctx);
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  void launch(const Stream& stream) const;
+
+ private:
+  void* graph_ = nullptr;
+  void* exec_ = nullptr;
+};
+
+// Holds the legacy default stream busy until release(): one GPU thread spins on a host-mapped flag, so work enqueued
+// there (instead of on the stream a kernel was given) waits behind it, deterministically, while other streams run.
+// The spin ends by itself after about 2^32 clock cycles (a second or two), so a gate never released cannot hang
+// the device. Nothing synchronous on the legacy stream (hipMemcpy, hipDeviceSynchronize) may run while it is held.
+class LegacyStreamGate {
+ public:
+  LegacyStreamGate();
+  ~LegacyStreamGate();  // releases and waits for the gate's kernel
+  LegacyStreamGate(const LegacyStreamGate&) = delete;
+  LegacyStreamGate& operator=(const LegacyStreamGate&) = delete;
+  void release();
+
+ private:
+  int* flag_ = nullptr;  // host-mapped
+  bool released_ = false;
 };
 
 // Device-event timing of `fn` (which enqueues work on the default stream): `warmup` untimed runs, then the median

@@ -32,6 +32,25 @@ using hipDeviceProp_t = cudaDeviceProp;
 #define hipDeviceSynchronize cudaDeviceSynchronize
 #define hipStreamSynchronize cudaStreamSynchronize
 #define hipStreamCreate cudaStreamCreate
+#define hipStreamCreateWithFlags cudaStreamCreateWithFlags
+#define hipStreamNonBlocking cudaStreamNonBlocking
+#define hipStreamBeginCapture cudaStreamBeginCapture
+#define hipStreamEndCapture cudaStreamEndCapture
+#define hipStreamCaptureModeRelaxed cudaStreamCaptureModeRelaxed
+#define hipStreamIsCapturing cudaStreamIsCapturing
+#define hipStreamCaptureStatus cudaStreamCaptureStatus
+#define hipStreamCaptureStatusNone cudaStreamCaptureStatusNone
+#define hipGraph_t cudaGraph_t
+#define hipGraphExec_t cudaGraphExec_t
+#define hipGraphDestroy cudaGraphDestroy
+#define hipGraphExecDestroy cudaGraphExecDestroy
+#define hipGraphLaunch cudaGraphLaunch
+#define hipGraphInstantiateWithFlags cudaGraphInstantiateWithFlags
+#define hipHostMalloc(p, n, f) cudaHostAlloc((p), (n), (f))
+#define hipHostMallocMapped cudaHostAllocMapped
+#define hipHostFree cudaFreeHost
+#define hipHostGetDevicePointer cudaHostGetDevicePointer
+#define hipMemcpyToSymbolAsync cudaMemcpyToSymbolAsync
 #define hipStreamDestroy cudaStreamDestroy
 #define hipGetDeviceCount cudaGetDeviceCount
 #define hipGetDevice cudaGetDevice

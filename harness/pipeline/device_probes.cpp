@@ -1,0 +1,166 @@
+#include "harness/pipeline/device_probes.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "fixtures/tensor_element.hpp"
+#include "harness/pipeline/token_probes.hpp"
+#include "verdict/judge.hpp"
+#ifdef MOE_HAVE_GPU_RUNTIME
+#include "kernels/runtime/gpu_runtime.hpp"
+#endif
+
+namespace moe {
+namespace {
+
+const char* kStreamOrder = "stream_order";
+const char* kGraphReplay = "graph_replay";
+
+}  // namespace
+
+std::int64_t device_rows_apart(const Tensor& got, const Tensor& expected, const std::vector<std::int64_t>& source,
+                               bool exact, std::int64_t& first_row) {
+  const std::int64_t rows = std::int64_t(source.size()), h = rows ? expected.numel() / rows : 0;
+  const std::size_t row_bytes = rows ? expected.nbytes() / std::size_t(rows) : 0;
+  std::int64_t n = 0;
+  first_row = -1;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const std::int64_t s = source[std::size_t(i)];
+    bool apart = false;
+    if (exact) {
+      apart = std::memcmp(got.bytes() + std::size_t(i) * row_bytes, expected.bytes() + std::size_t(s) * row_bytes, row_bytes) != 0;
+    } else {
+      double d2 = 0, n2 = 0;
+      for (std::int64_t c = 0; c < h; ++c) {
+        const double a = element_as_f32(got, i * h + c), b = element_as_f32(expected, s * h + c);
+        if (std::isfinite(a) != std::isfinite(b)) apart = true;
+        if (std::isfinite(a) && std::isfinite(b)) d2 += (a - b) * (a - b), n2 += b * b;
+      }
+      apart = apart || (n2 > 0 ? std::sqrt(d2 / n2) > 1e-2 : d2 > 0);
+    }
+    if (apart && first_row < 0) first_row = i;
+    n += apart;
+  }
+  return n;
+}
+
+namespace {
+#ifdef MOE_HAVE_GPU_RUNTIME
+void enqueue_device_run(void* run_and_stream) {
+  auto* pair = static_cast<std::pair<DeviceRun*, void*>*>(run_and_stream);
+  pair->first->enqueue(pair->second);
+}
+
+// The output read back after the sentinel went in and `work` enqueued on `stream`.
+template <class Work>
+Tensor run_into_sentinel(DeviceRun& run, const Tensor& out, const gpu::Stream& stream, Work&& work) {
+  Tensor got = out.clone("device_probe_out");
+  fill_sentinel(got, 0);
+  gpu::copy_to_device(run.output(), got.bytes(), got.nbytes());
+  work();
+  gpu::copy_from_device_on(stream.get(), got.bytes(), run.output(), got.nbytes());
+  stream.synchronize();
+  return got;
+}
+#endif
+
+}  // namespace
+
+ProbeOutcome run_device_probes(const ProblemSpec& p, KernelUnderTest& kernel, const Checkpoint& working,
+                               const RoutingResult& routing, const Tensor& out, Check failed_first, bool on) {
+  ProbeOutcome res;
+  auto not_run = [&](const std::string& why) {
+    res.status = {{kStreamOrder, "not run: " + why}, {kGraphReplay, "not run: " + why}};
+    return res;
+  };
+  if (!on) return not_run("turned off (--no-token-probes)");
+  if (failed_first != Check::none) return not_run("the case failed " + to_string(failed_first) + " first");
+  if (!kernel.needs_device()) return not_run("a host kernel: no device work to drive");
+#ifndef MOE_HAVE_GPU_RUNTIME
+  (void)p, (void)working, (void)routing, (void)out;
+  return not_run("this build has no GPU runtime");
+#else
+  if (!kernel.rerunnable()) return not_run("the kernel cannot run again (its output was read from elsewhere)");
+  std::string why;
+  std::unique_ptr<DeviceRun> run = kernel.device_run(p, working, routing, why);
+  if (!run) return not_run(why);
+  const bool exact = kernel.deterministic(p);
+  const std::vector<std::int64_t> identity = [&] {
+    std::vector<std::int64_t> v(static_cast<std::size_t>(p.tokens));
+    for (std::int64_t t = 0; t < p.tokens; ++t) v[std::size_t(t)] = t;
+    return v;
+  }();
+  auto fail = [&](Check check, std::string reason) {
+    if (res.failed_check != Check::none) return;
+    res.failed_check = check;
+    res.reason = to_string(check) + ": " + reason;
+  };
+  const gpu::Stream stream(/*non_blocking=*/true);
+  std::pair<DeviceRun*, void*> ctx{run.get(), stream.get()};
+
+  // stream_order: the legacy stream held busy from before the run is enqueued on the harness's stream until its
+  // output was read back on that stream.
+  Tensor eager = out.clone("stream_order_out");
+  fill_sentinel(eager, 0);
+  gpu::copy_to_device(run->output(), eager.bytes(), eager.nbytes());
+  {
+    gpu::LegacyStreamGate gate;
+    run->enqueue(stream.get());
+    gpu::copy_from_device_on(stream.get(), eager.bytes(), run->output(), eager.nbytes());
+    stream.synchronize();
+    gate.release();
+  }
+  std::int64_t first = -1;
+  const std::int64_t apart = device_rows_apart(eager, out, identity, exact, first);
+  res.metrics["stream_order_rows_apart"] = double(apart);
+  res.status.push_back({kStreamOrder, kProbeRan});
+  if (apart > 0)
+    fail(Check::stream_order,
+         fmt::format("{} of {} output rows (first: token {}) differ from the judged run when the kernel runs on the "
+                     "harness's non-blocking stream with the default stream held busy: work went to the default "
+                     "stream, or the output was written after the given stream's work ended", apart, p.tokens, first));
+  if (res.failed_check != Check::none) {
+    res.status.push_back({kGraphReplay, "not run: stream_order failed first"});
+    return res;
+  }
+
+  // graph_replay: captured once, replayed on rotated tokens, then on the case's own.
+  const std::int64_t t = p.tokens, k = routing.k;
+  std::vector<std::int64_t> rotation(static_cast<std::size_t>(t));
+  for (std::int64_t i = 0; i < t; ++i) rotation[std::size_t(i)] = (i + 1) % t;
+  Tensor x_rot = working.x.clone("x_rotated");
+  RoutingResult r_rot = routing;
+  const std::size_t x_row = t ? working.x.nbytes() / std::size_t(t) : 0;
+  for (std::int64_t i = 0; i < t; ++i) {
+    const std::int64_t s = rotation[std::size_t(i)];
+    std::memcpy(x_rot.bytes() + std::size_t(i) * x_row, working.x.bytes() + std::size_t(s) * x_row, x_row);
+    for (std::int64_t j = 0; j < k; ++j) {
+      r_rot.ids[std::size_t(i * k + j)] = routing.ids[std::size_t(s * k + j)];
+      r_rot.weights[std::size_t(i * k + j)] = routing.weights[std::size_t(s * k + j)];
+    }
+  }
+  const gpu::Graph graph(stream, enqueue_device_run, &ctx);
+  std::int64_t replay_apart = 0;
+  int replay = 0;
+  for (const bool rotate : {true, false}) {
+    ++replay;
+    run->write_inputs(rotate ? x_rot : working.x, rotate ? r_rot : routing);
+    const Tensor got = run_into_sentinel(*run, out, stream, [&] { graph.launch(stream); });
+    const std::int64_t n = device_rows_apart(got, out, rotate ? rotation : identity, exact, first);
+    replay_apart += n;
+    if (n > 0)
+      fail(Check::graph_replay,
+           fmt::format("replay {} of the captured graph ({}) gave {} of {} output rows (first: row {}) that are not "
+                       "the judged run's{}: the graph holds values or pointers of the capture, or work it did not "
+                       "capture", replay, rotate ? "the tokens rotated by one, written into the same buffers"
+                                                 : "the case's own inputs again",
+                       n, t, first, rotate ? " rotated with them" : ""));
+  }
+  res.metrics["graph_replay_rows_apart"] = double(replay_apart);
+  res.status.push_back({kGraphReplay, kProbeRan});
+  return res;
+#endif
+}
+
+}  // namespace moe
