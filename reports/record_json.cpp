@@ -124,6 +124,7 @@ Provenance provenance_from(const J& j, const std::string& file, const std::strin
   p.suite_file = F.str(j, path, "suite_file");
   p.suite_hash = F.hex64(j, path, "suite_hash");
   p.seed = F.str(j, path, "seed");
+  p.sequence = F.str_or(j, path, "sequence", "");  // absent: not a call sequence (and every report before them)
   p.start_time = F.str(j, path, "start_time");
   p.end_time = F.str(j, path, "end_time");
   p.host = F.str(j, path, "host");
@@ -141,11 +142,13 @@ ordered_json provenance_to_json(const Provenance& p) {
   ordered_json device = ordered_json::object();
   for (auto [key, field] : kDeviceText) device[key] = p.*field;
   device["compute_units"] = p.compute_units;
-  return {{"harness_version", p.harness_version}, {"harness_commit", p.harness_commit}, {"kernels", kernels},
+  ordered_json j = {{"harness_version", p.harness_version}, {"harness_commit", p.harness_commit}, {"kernels", kernels},
           {"device", device},
           {"suite", p.suite}, {"suite_file", p.suite_file}, {"suite_hash", fmt::format("{:016x}", p.suite_hash)},
           {"seed", p.seed}, {"start_time", p.start_time}, {"end_time", p.end_time}, {"host", p.host},
           {"incomplete", p.incomplete}, {"incomplete_reason", p.incomplete_reason}};
+  if (!p.sequence.empty()) j["sequence"] = p.sequence;
+  return j;
 }
 
 ordered_json case_record_to_json(const CaseRecord& c) {

@@ -95,6 +95,7 @@ struct Provenance {
   std::string suite, suite_file;
   std::uint64_t suite_hash = 0;
   std::string seed;  // "case" when each case keeps its own seed, else the override
+  std::string sequence;  // a call sequence's order and seed ("shuffled, seed 7", "scripted"); "": not a sequence
   std::string start_time, end_time;  // UTC ISO 8601
   std::string host;
   // A run stopped before every selected (case, kernel) was judged (SIGINT/SIGTERM, or a report rebuilt from the

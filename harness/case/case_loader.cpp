@@ -18,6 +18,7 @@
 #include "harness/case/case_fields.hpp"
 #include "harness/case/case_yaml.hpp"
 #include "harness/case/case_thresholds.hpp"
+#include "harness/case/sequence_order.hpp"
 
 #ifndef MOE_CASES_DIR
 #define MOE_CASES_DIR "cases"
@@ -70,10 +71,12 @@ struct Expansion {
   HostMemoryBudget budget;
   std::vector<CaseSpec>& out;
   std::map<std::string, std::string> seen;  // id -> where
+  bool sequence = false;  // a call sequence: one case may be several steps (their ids get the step's position)
 
   void add(CaseSpec c, const YAML::Node& entry) {
     c.source = r.where(entry);
     auto [it, fresh] = seen.emplace(c.id, c.source);
+    if (sequence) fresh = true;
     if (!fresh)
       throw_bad_input(c.source, "variant", "duplicate case id '" + c.id + "' (also at " + it->second + ")",
                       "give one of them a distinct `variant:` or change a field the id shows");
@@ -146,10 +149,44 @@ struct Expansion {
   }
 };
 
-Suite parse_root(const Reader& r, const YAML::Node& root, const std::string& text) {
+// `sequence: {order: scripted | shuffled, seed: N}`; `seed_override` (`run --sequence-seed`) beats the file's seed.
+void read_sequence(const Reader& r, const YAML::Node& n, Suite& s, std::optional<std::uint64_t> seed_override) {
+  if (!n.IsMap()) r.fail(n.Mark(), "sequence", "must be a mapping", "write `sequence: {order: scripted}` or `sequence: {order: shuffled, seed: 7}`");
+  r.keys(n, {"order", "seed"}, "sequence.");
+  if (!n["order"]) r.fail(n.Mark(), "sequence.order", "missing", "add `order: scripted` (file order) or `order: shuffled`");
+  s.sequence_order = r.string(n["order"], "sequence.order", 64);
+  if (s.sequence_order != "scripted" && s.sequence_order != "shuffled")
+    r.fail(n["order"].Mark(), "sequence.order", "unknown order '" + printable(s.sequence_order) + "'",
+           "use scripted (file order) or shuffled (a permutation drawn from `seed`)");
+  if (n["seed"]) s.sequence_seed = r.unsigned64(n["seed"], "sequence.seed");
+  else if (s.sequence_order == "shuffled")
+    r.fail(n.Mark(), "sequence.seed", "missing for a shuffled sequence", "add `seed: N` (a whole number in [0, 2^64 - 1])");
+  if (seed_override) s.sequence_seed = *seed_override;
+  s.sequence = true;
+}
+
+// A call sequence's cases become its steps: put in run order, each id prefixed with its position ("s03/<id>").
+void order_steps(const Reader& r, const YAML::Node& cases, Suite& s) {
+  if (s.cases.empty())
+    r.fail(cases.Mark(), "cases", "a call sequence with zero steps", "list at least one case under `cases:` (each is a step)");
+  const std::vector<std::size_t> order = sequence_order(s.cases.size(), s.sequence_order, s.sequence_seed);
+  const int width = std::max<int>(2, int(std::to_string(s.cases.size() - 1).size()));
+  std::vector<CaseSpec> steps;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    CaseSpec c = s.cases[order[k]];
+    std::string index = std::to_string(k);
+    c.id = "s" + std::string(std::size_t(width) - std::min(index.size(), std::size_t(width)), '0') + index + "/" + c.id;
+    c.step = CaseSpec::SequenceStep{k, order.size(), s.sequence_order, s.sequence_seed};
+    steps.push_back(std::move(c));
+  }
+  s.cases = std::move(steps);
+}
+
+Suite parse_root(const Reader& r, const YAML::Node& root, const std::string& text,
+                 std::optional<std::uint64_t> sequence_seed) {
   const std::string& file = r.file();
   if (!root.IsMap()) throw_bad_input(file, "", "a suite file must be a mapping with suite: and cases:", "see docs/cases.md");
-  r.keys(root, {"suite", "description", "defaults", "cases"}, "");
+  r.keys(root, {"suite", "description", "defaults", "cases", "sequence"}, "");
   Suite s;
   s.file = file;
   s.file_hash = hash_bytes(text.data(), text.size());
@@ -164,12 +201,14 @@ Suite parse_root(const Reader& r, const YAML::Node& root, const std::string& tex
   if (cases.size() > kMaxSuiteCases)
     r.fail(cases.Mark(), "cases", "the suite lists " + std::to_string(cases.size()) + " cases, past the limit of " +
                                       std::to_string(kMaxSuiteCases) + " per suite", "split it into smaller suite files");
-  Expansion x{r, defaults, host_memory_budget(), s.cases, {}};
+  if (root["sequence"]) read_sequence(r, root["sequence"], s, sequence_seed);
+  Expansion x{r, defaults, host_memory_budget(), s.cases, {}, s.sequence};
   for (const auto& e : cases) x.entry(e);
+  if (s.sequence) order_steps(r, cases, s);
   return s;
 }
 
-Suite parse(const std::string& text, const std::string& file) {
+Suite parse(const std::string& text, const std::string& file, std::optional<std::uint64_t> sequence_seed) {
   if (text.size() > kSuiteFileLimit.bytes)
     throw_bad_input(file, "", "the suite file holds " + std::to_string(text.size()) + " bytes, past the limit of " +
                                   kSuiteFileLimit.text,
@@ -187,7 +226,7 @@ Suite parse(const std::string& text, const std::string& file) {
     throw_bad_input(r.where(e.mark), "", "unreadable YAML: " + e.msg, "fix the YAML syntax");
   }
   try {
-    return parse_root(r, root, text);
+    return parse_root(r, root, text, sequence_seed);
   } catch (const YAML::Exception& e) {  // a node the reads above did not expect: still bad input, never internal
     throw_bad_input(r.where(e.mark), "", "malformed YAML node: " + e.msg, "see docs/cases.md for the schema");
   }
@@ -195,10 +234,12 @@ Suite parse(const std::string& text, const std::string& file) {
 
 }  // namespace
 
-Suite load_suite_text(const std::string& text, const std::string& file_label) { return parse(text, file_label); }
+Suite load_suite_text(const std::string& text, const std::string& file_label, std::optional<std::uint64_t> sequence_seed) {
+  return parse(text, file_label, sequence_seed);
+}
 
-Suite load_suite_file(const std::filesystem::path& file) {
-  return parse(read_input_file(file, "suite", kSuiteFileLimit), file.string());
+Suite load_suite_file(const std::filesystem::path& file, std::optional<std::uint64_t> sequence_seed) {
+  return parse(read_input_file(file, "suite", kSuiteFileLimit), file.string(), sequence_seed);
 }
 
 const CaseSpec& find_case(const Suite& s, const std::string& id) {

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,11 +24,17 @@ struct Suite {
   std::string description;
   std::string file;
   std::uint64_t file_hash = 0;  // of the file's bytes, for report provenance
-  std::vector<CaseSpec> cases;
+  std::vector<CaseSpec> cases;  // a call sequence: its steps, in run order
+  // `sequence: {order, seed}` (docs/cases.md): the cases are steps run in this order on one kernel object.
+  bool sequence = false;
+  std::string sequence_order;  // "scripted" | "shuffled"
+  std::uint64_t sequence_seed = 0;
 };
 
-Suite load_suite_file(const std::filesystem::path& file);
-Suite load_suite_text(const std::string& text, const std::string& file_label);  // tests
+// sequence_seed: `run --sequence-seed`, replaces a call sequence's `seed` (ignored by other suites).
+Suite load_suite_file(const std::filesystem::path& file, std::optional<std::uint64_t> sequence_seed = std::nullopt);
+Suite load_suite_text(const std::string& text, const std::string& file_label,
+                      std::optional<std::uint64_t> sequence_seed = std::nullopt);  // tests
 // "smoke" -> <cases dir>/smoke.yaml; a path (contains '/' or ends in .yaml) is used as is. The cases dir is
 // $MOE_CASES_DIR when set, else the source tree's cases/.
 std::filesystem::path resolve_suite(const std::string& name_or_path);

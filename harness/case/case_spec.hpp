@@ -2,6 +2,8 @@
 // kernels it applies to) and where it came from. Its canonical id is a stable, readable string used for filtering,
 // caching and drift, e.g. "qwen3.5-35b-a3b/tp4/fp8ch.tok/silu/T3/decode/atomic".
 #pragma once
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +32,14 @@ struct CaseSpec {
   // (`pin_rounding_contract: true`; docs/judging.md "The rounding contract").
   bool pin_rounding = false;
   std::optional<double> timeout_s;   // the watchdog's limit for this case (harness/isolation/case_limits.hpp)
+  // A step of a call sequence (a suite with `sequence:`, docs/judging.md "Call sequences"): its position in the run
+  // order (its id is "s<index>/<canonical id>"), the sequence's step count, order and seed. Absent: a plain case.
+  struct SequenceStep {
+    std::size_t index = 0, count = 0;
+    std::string order;  // "scripted" | "shuffled"
+    std::uint64_t seed = 0;
+  };
+  std::optional<SequenceStep> step;
   std::string source;                // "file:line"
 };
 

@@ -53,6 +53,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--dispatch", *dispatch, "GPU kernels' A/B switch KEY=VALUE (repeatable): " + gpu::dispatch_option_spellings())
       ->allow_extra_args(false);
   auto* seed_opt = cmd->add_option("--seed", *seed, "override every case's seed")->transform(seed_u64());
+  auto sequence_seed = std::make_shared<std::uint64_t>();
+  auto* sequence_seed_opt =
+      cmd->add_option("--sequence-seed", *sequence_seed,
+                      "a call sequence's seed (replaces its `sequence.seed`: replays a shuffled step order)")
+          ->transform(seed_u64());
   cmd->add_option("--report-dir", opt->report_dir, "report directory (default reports-out/<UTC time>)");
   cmd->add_option("--junit", opt->junit, "JUnit XML path (default <report-dir>/junit.xml)");
   cmd->add_option("--json", opt->json, "JSON report path (default <report-dir>/report.json)");
@@ -83,7 +88,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->allow_extra_args();
   cmd->callback([=, &exit_code] {
     if (*resume_opt)  // the journal holds the run's options; only how cases are executed may change
-      for (const char* o : {"--suite", "--filter", "--kernel", "--plugin", "--no-timing", "--no-token-probes", "--dispatch", "--seed",
+      for (const char* o : {"--suite", "--filter", "--kernel", "--plugin", "--no-timing", "--no-token-probes", "--dispatch", "--seed", "--sequence-seed",
                             "--report-dir", "--junit", "--json", "--require-device", "--reference-cache", "--host-budget",
                             "--dispatch-table", "--acknowledge-override", "--gtest"})
         if (cmd->count(o))
@@ -93,6 +98,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
     opt->resume = *resume;
     isolation.apply(*opt);
     if (*seed_opt) opt->seed = *seed;
+    if (*sequence_seed_opt) opt->sequence_seed = *sequence_seed;
     if (*no_timing) opt->timing = false;
     if (*no_token_probes) opt->token_probes = false;
     opt->dispatch = gpu::parse_dispatch_options(*dispatch);

@@ -13,7 +13,7 @@ namespace moe {
 CaseContext::CaseContext(const ExecConfig& config, std::vector<std::shared_ptr<KernelUnderTest>> extra)
     : requirement_(config.device), weights_(std::size_t(6) << 30, config.reference_cache) {
   for (const std::string& f : config.suite_files)
-    for (CaseSpec& c : load_suite_file(f).cases) cases_.push_back(std::move(c));
+    for (CaseSpec& c : load_suite_file(f, config.sequence_seed).cases) cases_.push_back(std::move(c));
   for (const std::string& id : config.kernel_ids)
     kernels_.push_back(make_kernel_by_id(id, config.host_budget, config.dispatch));
   for (const std::string& spec : config.plugins) {  // PATH or PATH~MUTANT
@@ -25,6 +25,7 @@ CaseContext::CaseContext(const ExecConfig& config, std::vector<std::shared_ptr<K
   kernels_.insert(kernels_.end(), extra.begin(), extra.end());
   for (auto& k : kernels_) k->set_timing(config.timing);
   token_probes_ = config.token_probes;
+  sequence_seed_ = config.sequence_seed;
   if (!config.reference_cache.empty()) references_.emplace(config.reference_cache);
   if (!config.dispatch_table.empty()) dispatch_table_ = read_table_set(split_table_paths({config.dispatch_table}));
 }
@@ -77,8 +78,30 @@ CaseResult CaseContext::execute(const CaseRequest& r) {
   opt.dispatch_table = dispatch_table_ ? &*dispatch_table_ : nullptr;
   if (r.corrupt_pristine) opt.after_kernel_hook = [](Checkpoint& p) { p.routed.w13.bytes()[0] ^= std::byte{0x01}; };
   if (r.capture) opt.capture = [&out](const std::vector<float>& ref, const std::vector<float>& o) { out.ref = ref; out.out = o; };
-  out.record = execute_case(cases_[r.case_index], *kernels_[r.kernel_index], device(), opt);
+  const CaseSpec& c = cases_[r.case_index];
+  SequenceState* seq = c.step ? &sequence_[r.kernel_index] : nullptr;
+  if (seq) opt.dirty_output = &seq->output;
+  out.record = execute_case(c, *kernels_[r.kernel_index], device(), opt);
+  if (seq) {
+    note_sequence_step(out.record, *c.step, seq->last_step);
+    seq->last_step = c.step->index;
+  }
   return out;
+}
+
+void note_sequence_step(CaseRecord& rec, const CaseSpec::SequenceStep& step, std::optional<std::size_t> previous) {
+  const std::string where = fmt::format("call sequence: step {} of {} ({}{})", step.index, step.count, step.order,
+                                        step.order == "shuffled" ? fmt::format(", seed {}", step.seed) : "");
+  std::string kernel;
+  if (previous && *previous + 1 == step.index) kernel = "on the kernel object of the step before";
+  else if (previous) kernel = fmt::format("on the kernel object of step {} (the steps between were not run)", *previous);
+  else if (step.index > 0)
+    kernel = "on a FRESH kernel object: no earlier step ran on it in this process (filtered out, or its worker was "
+             "restarted after a crash or a timeout), so its state and output buffer are not the previous step's";
+  else kernel = "on a fresh kernel object (the first step)";
+  rec.metrics["sequence_step"] = double(step.index);
+  rec.metrics["sequence_fresh_kernel"] = previous ? 0.0 : 1.0;
+  rec.details = "  " + where + ", " + kernel + "\n" + rec.details;
 }
 
 ExecStats CaseContext::stats() const {

@@ -2,6 +2,7 @@
 // detection, the weight cache (kept across cases) and the reference cache. The worker process and the in-process
 // executor run every case through here, so both give the same record.
 #pragma once
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
@@ -45,6 +46,19 @@ class CaseContext {
   WeightCache weights_;
   std::optional<ReferenceCache> references_;
   std::optional<TableSet> dispatch_table_;
+  // Per kernel object (by kernel index), for call sequences: the step that last ran on it in this process and its
+  // output bytes, which the next step's output is filled with (docs/judging.md "Call sequences").
+  struct SequenceState {
+    std::optional<std::size_t> last_step;
+    std::vector<std::byte> output;
+  };
+  std::map<std::size_t, SequenceState> sequence_;
+  std::optional<std::uint64_t> sequence_seed_;
 };
+
+// What a call sequence's step record says about its place and its kernel object: the metrics sequence_step and
+// sequence_fresh_kernel, and a line in front of the details. `previous`: the step that last ran on the same kernel
+// object (none: a fresh one, because the steps before were filtered out or its worker was restarted).
+void note_sequence_step(CaseRecord& rec, const CaseSpec::SequenceStep& step, std::optional<std::size_t> previous);
 
 }  // namespace moe

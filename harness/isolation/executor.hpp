@@ -41,6 +41,7 @@ struct ExecConfig {
   gpu::DispatchOptions dispatch;         // the GPU kernels' A/B switches (--dispatch)
   bool timing = true;
   bool token_probes = true;              // harness/pipeline/token_probes.hpp after every passing case
+  std::optional<std::uint64_t> sequence_seed;  // `run --sequence-seed`: replaces a call sequence's seed
   std::string reference_cache;           // on-disk references and weights; empty: none
   DeviceRequirement device;
   std::string dispatch_table;            // `run --dispatch-table`: the set's absolute paths, ':'-separated; "": none

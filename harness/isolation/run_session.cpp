@@ -42,6 +42,24 @@ std::string table_list(const std::filesystem::path& tables) {
 
 }  // namespace
 
+// A call sequence runs its steps in order on ONE kernel object: one worker, no shuffling or sharding of its tests.
+static void check_sequence_run(const RunOptions& o) {
+  const std::string fix = "a call sequence's steps run in order on one kernel object; replay another order with "
+                          "--sequence-seed N, select steps with --filter";
+  if (o.jobs > 1)
+    throw_bad_input("command line", "--jobs", "--jobs " + std::to_string(o.jobs) + " with the call sequence " + o.suite +
+                                                  " (its steps would run on several kernel objects)", "drop --jobs: " + fix);
+  for (const std::string& a : o.gtest_args)
+    if (a.rfind("--gtest_shuffle", 0) == 0 && a != "--gtest_shuffle=0" && a != "--gtest_shuffle=false")
+      throw_bad_input("command line", "--gtest", "'" + a + "' with the call sequence " + o.suite, "drop it: " + fix);
+  if (const std::string s = env("GTEST_SHUFFLE"); !s.empty() && s != "0" && s != "false")
+    throw_bad_input("environment", "GTEST_SHUFFLE", "'" + s + "' with the call sequence " + o.suite, "unset it: " + fix);
+  if (const std::string n = env("GTEST_TOTAL_SHARDS"); !n.empty() && n != "1")
+    throw_bad_input("environment", "GTEST_TOTAL_SHARDS", "'" + n + "' with the call sequence " + o.suite +
+                                                             " (each shard would run some steps on its own kernel object)",
+                    "run it unsharded (unset GTEST_TOTAL_SHARDS and GTEST_SHARD_INDEX): " + fix);
+}
+
 nlohmann::ordered_json run_options_to_json(const RunOptions& o) {
   std::vector<std::string> plugins;
   for (const auto& p : o.plugins) plugins.push_back(plugin_path(p));
@@ -49,6 +67,7 @@ nlohmann::ordered_json run_options_to_json(const RunOptions& o) {
           {"plugins", plugins}, {"seed", o.seed ? nlohmann::ordered_json(*o.seed) : nlohmann::ordered_json(nullptr)},
           {"junit", absolute_path(o.junit)}, {"json", absolute_path(o.json)}, {"device_required", o.device.required},
           {"device_arch", o.device.arch}, {"reference_cache", absolute_path(o.reference_cache)}, {"timing", o.timing}, {"token_probes", o.token_probes},
+          {"sequence_seed", o.sequence_seed ? nlohmann::ordered_json(*o.sequence_seed) : nlohmann::ordered_json(nullptr)},
           {"host_budget", o.host_budget}, {"dispatch", wire::dispatch_to_json(o.dispatch)},
           {"dispatch_table", table_list(o.dispatch_table)}, {"gtest_args", o.gtest_args},
           {"gtest_total_shards", env("GTEST_TOTAL_SHARDS")}, {"gtest_shard_index", env("GTEST_SHARD_INDEX")}};
@@ -68,6 +87,7 @@ RunOptions run_options_from_json(const nlohmann::ordered_json& j) {
   o.reference_cache = j.at("reference_cache").get<std::string>();
   o.timing = j.at("timing");
   o.token_probes = j.value("token_probes", true);  // journals before the token probes: on, as run had them
+  if (j.contains("sequence_seed") && !j.at("sequence_seed").is_null()) o.sequence_seed = j.at("sequence_seed").get<std::uint64_t>();
   o.host_budget = j.at("host_budget");
   if (j.contains("dispatch")) o.dispatch = wire::dispatch_options(j.at("dispatch"));  // journals before --dispatch: none
   if (j.contains("dispatch_table")) o.dispatch_table = j.at("dispatch_table").get<std::string>();
@@ -87,6 +107,7 @@ ExecConfig exec_config_for(const RunOptions& o) {
   c.dispatch = o.dispatch;
   c.timing = o.timing;
   c.token_probes = o.token_probes;
+  c.sequence_seed = o.sequence_seed;
   c.reference_cache = absolute_path(o.reference_cache);
   c.device = o.device;
   c.dispatch_table = table_list(o.dispatch_table);
@@ -115,7 +136,7 @@ RunSession::RunSession(const RunOptions& requested) : opt_(requested) {
       throw_bad_input(where, "provenance.harness_commit",
                       "the run was judged by harness " + was.harness_commit + ", this binary is " + harness_build_stamp(),
                       "resume with the binary that started the run, or rerun the suite");
-    if (load_suite_file(opt_.suite).file_hash != was.suite_hash)
+    if (load_suite_file(opt_.suite, opt_.sequence_seed).file_hash != was.suite_hash)
       throw_bad_input(opt_.suite, "suite_hash", "the suite file changed since the run started",
                       "restore it, or rerun the suite");
     const nlohmann::ordered_json& run = start.at("run");
@@ -124,6 +145,7 @@ RunSession::RunSession(const RunOptions& requested) : opt_(requested) {
       throw_bad_input(where, "run.gtest_total_shards", "the run was a shard of another GTEST_TOTAL_SHARDS/GTEST_SHARD_INDEX",
                       "resume with the shard environment the run had");
   }
+  if (load_suite_file(resolve_suite(opt_.suite), opt_.sequence_seed).sequence) check_sequence_run(opt_);
   config_ = exec_config_for(opt_);
   executor_ = std::make_unique<CaseExecutor>(
       config_,

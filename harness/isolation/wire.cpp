@@ -26,6 +26,7 @@ gpu::DispatchOptions dispatch_options(const json& j) {
 json to_json(const ExecConfig& c) {
   json j = {{"type", "config"}, {"suite_files", c.suite_files}, {"kernel_ids", c.kernel_ids}, {"plugins", c.plugins},
           {"host_budget", c.host_budget}, {"dispatch", dispatch_to_json(c.dispatch)}, {"timing", c.timing}, {"token_probes", c.token_probes},
+          {"sequence_seed", c.sequence_seed ? json(*c.sequence_seed) : json(nullptr)},
           {"reference_cache", c.reference_cache}, {"dispatch_table", c.dispatch_table},
           {"device_required", c.device.required}, {"device_arch", c.device.arch}, {"device_lock", c.device_lock}};
   json failed = json::object();
@@ -43,6 +44,7 @@ ExecConfig exec_config(const json& j) {
   c.dispatch = dispatch_options(j.at("dispatch"));
   c.timing = j.at("timing");
   c.token_probes = j.at("token_probes");
+  if (!j.at("sequence_seed").is_null()) c.sequence_seed = j.at("sequence_seed").get<std::uint64_t>();
   c.reference_cache = j.at("reference_cache");
   c.dispatch_table = j.at("dispatch_table");
   c.device.required = j.at("device_required");

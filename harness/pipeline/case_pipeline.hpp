@@ -8,6 +8,7 @@
 // Never throws for a case: harness errors become status "error" (exit 3 for the run); out of device memory is a
 // failed case (failed_check out_of_memory), a host allocation failure an error with that check.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -40,10 +41,16 @@ struct PipelineOptions {
   std::function<void(Checkpoint& pristine)> after_kernel_hook;
   // `run --dispatch-table`: each case dispatches from its row (harness/tuning/tuner.hpp apply_dispatch_table).
   const TableSet* dispatch_table = nullptr;
+  // A call sequence's step (docs/judging.md "Call sequences"): the output is filled with these bytes (the previous
+  // step's output, repeated cyclically to the new size) instead of the NaN sentinel, and they are replaced by this
+  // step's output once the kernel ran. Empty: the first step, the sentinel as for a plain case.
+  std::vector<std::byte>* dirty_output = nullptr;
   // Selftest: receives the contract reference and the kernel's output (decoded to float) of a judged case.
   std::function<void(const std::vector<float>& ref, const std::vector<float>& out)> capture;
 };
 
+// `out`'s bytes from `previous` repeated cyclically (a call sequence's dirty output; nothing when it is empty).
+void fill_dirty(Tensor& out, const std::vector<std::byte>& previous);
 // The case's problem with `seed` (when given) replacing its own.
 ProblemSpec case_problem(const CaseSpec& c, std::optional<std::uint64_t> seed);
 // The pristine checkpoint of c on problem p: the exact tier's dyadic fixture, else the generated one (its expert

@@ -22,6 +22,8 @@ Provenance make_provenance(const Suite& suite, const std::vector<std::pair<std::
   p.device_message = device.message;
   p.suite = suite.name; p.suite_file = suite.file; p.suite_hash = suite.file_hash;
   p.seed = seed ? std::to_string(*seed) : "case";
+  if (suite.sequence)
+    p.sequence = suite.sequence_order + (suite.sequence_order == "shuffled" ? ", seed " + std::to_string(suite.sequence_seed) : "");
   char host[256] = {0};
   ::gethostname(host, sizeof host - 1);
   p.host = host;

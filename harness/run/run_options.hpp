@@ -22,6 +22,8 @@ struct RunOptions {
   std::vector<std::shared_ptr<KernelUnderTest>> extra_kernels;
   std::vector<std::string> plugins;  // plugin library paths (kernels/plugin/moe_plugin.h), judged like extra kernels
   std::optional<std::uint64_t> seed;
+  // --sequence-seed: replaces a call sequence's `seed` (its shuffled step order; docs/judging.md "Call sequences").
+  std::optional<std::uint64_t> sequence_seed;
   std::filesystem::path report_dir;  // default reports-out/<UTC timestamp>
   std::filesystem::path junit, json; // default inside report_dir
   DeviceRequirement device;

@@ -198,6 +198,7 @@ RerunRecipe make_rerun_recipe(const RunOptions& opt, const Suite& suite, RunSess
   r.head = shell_quote(ec ? std::string("moe-harness") : exe.string()) + " run --suite " +
            shell_quote(named ? opt.suite : std::filesystem::absolute(opt.suite).string());
   if (opt.seed) r.tail += " --seed " + std::to_string(*opt.seed);
+  if (suite.sequence) r.tail += " --sequence-seed " + std::to_string(suite.sequence_seed);
   if (opt.host_budget > 0) r.tail += fmt::format(" --host-budget {}", opt.host_budget);
   if (opt.device.required) r.tail += " --require-device" + (opt.device.arch.empty() ? "" : " " + shell_quote(opt.device.arch));
   r.kernel_args = kernel_selection(session);
@@ -304,7 +305,11 @@ int run_suite(const RunOptions& requested) {
   // before anything is written: the report directory claimed below is removed again when one stops the run.
   RunSession session(requested);  // the executor; resuming, the run's options and records from its journal
   const RunOptions& opt = session.options();
-  const Suite suite = load_suite_file(resolve_suite(opt.suite));
+  const Suite suite = load_suite_file(resolve_suite(opt.suite), opt.sequence_seed);
+  if (suite.sequence)  // the seed first, so that a run that dies half-way can still be replayed
+    std::fprintf(stderr, "moe-harness: call sequence %s: %zu steps, order %s, seed %llu (replay: --sequence-seed %llu)\n",
+                 suite.name.c_str(), suite.cases.size(), suite.sequence_order.c_str(),
+                 static_cast<unsigned long long>(suite.sequence_seed), static_cast<unsigned long long>(suite.sequence_seed));
   CaseExecutor& exec = session.executor();
   std::vector<std::size_t> cases;  // indexes into exec.cases(), the suite's cases in order
   for (std::size_t i = 0; i < exec.cases().size(); ++i)

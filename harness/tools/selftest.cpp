@@ -88,6 +88,68 @@ bool probe_ran(const CaseRecord& r, Check check) {
   return false;
 }
 
+// Runs the clean kernel, the liveness baseline (GPU) and mutant m through the steps of cases/selftest-sequence.yaml,
+// each on its own kernel object in one worker, in step order. The clean kernel's steps count as clean runs (a
+// failed one is a false alarm); a mutant's step is live where its judged output differs from the baseline's same
+// step, or where it fails while the baseline passed (the bug showed in a later call of the step, e.g. its rerun).
+constexpr const char* kSelftestSequence = "selftest-sequence";
+
+Row run_sequence_mutant(const SelftestOptions& opt, Mutation m, const std::vector<AnchorCriterion>& anchors,
+                        int& clean_runs, int& clean_failures, std::map<std::string, int>& anchor_false_alarms,
+                        std::vector<std::string>& clean_failed) {
+  ExecConfig config;
+  config.suite_files = {api::resolve_suite(kSelftestSequence).string()};
+  const bool gpu = opt.kernel == "gpu";
+  config.kernel_ids = {kernel_base(opt.kernel), liveness_baseline_id(opt.kernel), mutant_id(opt.kernel, m)};
+  config.timing = false;
+  config.device.required = gpu;
+  CaseExecutor exec(config, {opt.isolation, opt.case_timeout_s, 1, threads_per_job(opt.jobs, opt.job_threads)});
+  exec.set_hold_back([] { return stop_requested(); });
+  const std::vector<CaseSpec>& steps = exec.cases();
+  std::vector<CaseExecutor::Ticket> t[3];
+  for (std::size_t k = 0; k < 3; ++k)
+    if (k != 1 || gpu)  // the host kernel is its own liveness baseline
+      for (std::size_t ci = 0; ci < steps.size(); ++ci) t[k].push_back(queue_one(exec, ci, k, std::nullopt));
+  Row row{std::string(mutation_name(m))};
+  std::vector<Outcome> clean;
+  for (std::size_t ci = 0; ci < steps.size(); ++ci) {
+    clean.push_back(collect(exec, t[0][ci]));
+    const Outcome& o = clean.back();
+    if (o.rec.status == Status::skip) continue;
+    ++clean_runs;
+    if (o.rec.status != Status::pass) {
+      ++clean_failures;
+      clean_failed.push_back(fmt::format("{} (call sequence {}): {}", steps[ci].id, kSelftestSequence, o.rec.reason));
+    }
+    for (const auto& a : anchors)
+      if (!o.ref.empty() && a.fails(o.ref, o.out, steps[ci].problem.tokens, steps[ci].problem.hidden)) ++anchor_false_alarms[a.name];
+  }
+  for (std::size_t ci = 0; ci < steps.size(); ++ci) {
+    const CaseSpec& c = steps[ci];
+    const Outcome good = gpu ? collect(exec, t[1][ci]) : clean[ci];
+    const Outcome bad = collect(exec, t[2][ci]);
+    ++row.applies;
+    if (bad.rec.status == Status::skip) {
+      ++row.declined;
+      row.declined_reason = bad.rec.reason;
+      continue;
+    }
+    const bool live = bad.rec.status == Status::error || !bitwise_equal(good.out, bad.out) ||
+                      (bad.rec.status != Status::pass && good.rec.status == Status::pass);
+    if (!live) continue;
+    ++row.live;
+    if (bad.rec.status != Status::pass) {
+      ++row.caught;
+      ++row.checks[to_string(bad.rec.failed_check)];
+    } else {
+      row.missed.push_back(c.id + " (call sequence " + kSelftestSequence + ")");
+    }
+    for (const auto& a : anchors)
+      if (!bad.ref.empty() && a.fails(bad.ref, bad.out, c.problem.tokens, c.problem.hidden)) ++row.anchor_caught[a.name];
+  }
+  return row;
+}
+
 }  // namespace
 
 int run_selftest(const SelftestOptions& opt) {
@@ -191,6 +253,7 @@ int run_selftest(const SelftestOptions& opt) {
     };
     for (std::size_t mi = 0; mi < mutants.size(); ++mi) {
       const Mutation m = mutants[mi];
+      if (sequence_only(m)) continue;  // run through the call sequence below
       std::fprintf(stderr, "selftest: mutant %s (%.0f s)\n", std::string(mutation_name(m)).c_str(), elapsed());
       Row row{std::string(mutation_name(m)), exact_tier_only(m, opt.kernel == "gpu")};
       std::vector<Queued> queued;
@@ -246,6 +309,13 @@ int run_selftest(const SelftestOptions& opt) {
         row.missed.push_back("every live case (its probe " + to_string(*by) + " never caught it: another check did first)");
       rows.push_back(std::move(row));
     }
+    // 2b. The mutants live only across calls of different sizes, through a call sequence on one kernel object each.
+    for (Mutation m : mutants)
+      if (sequence_only(m)) {
+        std::fprintf(stderr, "selftest: mutant %s through the call sequence %s (%.0f s)\n",
+                     std::string(mutation_name(m)).c_str(), kSelftestSequence, elapsed());
+        rows.push_back(run_sequence_mutant(opt, m, anchors, clean_runs, clean_failures, anchor_false_alarms, clean_failed));
+      }
     // 3. A kernel writing into the pristine checkpoint (the reference's inputs): must be a harness error.
     {
       Row row{"converter_writes_pristine"};

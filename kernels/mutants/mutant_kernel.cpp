@@ -211,9 +211,30 @@ RunInfo MutantKernel::run(const ProblemSpec& p, const Checkpoint& working, const
   if (m_ == Mutation::reads_next_token_row) read_next_rows(working.x, out);
   if (m_ == Mutation::writes_past_output) write_past_end(out);
   if (m_ == Mutation::masked_token_read) read_own_rows(working.x, out);
+  if (m_ == Mutation::workspace_init_once) workspace_epilogue(out);
   if (m_ == Mutation::output_channel_zeroed && out.dim(0) > 0)
     for (std::int64_t t = 0; t < out.dim(0); ++t) store_element(out, t * out.dim(1) + out.dim(1) / 2, 0.0f);
   return info;
+}
+
+// Each element past the cleared size starts from what the workspace holds there (the output an earlier call left,
+// 0 where no call reached): the kernel's output plus that, rounded to the output dtype; the workspace then holds
+// this call's output. Within one size (a case's reruns and probes) nothing changes; only a later, larger call on
+// the same kernel object reads stale elements. Non-finite outputs and stale values are left alone (the sentinel
+// probes still see an unwritten element as unwritten).
+void MutantKernel::workspace_epilogue(Tensor& out) {
+  const std::size_t n = static_cast<std::size_t>(out.numel());
+  if (!workspace_cleared_) workspace_cleared_ = n;
+  if (workspace_.size() < n) workspace_.resize(n, 0.0f);
+  for (std::size_t i = 0; i < n; ++i) {
+    float v = element_as_f32(out, std::int64_t(i));
+    const float stale = workspace_[i];
+    if (i >= *workspace_cleared_ && std::isfinite(v) && std::isfinite(stale) && stale != 0.0f) {
+      store_element(out, std::int64_t(i), v + stale);
+      v = element_as_f32(out, std::int64_t(i));
+    }
+    workspace_[i] = v;
+  }
 }
 
 }  // namespace moe

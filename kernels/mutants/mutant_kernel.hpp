@@ -4,7 +4,10 @@
 // so the wrapper applies them outside the kernel and the same bug tests every kernel. For an in-kernel mutant the
 // inner kernel carries the bug itself (host: kernels/mutants/host_mutant_hooks.hpp) and the wrapper only names it.
 #pragma once
+#include <cstddef>
 #include <memory>
+#include <optional>
+#include <vector>
 #include <string>
 
 #include "kernels/kernel_under_test.hpp"
@@ -54,9 +57,14 @@ class MutantKernel : public KernelUnderTest {
   }
 
  private:
+  // workspace_init_once: the emulated kernel's f32 workspace, kept across calls (grow-only, new elements 0), and
+  // how much of it every call clears, fixed at the first call (its output's element count).
+  void workspace_epilogue(Tensor& out);
   std::unique_ptr<KernelUnderTest> inner_;
   Mutation m_;
   std::string id_;
+  std::vector<float> workspace_;
+  std::optional<std::size_t> workspace_cleared_;
 };
 
 }  // namespace moe

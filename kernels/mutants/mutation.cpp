@@ -23,7 +23,7 @@ struct Entry {
   MutantLevel level;
   std::string_view reason;
 };
-constexpr std::array<Entry, 40> kCatalog{{
+constexpr std::array<Entry, 41> kCatalog{{
     {Mutation::none, "none", MutantLevel::io,
      "the correct kernel"},
     {Mutation::gate_up_swapped, "gate_up_swapped", MutantLevel::io,
@@ -100,6 +100,9 @@ constexpr std::array<Entry, 40> kCatalog{{
      "the token sum's accumulator inside the kernel, chosen by the token's position in the batch"},
     {Mutation::expert_label_dependent, "expert_label_dependent", MutantLevel::in_kernel,
      "the rounding of a slot's output inside the kernel, chosen by its expert's label"},
+    {Mutation::workspace_init_once, "workspace_init_once", MutantLevel::io,
+     "an output change from state kept across calls: an f32 workspace holding each call's output rows, grow-only "
+     "(new rows 0), cleared only over the first call's token count, added to the output's rows past it"},
     {Mutation::offsets_32bit, "offsets_32bit", MutantLevel::in_kernel,
      "GPU only: the kernel's own index arithmetic"},
     {Mutation::graph_baked_inputs, "graph_baked_inputs", MutantLevel::in_kernel,
@@ -181,6 +184,7 @@ std::optional<Check> probe_check(Mutation m) {
     default: return std::nullopt;
   }
 }
+bool sequence_only(Mutation m) { return m == Mutation::workspace_init_once; }
 bool gpu_only(Mutation m) {
   return m == Mutation::offsets_32bit || m == Mutation::graph_baked_inputs || m == Mutation::default_stream_launch ||
          fault_mutant(m);
@@ -245,6 +249,8 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
       return p.reduce != ReduceMode::per_k && !(p.n_shared > 0 && p.shared_path == SharedPath::separate);
     case Mutation::graph_baked_inputs:
       return p.tokens >= 2 && p.reduce != ReduceMode::per_k && !(p.n_shared > 0 && p.shared_path == SharedPath::separate);
+    // Any problem, but only on a kernel object whose first call had fewer elements (selftest: sequence_only()).
+    case Mutation::workspace_init_once: return true;
     case Mutation::illegal_memory_access:
     case Mutation::spin_forever: return p.seed == kFaultMutantSeed;
     case Mutation::offsets_32bit: {

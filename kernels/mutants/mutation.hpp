@@ -55,6 +55,9 @@ bool host_only(Mutation m);
 // tolerance) and show only under a token probe (harness/pipeline/token_probes.hpp): the selftest counts such a
 // mutant live wherever it applies, and caught only by this check.
 std::optional<Check> probe_check(Mutation m);
+// Bugs live only across calls of different sizes on one kernel object (workspace_init_once): never within one case's
+// runs (one size), so the selftest runs them through a call sequence (cases/selftest-sequence.yaml), not case by case.
+bool sequence_only(Mutation m);
 // A fault of a kernel under development (an illegal memory access, a kernel that never returns), for proving that
 // the harness contains it (docs/reliability.md "Fault containment"): live only on a case of this seed, the run's other cases run
 // the mutant build without a bug.

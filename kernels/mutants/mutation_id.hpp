@@ -40,6 +40,7 @@ enum class Mutation : int {
   masked_token_read,        // each token's output also reads its own x row when no slot of it is on this rank
   token_position_dependent, // tokens at odd positions sum their slots with a bf16 accumulator
   expert_label_dependent,   // local experts with odd labels round their slot outputs to bf16
+  workspace_init_once,      // an accumulator workspace kept across calls, cleared only as far as the first call's T
   offsets_32bit,            // GPU only: weight element offsets computed in 32 bits (wrap past 2^32 elements)
   graph_baked_inputs,       // GPU only: the router weights uploaded from a host copy taken when the launch was made
                             // (a graph replays the copy of the capture's values; vLLM #52383's class)

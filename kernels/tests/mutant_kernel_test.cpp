@@ -177,7 +177,7 @@ TEST(MutantKernel, EveryCatalogMutantHasALevelAndAReason) {
     EXPECT_FALSE(mutant_level_reason(m).empty()) << mutation_name(m);
     io += mutant_level(m) == MutantLevel::io;
   }
-  EXPECT_EQ(io, 25);  // the catalog's input/output mutants (mutation.cpp), the other 10 in-kernel
+  EXPECT_EQ(io, 26);  // the catalog's input/output mutants (mutation.cpp), the other 10 in-kernel
   for (Mutation m : {Mutation::bf16_accumulation, Mutation::e8m0_scale_off_by_one, Mutation::fp4_nibbles_swapped,
                      Mutation::per_tensor_act_scale, Mutation::swiglu_clamp_dropped, Mutation::lost_atomic_update,
                      Mutation::intermediate_requant_skipped, Mutation::offsets_32bit,
@@ -264,5 +264,38 @@ TEST(MutantKernel, OutputChannelZeroedZeroesChannelHiddenHalfOfEveryToken) {
   EXPECT_EQ(g, want);
 }
 
+}  // namespace
+}  // namespace moe
+
+namespace moe {
+namespace {
+// workspace_init_once around the recorder (every element 1.0): the workspace keeps each call's output and is cleared
+// only over the first call's size, so only a larger call after a smaller first one, on one kernel object, reads
+// stale elements. Hidden 2: T = 1 clears elements [0, 2); a T = 4 call's elements [2, 8) hold 0 the first time
+// (never reached) and 1.0 afterwards, so the output there is 1 + 1 = 2.
+TEST(MutantKernel, WorkspaceInitOnceIsLiveOnlyAfterASmallerFirstCall) {
+  Seen seen;
+  auto call = [&seen](MutantKernel& k, std::int64_t tokens) {
+    ProblemSpec p = problem();
+    p.tokens = tokens;
+    Checkpoint c;
+    Tensor out("out", DType::f32, {tokens, p.hidden});
+    k.prepare(p, c);
+    k.run(p, c, RoutingResult{}, out);
+    return std::vector<float>(out.span<float>().begin(), out.span<float>().end());
+  };
+  MutantKernel same(std::make_unique<RecordingKernel>(&seen), Mutation::workspace_init_once);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(call(same, 4), std::vector<float>(8, 1.0f)) << i;  // one size: clean
+  EXPECT_EQ(call(same, 1), std::vector<float>(2, 1.0f));  // smaller later: inside the cleared part
+  MutantKernel grown(std::make_unique<RecordingKernel>(&seen), Mutation::workspace_init_once);
+  EXPECT_EQ(call(grown, 1), std::vector<float>(2, 1.0f));
+  EXPECT_EQ(call(grown, 4), std::vector<float>(8, 1.0f));  // elements [2, 8) new: 0 + 1
+  const std::vector<float> stale{1, 1, 2, 2, 2, 2, 2, 2};  // row 0 cleared, rows 1..3 read the call before
+  EXPECT_EQ(call(grown, 4), stale);
+  EXPECT_EQ(call(grown, 1), std::vector<float>(2, 1.0f));
+  EXPECT_TRUE(mutation_applies(Mutation::workspace_init_once, problem()));
+  EXPECT_TRUE(sequence_only(Mutation::workspace_init_once));
+  EXPECT_FALSE(sequence_only(Mutation::last_token_unwritten));
+}
 }  // namespace
 }  // namespace moe

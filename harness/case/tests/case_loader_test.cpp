@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
+
 #include "fixtures/error.hpp"
 
 namespace moe {
@@ -198,4 +201,65 @@ TEST(CaseLoader, RoundingContractKeyRefusesBadTextAndPointsThatHaveTheirOwnKey) 
   expect_error(std::string(kHead) + "  - {tokens: 2, pin_rounding_contract: maybe}\n", 4, "pin_rounding_contract");
 }
 
+}  // namespace moe
+
+namespace moe {
+namespace {
+// Call sequences (docs/cases.md `sequence:`): the cases are steps in run order, ids "sNN/<id>", repeats allowed.
+const char* kSeqHead = "suite: q\ndefaults: {hidden: 64, inter: 64, experts: 8, topk: 2}\n";
+
+TEST(CaseLoaderSequence, ScriptedStepsKeepFileOrderAndRepeatsGetTheirPosition) {
+  const Suite s = load_suite_text(std::string(kSeqHead) + "sequence: {order: scripted}\ncases:\n"
+                                  "  - {tokens: 4}\n  - {tokens: 1}\n  - {tokens: 4}\n", "q.yaml");
+  ASSERT_TRUE(s.sequence);
+  EXPECT_EQ(s.sequence_order, "scripted");
+  ASSERT_EQ(s.cases.size(), 3u);
+  const int tokens[] = {4, 1, 4};
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(s.cases[k].problem.tokens, tokens[k]);
+    ASSERT_TRUE(s.cases[k].step.has_value());
+    EXPECT_EQ(s.cases[k].step->index, k);
+    EXPECT_EQ(s.cases[k].step->count, 3u);
+    EXPECT_EQ(s.cases[k].id.substr(0, 4), "s0" + std::to_string(k) + "/");
+  }
+  EXPECT_EQ(s.cases[0].id.substr(4), s.cases[2].id.substr(4));  // the same case twice, two steps
+  EXPECT_FALSE(load_suite_text(std::string(kSeqHead) + "cases:\n  - {tokens: 4}\n", "q.yaml").cases[0].step);
+}
+
+// Shuffled: a permutation of the steps, the same for one seed, another for another; --sequence-seed beats the file's.
+TEST(CaseLoaderSequence, ShuffledOrderIsAPermutationFixedByTheSeed) {
+  std::string body = "cases:\n";
+  for (int t = 1; t <= 12; ++t) body += "  - {tokens: " + std::to_string(t) + "}\n";
+  auto tokens_of = [&](const std::string& seq, std::optional<std::uint64_t> over = std::nullopt) {
+    std::vector<std::int64_t> v;
+    for (const CaseSpec& c : load_suite_text(std::string(kSeqHead) + seq + body, "q.yaml", over).cases) v.push_back(c.problem.tokens);
+    return v;
+  };
+  const auto a = tokens_of("sequence: {order: shuffled, seed: 5}\n");
+  EXPECT_EQ(a, tokens_of("sequence: {order: shuffled, seed: 5}\n"));
+  EXPECT_NE(a, tokens_of("sequence: {order: shuffled, seed: 6}\n"));
+  EXPECT_EQ(tokens_of("sequence: {order: shuffled, seed: 6}\n"), tokens_of("sequence: {order: shuffled, seed: 5}\n", 6));
+  auto sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  for (int t = 1; t <= 12; ++t) EXPECT_EQ(sorted[std::size_t(t - 1)], t);
+  std::vector<std::int64_t> file_order(12);
+  for (int t = 1; t <= 12; ++t) file_order[std::size_t(t - 1)] = t;
+  EXPECT_NE(a, file_order);
+  const Suite s = load_suite_text(std::string(kSeqHead) + "sequence: {order: shuffled, seed: 5}\n" + body, "q.yaml");
+  EXPECT_EQ(s.cases[3].step->order, "shuffled");
+  EXPECT_EQ(s.cases[3].step->seed, 5u);
+}
+
+TEST(CaseLoaderSequence, BadSequencesNameFileLineAndKey) {
+  const std::string one = "cases:\n  - {tokens: 1}\n";
+  expect_error(std::string(kSeqHead) + "sequence: {order: random}\n" + one, 3, "sequence.order", "random");
+  expect_error(std::string(kSeqHead) + "sequence: {order: shuffled}\n" + one, 3, "sequence.seed", "missing");
+  expect_error(std::string(kSeqHead) + "sequence: {order: shuffled, seed: -1}\n" + one, 3, "sequence.seed");
+  expect_error(std::string(kSeqHead) + "sequence: {order: shuffled, seed: 1.5}\n" + one, 3, "sequence.seed");
+  expect_error(std::string(kSeqHead) + "sequence: {order: scripted, steps: 3}\n" + one, 3, "sequence.steps");
+  expect_error(std::string(kSeqHead) + "sequence: scripted\n" + one, 3, "sequence");
+  expect_error(std::string(kSeqHead) + "sequence: {order: scripted}\ncases: []\n", 4, "cases", "zero steps");
+}
+
+}  // namespace
 }  // namespace moe

@@ -3,6 +3,8 @@
 // Checkpoint::fingerprint()'s value; weights lent by the weight cache come back with the seal their case verified.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "fixtures/content_seal.hpp"
 #include "harness/case/case_loader.hpp"
 #include "harness/pipeline/case_pipeline.hpp"
@@ -70,4 +72,21 @@ TEST(WeightCache, WeightsComeBackWithTheSealTheirCaseVerified) {
   EXPECT_EQ(seal_checkpoint(second, known).fingerprint, second.fingerprint());
 }
 
+}  // namespace moe
+
+namespace moe {
+namespace {
+// A call sequence's dirty output: the previous step's bytes repeated cyclically to the new size (12 bytes from 8).
+TEST(DirtyOutput, FillsWithThePreviousOutputRepeated) {
+  Tensor out("out", DType::bf16, {3, 2});
+  std::vector<std::byte> previous;
+  for (int i = 0; i < 8; ++i) previous.push_back(std::byte(i + 1));
+  fill_dirty(out, previous);
+  const std::uint8_t want[12] = {1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4};
+  EXPECT_EQ(std::memcmp(out.bytes(), want, 12), 0);
+  std::vector<std::byte> larger(20, std::byte(9));  // a larger previous output: its first 12 bytes
+  fill_dirty(out, larger);
+  for (std::size_t i = 0; i < 12; ++i) EXPECT_EQ(out.bytes()[i], std::byte(9));
+}
+}  // namespace
 }  // namespace moe
