@@ -194,7 +194,15 @@ std::string shell_quote(const std::string& s) {
 std::string RerunRecipe::command(const std::string& kernel, const std::string& case_id) const {
   const auto k = kernel_args.find(kernel);
   if (k == kernel_args.end()) return "";
-  return head + " --filter " + shell_quote(case_id) + " " + k->second + tail;
+  std::string filters;
+  if (sequence)
+    for (const std::string& id : suite_ids) {
+      filters += " --filter " + shell_quote(id);
+      if (id == case_id) break;
+    }
+  else
+    filters = " --filter " + shell_quote(case_id);
+  return head + filters + " " + k->second + tail;
 }
 
 std::size_t RerunRecipe::also_selected(const std::string& case_id) const {

@@ -67,6 +67,9 @@ struct RerunRecipe {
   std::string tail;                                // " --seed 7 --require-device"
   std::map<std::string, std::string> kernel_args;  // "host-contract" -> "--kernel host-contract"
   std::vector<std::string> suite_ids;              // every case id of the suite, to check the filter is exact
+  // A call sequence (docs/judging.md "Call sequences"): a step's verdict depends on the steps before it on the same
+  // kernel object, so its command selects every step up to it (suite_ids are in run order), not the step alone.
+  bool sequence = false;
   std::string command(const std::string& kernel, const std::string& case_id) const;  // "" when none
   // How many other cases of the suite `--filter case_id` selects besides this one (0 for every canonical id).
   std::size_t also_selected(const std::string& case_id) const;

@@ -203,6 +203,7 @@ RerunRecipe make_rerun_recipe(const RunOptions& opt, const Suite& suite, RunSess
   if (opt.device.required) r.tail += " --require-device" + (opt.device.arch.empty() ? "" : " " + shell_quote(opt.device.arch));
   r.kernel_args = kernel_selection(session);
   for (const CaseSpec& c : suite.cases) r.suite_ids.push_back(c.id);
+  r.sequence = suite.sequence;
   return r;
 }
 

@@ -5,6 +5,7 @@
 - host-contract~workspace_init_once through it fails exactly steps 1, 2, 3 (computed from the shapes: the first call
   has T = 1, so every element past 1 x 512 is stale once a call of T = 300 or 16 ran before it on the same kernel
   object; step 1's judged run reads fresh zeros, its rerun what the judged run left; step 4, T = 1, is cleared);
+- a failed step's rerun command selects every step up to it and reproduces the failure;
 - host-contract~last_token_unwritten fails every step (its last row keeps the sentinel or the previous step's bytes);
 - cases/sequence-shuffled.yaml runs in the order an independent Philox4x32-10 Fisher-Yates gives for its seed, and
   --sequence-seed replays another; provenance.sequence and stderr carry the seed;
@@ -15,6 +16,7 @@ Usage: check_sequence.py MOE_HARNESS WORK_DIR
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -72,6 +74,16 @@ check(p.returncode == 1, f"workspace_init_once exit {p.returncode}")
 check([c["status"] for c in rep["cases"]] == ["pass", "fail", "fail", "fail", "pass"],
       f"workspace_init_once fails steps 1-3: {[c['status'] for c in rep['cases']]}")
 check(rep["cases"][1]["failed_check"] == "rerun", "step 1 caught by its rerun")
+# A step's rerun command replays every step up to it on one kernel object (alone, step 2 would pass: its T = 16
+# would be the first call's size), and reproduces its failure.
+line = next((l for l in p.stdout.splitlines() if "rerun:" in l and "/s02/" not in l and "s02/" in l), "")
+cmd = shlex.split(line.split("rerun:", 1)[1]) if line else []
+filters = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--filter"]
+check([f[:4] for f in filters] == ["s00/", "s01/", "s02/"], f"step 2's rerun selects steps 0-2: {filters}")
+if cmd:
+    r = subprocess.run(cmd + ["--report-dir", os.path.join(WORK, "ws-rerun")], capture_output=True, text=True)
+    rr = json.load(open(os.path.join(WORK, "ws-rerun", "report.json")))
+    check([c["status"] for c in rr["cases"]] == ["pass", "fail", "fail"], f"the rerun reproduces step 2: {r.stdout[-800:]}")
 
 p, rep = run("ltu", "--suite", "sequence", "--kernel", "host-contract~last_token_unwritten")
 check(p.returncode == 1 and all(c["status"] == "fail" for c in rep["cases"]), "last_token_unwritten fails every step")
