@@ -52,12 +52,14 @@ void enqueue_device_run(void* run_and_stream) {
   pair->first->enqueue(pair->second);
 }
 
-// The output read back after the sentinel went in and `work` enqueued on `stream`.
+// The output read back after the sentinel went in and `work` enqueued on `stream` (a non-blocking stream: it does not
+// wait for the legacy stream's copies, so they are waited for first).
 template <class Work>
 Tensor run_into_sentinel(DeviceRun& run, const Tensor& out, const gpu::Stream& stream, Work&& work) {
   Tensor got = out.clone("device_probe_out");
   fill_sentinel(got, 0);
   gpu::copy_to_device(run.output(), got.bytes(), got.nbytes());
+  gpu::synchronize();  // a synchronous copy from pageable memory may return before its DMA lands, on the legacy stream
   work();
   gpu::copy_from_device_on(stream.get(), got.bytes(), run.output(), got.nbytes());
   stream.synchronize();
@@ -104,6 +106,7 @@ ProbeOutcome run_device_probes(const ProblemSpec& p, KernelUnderTest& kernel, co
   Tensor eager = out.clone("stream_order_out");
   fill_sentinel(eager, 0);
   gpu::copy_to_device(run->output(), eager.bytes(), eager.nbytes());
+  gpu::synchronize();  // the copies so far (the run's own uploads too) landed before the harness's stream runs
   {
     gpu::LegacyStreamGate gate;
     run->enqueue(stream.get());
