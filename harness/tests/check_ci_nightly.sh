@@ -5,7 +5,8 @@
 # packages (offline_env.sh: apt-get fails as offline apt does, dpkg knows no package as on an Ubuntu GPU image whose
 # CMake comes from pip, a test package (jsonschema) missing): they need only the build packages, all here, so they
 # run and never call apt-get; nor do they where dpkg knows every package. ci/nightly exits 4 when the shards judged
-# nothing (every case lists only the GPU kernel), although each shard alone exits 0.
+# nothing (every case lists only the GPU kernel), although each shard alone exits 0. With --suite nightly the call
+# sequence runs after the shards, its 5 steps in its own report.
 # Usage: check_ci_nightly.sh MOE_ROOT WORK_DIR
 set -uo pipefail
 root=$1 work=$2
@@ -36,6 +37,12 @@ how=()
 run "$work/c" --baseline "$work/better.json"; c=$?
 [[ $c -eq 1 ]] && grep -q "variant" "$work/c/drift.md" && grep -q 'id="drift"' "$work/c/report.html" \
   || { echo "FAIL: drifted baseline gave $c"; cat "$work/c/drift.md"; exit 1; }
+# --suite nightly ends with the call sequence (cases/sequence.yaml), one unsharded run after the shards.
+bash ci/nightly --preset cpu --gpus 1 --suite nightly --kernel host-contract --filter 'qwen3.5-35b-a3b/tp4/bf16.a16+sh.bf16.a16/silu/T1/decode/atomic/one_stage' \
+  --out "$work/s" >"$work/s.log" 2>&1; s=$?
+[[ $s -eq 0 ]] && grep -q "call sequence passed" "$work/s.log" \
+  && python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(not (len(r["cases"]) == 5 and all(c["status"] == "pass" for c in r["cases"])))' "$work/s/sequence/report.json" \
+  || { echo "FAIL: the nightly's call sequence gave $s"; tail -8 "$work/s.log"; exit 1; }
 printf 'suite: gpu-only\ndefaults: {hidden: 256, inter: 256, experts: 16, topk: 4}\ncases:\n  - sweep: {tokens: [2, 3, 5]}\n    case: {kernels: [gpu-fused-moe]}\n' \
   >"$work/gpu-only.yaml"
 bash ci/nightly --preset cpu --gpus 2 --suite "$work/gpu-only.yaml" --kernel host-contract --out "$work/e" >"$work/e.log" 2>&1; e=$?
@@ -51,4 +58,4 @@ err=$(bash ci/nightly --preset no-such-preset --gpus 1 --out "$work/e" 2>&1 >/de
 [[ $m -eq 0 && -f "$work/main/report.json" && -f "$work/main/summary.md" ]] \
   || { echo "FAIL: ci/main on the offline runner gave $m"; tail -5 "$work/main.log"; exit 1; }
 [[ ! -f "$work/env/apt.log" ]] || { echo "FAIL: apt-get called with nothing of the build set missing:"; cat "$work/env/apt.log"; exit 1; }
-echo "ci/nightly ok: 0 / 0 (no drift) / 1 (drift) / 4 (nothing judged) / 2 (usage); ci/main 0; offline runner: no apt-get call"
+echo "ci/nightly ok: 0 / 0 (no drift) / 1 (drift) / 0 with the call sequence / 4 (nothing judged) / 2 (usage); ci/main 0; offline runner: no apt-get call"
