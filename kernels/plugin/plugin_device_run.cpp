@@ -56,6 +56,21 @@ PluginDeviceRunner::~PluginDeviceRunner() = default;
 
 void PluginDeviceRunner::end_case() { case_.reset(); }
 
+PluginDeviceRunner::Case& PluginDeviceRunner::case_for(const Checkpoint& working) {
+  if (case_ && case_->of(working)) return *case_;
+  case_.reset();  // another checkpoint's copies (its end_case() was not called): freed before the new ones exist
+  case_ = std::make_unique<Case>();
+  case_->working = &working;
+  ++uploads_;
+  for (const Tensor* t : working.tensors()) {
+    case_->host_data.push_back(t->bytes());
+    case_->tensors.push_back(upload(t->bytes(), t->nbytes()));
+  }
+  const std::vector<const Tensor*> ts = working.tensors();
+  for (std::size_t i = 0; i < ts.size(); ++i) case_->views.push_back(view(*ts[i], case_->tensors[i].get()));
+  return *case_;
+}
+
 RunInfo PluginDeviceRunner::run(const moe_problem& m, const Checkpoint& working, const RoutingResult& r, Tensor& out,
                                 bool timing) {
   if (const auto& lost = sticky_device_error())  // in process only: an isolated worker has exited by now
@@ -64,19 +79,7 @@ RunInfo PluginDeviceRunner::run(const moe_problem& m, const Checkpoint& working,
                         "run without --no-isolation: each case after such a fault then gets a fresh process");
   const Clock::time_point t0 = Clock::now();
   const bool fresh = !case_ || !case_->of(working);
-  if (fresh) {
-    case_.reset();  // another case's copies (its end_case() was not called): freed before the new ones exist
-    case_ = std::make_unique<Case>();
-    case_->working = &working;
-    ++uploads_;
-    for (const Tensor* t : working.tensors()) {
-      case_->host_data.push_back(t->bytes());
-      case_->tensors.push_back(upload(t->bytes(), t->nbytes()));
-    }
-    const std::vector<const Tensor*> ts = working.tensors();
-    for (std::size_t i = 0; i < ts.size(); ++i) case_->views.push_back(view(*ts[i], case_->tensors[i].get()));
-  }
-  Case& c = *case_;
+  Case& c = case_for(working);
   if (c.out.bytes() != out.nbytes() || !c.out.get()) c.out = gpu::DeviceBuffer(out.nbytes());
   c.ids = upload(r.ids.data(), r.ids.size() * sizeof(std::int32_t));
   c.weights = upload(r.weights.data(), r.weights.size() * sizeof(float));
@@ -117,6 +120,75 @@ RunInfo PluginDeviceRunner::run(const moe_problem& m, const Checkpoint& working,
     info.timed_repeats = 5;
   }
   return info;
+}
+
+namespace {
+
+// One run_device() call as device work: the case's views with x replaced by the DeviceRun's own copy.
+class PluginDeviceWork final : public DeviceRun {
+ public:
+  PluginDeviceWork(const moe_plugin_api* api, std::string where, const moe_problem& m, std::vector<moe_tensor> views,
+                   std::size_t x_index, const Tensor& x, const RoutingResult& r, std::size_t out_bytes, DType out_dtype,
+                   std::vector<std::int64_t> out_shape)
+      : api_(api), where_(std::move(where)), m_(m), views_(std::move(views)), x_index_(x_index), x_(upload(x.bytes(), x.nbytes())),
+        ids_(upload(r.ids.data(), r.ids.size() * sizeof(std::int32_t))),
+        weights_(upload(r.weights.data(), r.weights.size() * sizeof(float))), out_(out_bytes),
+        out_shape_(std::move(out_shape)), k_(std::int32_t(r.k)) {
+    views_[x_index_].data = x_.get();
+    out_view_ = {"out", dtype_info(out_dtype).plugin_abi, std::int32_t(out_shape_.size()), out_shape_.data(), out_.get(),
+                 out_bytes};
+  }
+  void enqueue(void* stream) override {
+    const moe_device_context ctx{std::uint32_t(sizeof(moe_device_context)), gpu::current_device(), stream};
+    char err[1024] = {0}, variant[256] = {0};
+    const int rc = api_->run_device(&m_, views_.data(), std::int32_t(views_.size()), static_cast<const std::int32_t*>(ids_.get()),
+                                    static_cast<const float*>(weights_.get()), k_, &out_view_, &ctx, variant, sizeof variant,
+                                    err, sizeof err);
+    if (rc != 0) {
+      err[sizeof err - 1] = '\0';
+      throw_harness_error(where_, "plugin run_device() failed: " + (err[0] ? sanitize_utf8(err) : std::string("(no message)")));
+    }
+    gpu::check_last_error("plugin run_device()");
+  }
+  void write_inputs(const Tensor& x, const RoutingResult& r) override {
+    if (x.nbytes() != x_.bytes() || r.ids.size() * sizeof(std::int32_t) != ids_.bytes() ||
+        r.weights.size() * sizeof(float) != weights_.bytes())
+      throw_harness_error(where_, "new inputs must have the shapes the device run was made for");
+    x_.upload(x.bytes(), x.nbytes());
+    ids_.upload(r.ids.data(), ids_.bytes());
+    weights_.upload(r.weights.data(), weights_.bytes());
+  }
+  void* output() const override { return out_.get(); }
+
+ private:
+  const moe_plugin_api* api_;
+  std::string where_;
+  moe_problem m_;
+  std::vector<moe_tensor> views_;
+  std::size_t x_index_;
+  gpu::DeviceBuffer x_, ids_, weights_, out_;
+  std::vector<std::int64_t> out_shape_;
+  moe_tensor out_view_{};
+  std::int32_t k_;
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceRun> PluginDeviceRunner::device_run(const moe_problem& m, const Checkpoint& working,
+                                                          const RoutingResult& routing, DType out_dtype,
+                                                          std::string& why_not) {
+  const Case& c = case_for(working);  // the token probes' runs may have left another checkpoint's copies
+  const std::vector<const Tensor*> ts = working.tensors();
+  std::size_t x_index = ts.size();
+  for (std::size_t i = 0; i < ts.size(); ++i)
+    if (ts[i] == &working.x) x_index = i;
+  if (x_index == ts.size()) {
+    why_not = "the checkpoint's tensors do not include x";
+    return nullptr;
+  }
+  const std::size_t out_bytes = std::size_t(m.tokens * m.hidden) * dtype_size(out_dtype);
+  return std::make_unique<PluginDeviceWork>(api_, where_, m, c.views, x_index, working.x, routing, out_bytes,
+                                            out_dtype, std::vector<std::int64_t>{m.tokens, m.hidden});
 }
 
 }  // namespace moe

@@ -24,6 +24,12 @@ class PluginDeviceRunner {
   ~PluginDeviceRunner();
   // `out` holds the sentinel the harness pre-filled; on return the plugin's output. RunInfo::variant is the plugin's.
   RunInfo run(const moe_problem& m, const Checkpoint& working, const RoutingResult& routing, Tensor& out, bool timing);
+  // The case's run as device work the harness drives (kernels/kernel_under_test.hpp DeviceRun; the device probes):
+  // the plugin's run_device() on the stream given, over the case's device copies of `working` (those of its last
+  // run(), or uploaded now if they are another checkpoint's) with x, the routing and the output in buffers of the
+  // DeviceRun's own. Null with why_not when the checkpoint has no x.
+  std::unique_ptr<DeviceRun> device_run(const moe_problem& m, const Checkpoint& working, const RoutingResult& routing,
+                                        DType out_dtype, std::string& why_not);
   // Frees the case's device copies and releases the device lock.
   void end_case();
   // How many times the working tensors were uploaded (once per case; the tests count them).
@@ -32,6 +38,8 @@ class PluginDeviceRunner {
  private:
   struct Case;
   struct Streams;
+  // The device copies of `working`: the ones held, or new ones (the old freed first; counted in uploads()).
+  Case& case_for(const Checkpoint& working);
   const moe_plugin_api* api_;
   std::string where_;
   std::unique_ptr<Case> case_;

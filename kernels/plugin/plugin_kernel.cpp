@@ -220,6 +220,16 @@ void PluginKernel::end_case() {
 #endif
 }
 
+std::unique_ptr<DeviceRun> PluginKernel::device_run(const ProblemSpec& p, const Checkpoint& working,
+                                                    const RoutingResult& routing, std::string& why_not) {
+#ifdef MOE_HAVE_GPU_RUNTIME
+  if (device_) return device_->device_run(to_plugin_problem(p), working, routing, p.output_dtype, why_not);
+#endif
+  why_not = device_memory() ? "no run on the device came first"
+                            : "a host-memory plugin (ABI 1, or memory MOE_MEMORY_HOST): no device work to drive";
+  return nullptr;
+}
+
 Support PluginKernel::supports(const ProblemSpec& p, const DeviceInfo*) const {
   if (device_memory() && !kGpuBuild)
     return Support::no("it computes in device memory (plugin ABI 2, memory MOE_MEMORY_DEVICE) and needs a GPU build "

@@ -46,6 +46,9 @@ class PluginKernel : public KernelUnderTest {
   void set_timing(bool on) override { timing_ = on; }
   // A device plugin's case copies are freed and the device lock released.
   void end_case() override;
+  // A device plugin's run_device() as device work the harness drives (plugin_device_run.hpp); null otherwise.
+  std::unique_ptr<DeviceRun> device_run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing,
+                                        std::string& why_not) override;
 
  private:
   std::filesystem::path path_;

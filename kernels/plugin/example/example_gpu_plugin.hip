@@ -6,6 +6,8 @@
  * repository that works in device memory: the harness uploads the checkpoint once per case, hands device pointers
  * and a stream, and times only run_device() with device events (the cuda and hip presets build it).
  *
+ * Built with -DEXAMPLE_GPU_PLUGIN_BUG_DEFAULT_STREAM it launches on the legacy default stream instead of the stream
+ * it is given (right whenever the caller synchronizes the device; the harness's stream_order probe catches it).
  * Built with -DEXAMPLE_GPU_PLUGIN_BUG_SWAP_GATE_UP it reads the gate and up halves the wrong way round (one
  * realistic bug), so the GPU test can show the verdict on a device plugin is a real one.
  */
@@ -174,7 +176,11 @@ int run_device(const moe_problem* p, const moe_tensor* ts, int32_t n, const int3
   }
   routed.mid = g_mid;
   shared.mid = g_mid + T * routed.slots * routed.inter;
+#ifdef EXAMPLE_GPU_PLUGIN_BUG_DEFAULT_STREAM
+  const hipStream_t stream = 0;  /* the bug: the legacy default stream, not the one the harness gave */
+#else
   const hipStream_t stream = (hipStream_t)ctx->stream;
+#endif
   const int block = 128;
   const Set* sets[2] = {&routed, &shared};
   for (const Set* s : sets) {

@@ -35,8 +35,10 @@ TEST(GpuPlugin, PassesWithOneUploadPerCaseAndDeviceEventTiming) {
   int acquired = 0, released = 0;
   install_device_lock({[&] { ++acquired; }, [&] { ++released; }});
   std::size_t n = 0;
+  PipelineOptions opt;
+  opt.token_probes = false;  // their runs hand the plugin other checkpoints, each uploaded (the test below)
   for (const CaseSpec& c : suite().cases) {
-    const CaseRecord r = execute_case(c, k, device(), {});
+    const CaseRecord r = execute_case(c, k, device(), opt);
     ++n;
     EXPECT_EQ(r.status, Status::pass) << c.id << ": " << r.reason;
     EXPECT_EQ(r.variant.rfind("example-gpu/naive (device ", 0), 0u) << r.variant;
@@ -54,6 +56,24 @@ TEST(GpuPlugin, ThePlantedBugFailsEveryCase) {
   for (const CaseSpec& c : suite().cases) {
     const CaseRecord r = execute_case(c, k, device(), {});
     EXPECT_EQ(r.status, Status::fail) << c.id << ": " << r.reason;
+  }
+}
+
+// The device probes (docs/judging.md "Streams and graph replay") on a device plugin: run_device() on the harness's
+// non-blocking stream with the default stream held, then captured into a graph and replayed on rotated tokens: both
+// run and pass on the example plugin (with the token probes before them), and its default-stream build, right in
+// every eager run, fails stream_order on every case.
+TEST(GpuPlugin, DeviceProbesRunOnItAndCatchItsDefaultStreamBuild) {
+  REQUIRE_GPU();
+  PluginKernel k(MOE_EXAMPLE_GPU_PLUGIN), bad(MOE_EXAMPLE_GPU_PLUGIN_DEFAULT_STREAM);
+  for (const CaseSpec& c : suite().cases) {
+    const CaseRecord r = execute_case(c, k, device(), {});
+    EXPECT_EQ(r.status, Status::pass) << c.id << ": " << r.reason;
+    int ran = 0;
+    for (const auto& [name, st] : r.probes) ran += (name == "stream_order" || name == "graph_replay") && st == "ran";
+    EXPECT_EQ(ran, 2) << c.id << ": " << r.details;
+    const CaseRecord b = execute_case(c, bad, device(), {});
+    EXPECT_EQ(b.failed_check, Check::stream_order) << c.id << ": " << b.reason;
   }
 }
 
