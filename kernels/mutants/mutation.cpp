@@ -247,8 +247,10 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
     // output); the replay with rotated tokens hands baked weights to other tokens only when there are two.
     case Mutation::default_stream_launch:
       return p.reduce != ReduceMode::per_k && !(p.n_shared > 0 && p.shared_path == SharedPath::separate);
+    // Baked router weights matter only where a routed slot of this rank reads one (not on ep_rank_empty).
     case Mutation::graph_baked_inputs:
-      return p.tokens >= 2 && p.reduce != ReduceMode::per_k && !(p.n_shared > 0 && p.shared_path == SharedPath::separate);
+      return p.tokens >= 2 && p.reduce != ReduceMode::per_k && !(p.n_shared > 0 && p.shared_path == SharedPath::separate) &&
+             p.routing.edge != RoutingEdge::ep_rank_empty;
     // Any problem, but only on a kernel object whose first call had fewer elements (selftest: sequence_only()).
     case Mutation::workspace_init_once: return true;
     case Mutation::illegal_memory_access:

@@ -70,6 +70,31 @@ TEST(Mutation, ThirtyTwoBitOffsetsAreLiveOnlyPastTwoToThe32Elements) {
   EXPECT_FALSE(mutation_applies(Mutation::offsets_32bit, p));
 }
 
+// The device probes' mutants (docs/judging.md "Streams and graph replay") live where the GPU kernels drive one launch
+// that writes the output on the device; baked router weights need two tokens to rotate and a routed slot on this
+// rank to read a weight.
+TEST(Mutation, DeviceProbeBugsLiveOnOneLaunchPlans) {
+  ProblemSpec p;
+  p.hidden = 256; p.inter = 256; p.experts = 16; p.topk = 4; p.tokens = 5;
+  EXPECT_TRUE(mutation_applies(Mutation::default_stream_launch, p));
+  EXPECT_TRUE(mutation_applies(Mutation::graph_baked_inputs, p));
+  p.tokens = 1;
+  EXPECT_TRUE(mutation_applies(Mutation::default_stream_launch, p));
+  EXPECT_FALSE(mutation_applies(Mutation::graph_baked_inputs, p));
+  p.tokens = 5;
+  p.reduce = ReduceMode::per_k;  // the host sums the slots
+  EXPECT_FALSE(mutation_applies(Mutation::default_stream_launch, p));
+  EXPECT_FALSE(mutation_applies(Mutation::graph_baked_inputs, p));
+  p.reduce = ReduceMode::separate;
+  p.n_shared = 1; p.shared_inter = 128; p.shared_path = SharedPath::separate;  // two launches, added on the host
+  EXPECT_FALSE(mutation_applies(Mutation::default_stream_launch, p));
+  p.shared_path = SharedPath::fused;
+  EXPECT_TRUE(mutation_applies(Mutation::graph_baked_inputs, p));
+  p.ep = 2; p.routing.edge = RoutingEdge::ep_rank_empty;  // no routed slot on this rank reads a weight
+  EXPECT_TRUE(mutation_applies(Mutation::default_stream_launch, p));
+  EXPECT_FALSE(mutation_applies(Mutation::graph_baked_inputs, p));
+}
+
 // Where each format bug can live, by the formats' definitions (docs/numerics.md): E8M0 block scales in mxfp8 and
 // mxfp4, packed e2m1 nibbles in mxfp4, and the fn -> fnuz conversion (codes reinterpreted, fp32 scales doubled) in
 // the fp8 formats stored as e4m3fn, that is under `flavor: fn`.
