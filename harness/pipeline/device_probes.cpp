@@ -4,10 +4,12 @@
 #include <cstring>
 #include <fmt/format.h>
 
+#include "fixtures/error.hpp"
 #include "fixtures/tensor_element.hpp"
 #include "harness/pipeline/token_probes.hpp"
 #include "verdict/judge.hpp"
 #ifdef MOE_HAVE_GPU_RUNTIME
+#include "kernels/runtime/device_fault.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
 #endif
 
@@ -143,7 +145,18 @@ ProbeOutcome run_device_probes(const ProblemSpec& p, KernelUnderTest& kernel, co
       r_rot.weights[std::size_t(i * k + j)] = routing.weights[std::size_t(s * k + j)];
     }
   }
-  const gpu::Graph graph(stream, enqueue_device_run, &ctx);
+  // A run that cannot be captured (a call the capture refuses even in relaxed mode, an instantiation error) fails the
+  // probe with the runtime's words: serving engines capture it. A sticky device error stays the harness error it is.
+  std::unique_ptr<gpu::Graph> captured;
+  try {
+    captured = std::make_unique<gpu::Graph>(stream, enqueue_device_run, &ctx);
+  } catch (const Error& e) {
+    if (sticky_device_error() || e.code() != ExitCode::harness_error) throw;
+    res.status.push_back({kGraphReplay, kProbeRan});
+    fail(Check::graph_replay, std::string("the run could not be captured into a graph: ") + e.what());
+    return res;
+  }
+  const gpu::Graph& graph = *captured;
   std::int64_t replay_apart = 0;
   int replay = 0;
   for (const bool rotate : {true, false}) {

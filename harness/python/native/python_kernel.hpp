@@ -45,6 +45,13 @@ class PythonKernel final : public api::KernelUnderTest {
   // prepare() takes the working clone into the fixture the Python views share; run() reads that, not its argument.
   bool reads_given_checkpoint() const override { return false; }
   api::RoundingContract rounding_contract(const api::ProblemSpec&) const override { return contract_; }
+  // The device probes drive a kernel's device work on the harness's stream; a Python kernel's is torch's or Triton's,
+  // which they do not capture (docs/judging.md "Streams and graph replay").
+  std::unique_ptr<moe::DeviceRun> device_run(const api::ProblemSpec&, const api::Checkpoint&, const api::RoutingResult&,
+                                             std::string& why_not) override {
+    why_not = "a Python kernel: its device work goes through torch or Triton, which the probes do not capture";
+    return nullptr;
+  }
 
   // Raises the KeyboardInterrupt or SystemExit a call ended with, if any (GIL held).
   void reraise_interrupt();
