@@ -73,6 +73,11 @@ class KernelUnderTest {
   // and reads its own copy since (a Python kernel): the token probes, which hand run() another checkpoint (padded,
   // guarded, permuted), cannot run on it.
   virtual bool reads_given_checkpoint() const { return true; }
+  // Whether the token probes may compare this kernel's rows bit for bit across batch layouts (tokens rotated, experts
+  // relabeled): a deterministic kernel whose arithmetic for a row does not depend on where the row sits. False for a
+  // kernel that computes through a BLAS (NumPy, torch), whose blocking may depend on it: it gets the row bound of a
+  // non-deterministic kernel, with the padding and poisoned rows alone (harness/pipeline/token_probes.hpp).
+  virtual bool rows_exact_across_layouts(const ProblemSpec& p) const { return deterministic(p); }
   // Whether run() measures its speed (warm-ups and timed repeats) after the verdict run. Off for runs that only
   // want verdicts, e.g. a bisect step (`run --no-timing`); kernels that do not time themselves ignore it.
   virtual void set_timing(bool on) {}

@@ -317,8 +317,10 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
       set(token_probe_name(c), block);
     return res;
   }
-  const bool exact = kernel.deterministic(p);
-  const std::string nondet = probe_not_run("the kernel declares itself non-deterministic (float atomics): its rows may differ between runs");
+  const bool exact = kernel.rows_exact_across_layouts(p);
+  const std::string nondet = probe_not_run(
+      kernel.deterministic(p) ? "the kernel's rows are not bitwise the same across batch layouts (it computes through a BLAS)"
+                              : "the kernel declares itself non-deterministic (float atomics): its rows may differ between runs");
   const std::int64_t first = p.first_local_expert(), local = p.local_experts();
   bool any_local = false;
   for (std::int32_t id : routing.ids) any_local |= id >= first && id < first + local;

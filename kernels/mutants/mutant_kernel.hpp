@@ -42,6 +42,9 @@ class MutantKernel : public KernelUnderTest {
   bool deterministic(const ProblemSpec& p) const override { return inner_->deterministic(mutated_problem(m_, p)); }
   bool rerunnable() const override { return inner_->rerunnable(); }
   bool reads_given_checkpoint() const override { return inner_->reads_given_checkpoint(); }
+  bool rows_exact_across_layouts(const ProblemSpec& p) const override {
+    return inner_->rows_exact_across_layouts(mutated_problem(m_, p));
+  }
   void set_timing(bool on) override { inner_->set_timing(on); }
   void end_case() override { inner_->end_case(); }
   std::vector<std::string> dispatch_variants(const ProblemSpec& p) const override {

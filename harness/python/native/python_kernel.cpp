@@ -81,11 +81,24 @@ void PythonKernel::reraise_interrupt() {
   throw py::error_already_set();
 }
 
+namespace {
+// Views (Tensor::borrow) of every tensor of c, in their slots: valid while c's storage lives.
+api::Checkpoint checkpoint_views(api::Checkpoint& c) {
+  std::vector<api::Tensor> views;
+  for (api::Tensor* t : c.tensors())
+    views.push_back(api::Tensor::borrow(t->name(), t->dtype(), t->shape(), t->bytes(), t->capacity()));
+  std::optional<api::Checkpoint> v = api::Checkpoint::from_tensors(std::move(views));
+  if (!v) api::throw_harness_error("python kernel", "the working checkpoint's tensor names do not place back into a checkpoint");
+  return std::move(*v);
+}
+}  // namespace
+
 void PythonKernel::prepare(const api::ProblemSpec& p, api::Checkpoint& working) {
   py::gil_scoped_acquire gil;
   data_ = std::make_shared<FixtureData>();
   data_->fixture.problem = p;
   data_->fixture.pristine = std::move(working);  // the working clone, now shared with the Python views
+  working = checkpoint_views(data_->fixture.pristine);  // the pipeline's probes borrow from the same storage
   try {
     fixture_ = py::cast(FixtureObject{data_});
     fixture_.attr("spec") = spec_;
@@ -96,7 +109,7 @@ void PythonKernel::prepare(const api::ProblemSpec& p, api::Checkpoint& working) 
   }
 }
 
-api::RunInfo PythonKernel::run(const api::ProblemSpec&, const api::Checkpoint&, const api::RoutingResult& routing,
+api::RunInfo PythonKernel::run(const api::ProblemSpec& p, const api::Checkpoint& given, const api::RoutingResult& routing,
                                api::Tensor& out) {
   py::gil_scoped_acquire gil;
   if (interrupt_type_) api::throw_harness_error(id_, "interrupted", "");
@@ -104,10 +117,23 @@ api::RunInfo PythonKernel::run(const api::ProblemSpec&, const api::Checkpoint&, 
   api::RunInfo info;
   info.variant = "python";
   try {
-    data_->set_routing(routing);
+    // The case's own checkpoint (the one prepare() took, or the views of it the pipeline holds), or a probe's.
+    const bool own = given.x.bytes() == data_->fixture.pristine.x.bytes();
+    py::object fixture = fixture_;
+    if (!own) {
+      auto probe = std::make_shared<FixtureData>();
+      probe->fixture.problem = p;
+      probe->fixture.pristine = given.clone();
+      probe->set_routing(routing);
+      fixture = py::cast(FixtureObject{probe});
+      fixture.attr("spec") = spec_;
+      fixture.attr("case") = case_;
+    } else {
+      data_->set_routing(routing);
+    }
     const TensorView view = owned_view(out.clone());
     py::object out_obj = py::cast(view);
-    const py::object r = kernel_(fixture_, out_obj);
+    const py::object r = kernel_(fixture, out_obj);
     if (py::isinstance<py::str>(r)) info.variant = r.cast<std::string>();
     std::memcpy(out.bytes(), view.tensor->bytes(), out.nbytes());
   } catch (py::error_already_set& e) {

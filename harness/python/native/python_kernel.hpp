@@ -11,9 +11,10 @@
 // caller as itself, never a skip). An exception in prepare() or the call becomes the case's error record with its
 // traceback; KeyboardInterrupt and SystemExit end the case the same way and are raised again once run_case returns.
 //
-// Lifetimes: prepare() takes the working clone's tensors into a FixtureData that the Python views share, and each
-// call gets its own output and routing tensors (copied back into the pipeline's output afterwards), so a view the
-// kernel keeps after the call never points into freed memory.
+// Lifetimes: prepare() takes the working clone's tensors into a FixtureData that the Python views share (the
+// pipeline's working checkpoint becomes views of them, for the probes), and each call gets its own output and routing
+// tensors (copied back into the pipeline's output afterwards); a call on another checkpoint (a token probe's) gets a
+// FixtureData owning a copy of it. So a view the kernel keeps after the call never points into freed memory.
 //
 // The rounding contract: kernel.rounding_contract, a string in the contract's text form ("gate_up=bf16,slot=bf16",
 // "default") or a method rounding_contract(case) returning one (None: the default), read when the kernel object is
@@ -42,8 +43,12 @@ class PythonKernel final : public api::KernelUnderTest {
   api::RunInfo run(const api::ProblemSpec& p, const api::Checkpoint& working, const api::RoutingResult& routing,
                    api::Tensor& out) override;
   bool deterministic(const api::ProblemSpec&) const override { return deterministic_; }
-  // prepare() takes the working clone into the fixture the Python views share; run() reads that, not its argument.
-  bool reads_given_checkpoint() const override { return false; }
+  // prepare() takes the working clone into the fixture the Python views share and hands the pipeline views of it
+  // back; a run() on another checkpoint (a token probe's: padded, poisoned rows) gets a fixture over a copy of that.
+  bool reads_given_checkpoint() const override { return true; }
+  // A Python kernel computes through NumPy or torch, whose results for a row may depend on the batch's layout; it
+  // may also keep weights it converted in prepare(): the token probes run their row-bound path on it.
+  bool rows_exact_across_layouts(const api::ProblemSpec&) const override { return false; }
   api::RoundingContract rounding_contract(const api::ProblemSpec&) const override { return contract_; }
   // The device probes drive a kernel's device work on the harness's stream; a Python kernel's is torch's or Triton's,
   // which they do not capture (docs/judging.md "Streams and graph replay").
