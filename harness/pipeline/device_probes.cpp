@@ -21,32 +21,6 @@ const char* kGraphReplay = "graph_replay";
 
 }  // namespace
 
-std::int64_t device_rows_apart(const Tensor& got, const Tensor& expected, const std::vector<std::int64_t>& source,
-                               bool exact, std::int64_t& first_row) {
-  const std::int64_t rows = std::int64_t(source.size()), h = rows ? expected.numel() / rows : 0;
-  const std::size_t row_bytes = rows ? expected.nbytes() / std::size_t(rows) : 0;
-  std::int64_t n = 0;
-  first_row = -1;
-  for (std::int64_t i = 0; i < rows; ++i) {
-    const std::int64_t s = source[std::size_t(i)];
-    bool apart = false;
-    if (exact) {
-      apart = std::memcmp(got.bytes() + std::size_t(i) * row_bytes, expected.bytes() + std::size_t(s) * row_bytes, row_bytes) != 0;
-    } else {
-      double d2 = 0, n2 = 0;
-      for (std::int64_t c = 0; c < h; ++c) {
-        const double a = element_as_f32(got, i * h + c), b = element_as_f32(expected, s * h + c);
-        if (std::isfinite(a) != std::isfinite(b)) apart = true;
-        if (std::isfinite(a) && std::isfinite(b)) d2 += (a - b) * (a - b), n2 += b * b;
-      }
-      apart = apart || (n2 > 0 ? std::sqrt(d2 / n2) > 1e-2 : d2 > 0);
-    }
-    if (apart && first_row < 0) first_row = i;
-    n += apart;
-  }
-  return n;
-}
-
 namespace {
 #ifdef MOE_HAVE_GPU_RUNTIME
 void enqueue_device_run(void* run_and_stream) {
@@ -117,7 +91,7 @@ ProbeOutcome run_device_probes(const ProblemSpec& p, KernelUnderTest& kernel, co
     gate.release();
   }
   std::int64_t first = -1;
-  const std::int64_t apart = device_rows_apart(eager, out, identity, exact, first);
+  const std::int64_t apart = rows_apart_from(eager, out, identity, exact, first);
   res.metrics["stream_order_rows_apart"] = double(apart);
   res.status.push_back({kStreamOrder, kProbeRan});
   if (apart > 0)
@@ -163,7 +137,7 @@ ProbeOutcome run_device_probes(const ProblemSpec& p, KernelUnderTest& kernel, co
     ++replay;
     run->write_inputs(rotate ? x_rot : working.x, rotate ? r_rot : routing);
     const Tensor got = run_into_sentinel(*run, out, stream, [&] { graph.launch(stream); });
-    const std::int64_t n = device_rows_apart(got, out, rotate ? rotation : identity, exact, first);
+    const std::int64_t n = rows_apart_from(got, out, rotate ? rotation : identity, exact, first);
     replay_apart += n;
     if (n > 0)
       fail(Check::graph_replay,

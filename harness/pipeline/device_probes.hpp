@@ -16,13 +16,6 @@ namespace moe {
 
 // `out` is the judged output on `routing`; `failed_first` the record's failed check so far (nothing runs after a
 // failure); `on`: the run's token-probe switch (`run --no-token-probes` turns these off too).
-// The rows i of `got` that are not row source[i] of `expected` ([T, H], same dtype): bit for bit when `exact`, else
-// within 1e-2 of the row's norm with the same elements finite (the token probes' bound for a non-deterministic
-// kernel: a reduction order moves an element by about one ulp of the output dtype, 2^-8 of the row in bf16). The
-// first such row in first_row (-1: none).
-std::int64_t device_rows_apart(const Tensor& got, const Tensor& expected, const std::vector<std::int64_t>& source,
-                               bool exact, std::int64_t& first_row);
-
 ProbeOutcome run_device_probes(const ProblemSpec& p, KernelUnderTest& kernel, const Checkpoint& working,
                                const RoutingResult& routing, const Tensor& out, Check failed_first, bool on);
 

@@ -1,6 +1,8 @@
 #include "harness/pipeline/probes.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fmt/format.h>
 
 #include "verdict/judge.hpp"
@@ -127,5 +129,36 @@ ProbeOutcome run_probes(const ProblemSpec& p, KernelUnderTest& kernel, const Che
   if (lin_mismatches) fail(Check::linearity, fmt::format("linearity: {} ({} element(s))", lin_what, lin_mismatches));
   return res;
 }
+
+std::int64_t rows_apart_from(const Tensor& got, const Tensor& expected, const std::vector<std::int64_t>& source,
+                             bool exact, std::int64_t& first_row, double* worst_rel) {
+  const std::int64_t rows = std::int64_t(source.size()), h = rows ? expected.numel() / rows : 0;
+  const std::size_t row_bytes = rows ? expected.nbytes() / std::size_t(rows) : 0;
+  std::int64_t n = 0;
+  first_row = -1;
+  if (worst_rel) *worst_rel = 0;
+  for (std::int64_t i = 0; i < rows; ++i) {
+    const std::int64_t s = source[std::size_t(i)];
+    bool apart = false;
+    if (exact) {
+      apart = std::memcmp(got.bytes() + std::size_t(i) * row_bytes, expected.bytes() + std::size_t(s) * row_bytes, row_bytes) != 0;
+    } else {
+      double d2 = 0, n2 = 0;
+      bool finiteness_differs = false;
+      for (std::int64_t c = 0; c < h; ++c) {
+        const double a = element_as_f32(got, i * h + c), b = element_as_f32(expected, s * h + c);
+        if (std::isfinite(a) != std::isfinite(b)) finiteness_differs = true;
+        if (std::isfinite(a) && std::isfinite(b)) d2 += (a - b) * (a - b), n2 += b * b;
+      }
+      const double rel = finiteness_differs ? INFINITY : n2 > 0 ? std::sqrt(d2 / n2) : d2 > 0 ? INFINITY : 0.0;
+      if (worst_rel) *worst_rel = std::max(*worst_rel, rel);
+      apart = rel > kNondetRowRel;
+    }
+    if (apart && first_row < 0) first_row = i;
+    n += apart;
+  }
+  return n;
+}
+
 
 }  // namespace moe

@@ -246,33 +246,10 @@ std::int64_t mismatches(const ProbeRun& run, const Tensor& out, std::int64_t& fi
   return n;
 }
 
-// For a kernel that declares itself non-deterministic (float atomics): the valid rows of the probe run whose values
-// are not the judged run's within kNondetRowRel of the row's norm, or whose elements are finite where the judged
-// run's are not (or the reverse). Reduction order moves an f32 sum by a few f32 ulps of its largest term, so after
-// rounding to the output dtype an element moves by at most about one ulp of it: 2^-8 of the row's norm in bf16, the
-// coarsest output dtype; a row that read a NaN, Inf or huge padding value moves by far more.
-constexpr double kNondetRowRel = 1e-2;
+// For a kernel whose rows are compared with the row bound (kNondetRowRel, harness/pipeline/probes.hpp): the valid
+// rows of the probe run that are not the judged run's rows within it.
 std::int64_t rows_apart(const ProbeRun& run, const Tensor& out, std::int64_t& first_row, double& worst_rel) {
-  const std::int64_t rows = std::int64_t(run.source.size()), h = rows ? out.numel() / std::max<std::int64_t>(1, out.dim(0)) : 0;
-  std::int64_t n = 0;
-  first_row = -1;
-  worst_rel = 0;
-  for (std::int64_t i = 0; i < rows; ++i) {
-    double d2 = 0, n2 = 0;
-    bool finiteness_differs = false;
-    for (std::int64_t c = 0; c < h; ++c) {
-      const double a = element_as_f32(run.out, i * h + c), b = element_as_f32(out, run.source[std::size_t(i)] * h + c);
-      if (std::isfinite(a) != std::isfinite(b)) finiteness_differs = true;
-      if (std::isfinite(a) && std::isfinite(b)) d2 += (a - b) * (a - b), n2 += b * b;
-    }
-    const double rel = finiteness_differs ? INFINITY : n2 > 0 ? std::sqrt(d2 / n2) : d2 > 0 ? INFINITY : 0.0;
-    worst_rel = std::max(worst_rel, rel);
-    if (rel > kNondetRowRel) {
-      if (first_row < 0) first_row = i;
-      ++n;
-    }
-  }
-  return n;
+  return rows_apart_from(run.out, out, run.source, false, first_row, &worst_rel);
 }
 
 std::string masked_note(std::int64_t rows) {

@@ -1,4 +1,5 @@
-// The device probes' host side (harness/pipeline/device_probes.hpp): the row comparison against hand-made outputs,
+// The device probes' host side (harness/pipeline/device_probes.hpp): the probes' row comparison (rows_apart_from,
+// probes.hpp) against hand-made outputs,
 // and on the host kernel both probes reported as not run, with the reason, never as passed.
 #include <gtest/gtest.h>
 
@@ -23,10 +24,10 @@ TEST(DeviceProbes, ExactComparisonFollowsTheSourceRows) {
   const Tensor expected = rows({1, 2, 3, 4, 5, 6}, 3);
   const Tensor rotated = rows({3, 4, 5, 6, 1, 2}, 3);  // row i is expected's row (i + 1) % 3
   std::int64_t first = 7;
-  EXPECT_EQ(device_rows_apart(rotated, expected, {1, 2, 0}, true, first), 0);
+  EXPECT_EQ(rows_apart_from(rotated, expected, {1, 2, 0}, true, first), 0);
   EXPECT_EQ(first, -1);
   // Against the identity, every row differs; the first is row 0.
-  EXPECT_EQ(device_rows_apart(rotated, expected, {0, 1, 2}, true, first), 3);
+  EXPECT_EQ(rows_apart_from(rotated, expected, {0, 1, 2}, true, first), 3);
   EXPECT_EQ(first, 0);
 }
 
@@ -34,14 +35,16 @@ TEST(DeviceProbes, NondeterministicComparisonAllowsOnePercentOfTheRowNorm) {
   // Row norm of (3, 4) is 5: a change of 0.04 in one element is 0.8 % of it (kept), 0.06 is 1.2 % (apart).
   const Tensor expected = rows({3, 4, 0, 1}, 2);
   std::int64_t first = -1;
-  EXPECT_EQ(device_rows_apart(rows({3.04f, 4, 0, 1}, 2), expected, {0, 1}, false, first), 0);
-  EXPECT_EQ(device_rows_apart(rows({3.06f, 4, 0, 1}, 2), expected, {0, 1}, false, first), 1);
+  EXPECT_EQ(rows_apart_from(rows({3.04f, 4, 0, 1}, 2), expected, {0, 1}, false, first), 0);
+  double worst = -1;
+  EXPECT_EQ(rows_apart_from(rows({3.06f, 4, 0, 1}, 2), expected, {0, 1}, false, first, &worst), 1);
   EXPECT_EQ(first, 0);
+  EXPECT_NEAR(worst, 0.06 / 5, 1e-6);  // |3.06 - 3| / |(3, 4)|; row 1 equal
   // A NaN where the judged run is finite (an unwritten sentinel) is apart however small the rest.
-  EXPECT_EQ(device_rows_apart(rows({3, 4, NAN, 1}, 2), expected, {0, 1}, false, first), 1);
+  EXPECT_EQ(rows_apart_from(rows({3, 4, NAN, 1}, 2), expected, {0, 1}, false, first), 1);
   EXPECT_EQ(first, 1);
   // And bit equality is stricter: the 0.8 % change is apart there.
-  EXPECT_EQ(device_rows_apart(rows({3.04f, 4, 0, 1}, 2), expected, {0, 1}, true, first), 1);
+  EXPECT_EQ(rows_apart_from(rows({3.04f, 4, 0, 1}, 2), expected, {0, 1}, true, first), 1);
 }
 
 TEST(DeviceProbes, HostKernelSaysNotRunWithTheReason) {
