@@ -43,10 +43,10 @@ struct Headroom {
 
 Headroom headroom(const ReportCase& c) {
   auto deficit = [](std::optional<double> x) { return x ? std::optional<double>(1.0 - *x) : std::nullopt; };
-  // strict_min_cos: the tokens min_cos judged (those of the requantization band, when it held, excluded).
-  const std::optional<double> judged = metric(c, "strict_min_cos");
+  // strict_*: the tokens min_cos and max_rel judged (those of the requantization band, when it held, excluded).
+  const std::optional<double> judged = metric(c, "strict_min_cos"), judged_rel = metric(c, "strict_max_rel");
   return {share(deficit(judged ? judged : metric(c, "min_cos")), deficit(metric(c, "threshold_min_cos"))),
-          share(metric(c, "max_rel"), metric(c, "threshold_max_rel"))};
+          share(judged_rel ? judged_rel : metric(c, "max_rel"), metric(c, "threshold_max_rel"))};
 }
 
 void failing_table(std::ostream& o, const std::vector<const ReportCase*>& cases, const std::set<const ReportCase*>& linked) {

@@ -45,10 +45,11 @@ struct Judgement {
   double ref_norm = 0, out_norm = 0;
   double ideal_min_cos = 1, ideal_max_rel = 0;  // kernel vs the ideal reference: the recipe's quantization error
   // The requantization band (Thresholds::band_factor): tokens below min_cos inside it, how many may pass, and the
-  // largest rel / (band_factor * q_t) among them (the band's use: 1 at its edge). strict_min_cos: the lowest cos
-  // of the tokens min_cos judges (every token when the band tokens are more than the allowance).
+  // largest rel / (band_factor * q_t) among them (the band's use: 1 at its edge). strict_min_cos, strict_max_rel:
+  // the lowest cos and the largest rel of the tokens min_cos and max_rel judge (every token when the band tokens
+  // are more than the allowance; a band token's rel is bounded by its edge instead).
   std::int64_t band_tokens = 0, band_allowance = 0;
-  double band_max_ratio = 0, strict_min_cos = 1;
+  double band_max_ratio = 0, strict_min_cos = 1, strict_max_rel = 0;
   std::vector<double> token_noise;  // q_t per token (empty without an ideal reference)
   std::vector<double> token_cos, token_rel;
   std::vector<WorstToken> worst_tokens;

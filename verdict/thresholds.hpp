@@ -35,10 +35,12 @@ struct SystematicThresholds {
 };
 
 // The requantization band's defaults on dynamic-activation schemes (docs/judging.md "The requantization band").
-// Factor: a requantization with another scale is at most the recipe's own quantization noise on that token.
+// Factor: a correct kernel that requantizes a token with another scale errs from the ideal by about the recipe's own
+// quantization noise q_t, and so, by the triangle inequality, from the contract reference by at most about 2 q_t
+// (||k - c|| <= ||k - ideal|| + ||ideal - c||; per element, two half-ulp roundings in opposite directions).
 // Fraction: up to 1 token in 32 (at least one) may requantize with another scale; a kernel that skips or botches a
 // requantization moves every token.
-inline constexpr double kBandFactor = 1.0;
+inline constexpr double kBandFactor = 2.0;
 inline constexpr double kBandFraction = 1.0 / 32.0;
 // How many of T tokens may be inside the band: max(1, ceil(fraction * T)).
 inline std::int64_t requant_band_allowance(double fraction, std::int64_t tokens) {

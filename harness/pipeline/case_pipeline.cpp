@@ -94,7 +94,8 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
                  {"ref_norm", j.ref_norm}, {"out_norm", j.out_norm}, {"ideal_min_cos", j.ideal_min_cos},
                  {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel},
                  {"band_tokens", double(j.band_tokens)}, {"band_allowance", double(j.band_allowance)},
-                 {"band_max_ratio", j.band_max_ratio}, {"strict_min_cos", j.strict_min_cos}};
+                 {"band_max_ratio", j.band_max_ratio}, {"strict_min_cos", j.strict_min_cos},
+                 {"strict_max_rel", j.strict_max_rel}};
   rec.token_cos = j.token_cos;
   rec.token_rel = j.token_rel;
 }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "fixtures/error.hpp"
@@ -259,6 +260,29 @@ TEST(JudgeBand, TwoTokensRequantizedWithinTheirNoisePass) {
   EXPECT_NEAR(j.token_noise[5], 0.04, 1e-4);
 }
 
+// max_rel judges the tokens outside the band too: a band token's rel (here 0.03, above max_rel 0.02) is bounded by
+// its edge (2 x 0.04), not by max_rel, while the band holds; a third such token breaks the band and max_rel with it.
+TEST(JudgeBand, MaxRelJudgesTheTokensOutsideTheBand) {
+  const auto r = reference(), ideal = ideal_of(r);
+  Thresholds t = band_th();
+  t.max_rel = 0.02; t.band_factor = 2.0;
+  auto o = r;
+  for (std::int64_t tok : {5, 40}) push(o, r, tok, 0.03, 2);
+  Judgement j = judge(r, ideal, as_output(o), kT, kH, t, routing());
+  EXPECT_TRUE(j.pass) << j.summary;
+  EXPECT_NEAR(j.max_rel, 0.03, 1e-4);  // the reported max rel stays the true one
+  EXPECT_LT(j.strict_max_rel, 1e-6);
+  push(o, r, 41, 0.03, 2);
+  j = judge(r, ideal, as_output(o), kT, kH, t, routing());
+  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.failed_check, Check::min_cos);  // min_cos fails first; max_rel judges every token again
+  EXPECT_NEAR(j.strict_max_rel, 0.03, 1e-4);
+  t.min_cos = 0.999;  // cos of rel 0.03 is about 1 - 4.5e-4: above this min_cos, so no band and max_rel fails
+  j = judge(r, ideal, as_output(o), kT, kH, t, routing());
+  EXPECT_EQ(j.failed_check, Check::max_rel);
+  EXPECT_EQ(j.band_tokens, 0);
+}
+
 TEST(JudgeBand, MoreTokensThanTheAllowanceFailMinCos) {
   const auto r = reference(), ideal = ideal_of(r);
   auto o = r;
@@ -289,6 +313,45 @@ TEST(JudgeBand, OffWithoutAnIdealReferenceOrAFactor) {
   Thresholds off = band_th();
   off.band_factor = 0;
   EXPECT_FALSE(judge(r, ideal, as_output(o), kT, kH, off, routing()).pass);
+}
+
+// A correct kernel's token requantized with another scale (its intermediate's amax crossed a rounding): the contract
+// reference rounds every element of the token to the e4m3fn grid with scale s = amax / 448, the kernel with s * 1.01.
+// Both are one rounding of the same ideal values, so the kernel's distance to the contract exceeds the token's own
+// quantization noise q_t (two roundings, up to half a step each, in opposite directions) but stays within 2 q_t.
+namespace {
+float e4m3fn_rounded(float v) {  // nearest e4m3fn value, ties to even (3 mantissa bits, min normal 2^-6, max 448)
+  if (v == 0.0f) return 0.0f;
+  const int e = std::max(int(std::floor(std::log2(std::fabs(v)))), -6);
+  const float step = std::ldexp(1.0f, e - 3);
+  return std::clamp(std::nearbyint(v / step) * step, -448.0f, 448.0f);
+}
+std::vector<float> requantized(const std::vector<float>& v, std::int64_t t, float scale_factor) {
+  auto q = v;
+  float amax = 0;
+  for (std::int64_t c = 0; c < kH; ++c) amax = std::max(amax, std::fabs(v[t * kH + c]));
+  const float s = amax / 448.0f * scale_factor;
+  for (std::int64_t c = 0; c < kH; ++c) q[t * kH + c] = e4m3fn_rounded(v[t * kH + c] / s) * s;
+  return q;
+}
+}  // namespace
+
+TEST(JudgeBand, ATokenRequantizedWithAnotherScalePassesTheDefaultBand) {
+  const auto ideal = reference();
+  const std::int64_t t = 5;
+  const auto r = requantized(ideal, t, 1.0f), o = requantized(ideal, t, 1.01f);
+  const double q = token_norm([&] { auto d = ideal; for (std::size_t i = 0; i < d.size(); ++i) d[i] -= r[i]; return d; }(), t) /
+                   token_norm(r, t);
+  const double rel = token_norm([&] { auto d = o; for (std::size_t i = 0; i < d.size(); ++i) d[i] -= r[i]; return d; }(), t) /
+                     token_norm(r, t);
+  EXPECT_GT(rel, q);        // beyond one rounding's noise: a band of 1 x q_t would fail this correct kernel
+  EXPECT_LT(rel, 2.0 * q);  // within the triangle inequality's 2 q_t
+  Thresholds d = band_th();
+  d.band_factor = kBandFactor;
+  const Judgement j = judge(r, ideal, as_output(o), kT, kH, d, routing());
+  EXPECT_TRUE(j.pass) << j.summary;
+  EXPECT_EQ(j.band_tokens, 1);
+  EXPECT_LT(j.min_cos, 0.9999);  // judged by the band, not above min_cos
 }
 
 // Which schemes get the band: every dynamic activation format, never bf16 activations or the exact tier.
