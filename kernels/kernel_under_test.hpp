@@ -78,6 +78,10 @@ class KernelUnderTest {
   // kernel that computes through a BLAS (NumPy, torch), whose blocking may depend on it: it gets the row bound of a
   // non-deterministic kernel, with the padding and poisoned rows alone (harness/pipeline/token_probes.hpp).
   virtual bool rows_exact_across_layouts(const ProblemSpec& p) const { return deterministic(p); }
+  // Whether run() reads the expert weights from the checkpoint it is handed on every call. False for a kernel that
+  // may keep weights it converted in prepare() (a Python kernel): relabeling experts in the checkpoint would not reach
+  // it, so the expert_relabeling probe does not run on it.
+  virtual bool rereads_expert_weights() const { return reads_given_checkpoint(); }
   // Whether run() measures its speed (warm-ups and timed repeats) after the verdict run. Off for runs that only
   // want verdicts, e.g. a bisect step (`run --no-timing`); kernels that do not time themselves ignore it.
   virtual void set_timing(bool on) {}

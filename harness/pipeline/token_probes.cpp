@@ -256,11 +256,17 @@ std::string masked_note(std::int64_t rows) {
   return rows ? fmt::format(" and in the x rows of the {} token(s) with no slot on this rank", rows) : std::string();
 }
 
+// How far a probe run is from the judged run: elements that differ bit for bit (exact), or rows apart by the row bound.
+std::int64_t differences(const ProbeRun& run, const Tensor& out, bool exact, std::int64_t& first_row, double& worst_rel) {
+  return exact ? mismatches(run, out, first_row) : rows_apart(run, out, first_row, worst_rel);
+}
+
 std::int64_t rerun_variant(KernelUnderTest& kernel, const ProblemSpec& p, Checkpoint& w, const RoutingResult& r,
-                           const Tensor& out, Variant v, std::int64_t& first_row) {
+                           const Tensor& out, Variant v, bool exact, std::int64_t& first_row) {
   auto run = build_run(p, w, r, v);
   run_probe(kernel, p, *run, w, v.relabel);
-  return mismatches(*run, out, first_row);
+  double ignored = 0;
+  return differences(*run, out, exact, first_row, ignored);
 }
 }  // namespace
 
@@ -294,10 +300,11 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
       set(token_probe_name(c), block);
     return res;
   }
-  const bool exact = kernel.rows_exact_across_layouts(p);
+  // Rows compared bit for bit (exact), or with the row bound: a deterministic kernel computing through a BLAS gets
+  // the rotation with the row bound too; a non-deterministic one only the padding and the poisoned rows.
+  const bool exact = kernel.rows_exact_across_layouts(p), deterministic = kernel.deterministic(p);
   const std::string nondet = probe_not_run(
-      kernel.deterministic(p) ? "the kernel's rows are not bitwise the same across batch layouts (it computes through a BLAS)"
-                              : "the kernel declares itself non-deterministic (float atomics): its rows may differ between runs");
+      "the kernel declares itself non-deterministic (float atomics): its rows may differ between runs");
   const std::int64_t first = p.first_local_expert(), local = p.local_experts();
   bool any_local = false;
   for (std::int32_t id : routing.ids) any_local |= id >= first && id < first + local;
@@ -305,9 +312,12 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
   for (const Tensor* t : {&working.routed.w13, &working.routed.w13_scale, &working.routed.w2, &working.routed.w2_scale,
                           &working.routed.w13_bias, &working.routed.w2_bias})
     if (!t->empty() && (t->shape().empty() || t->dim(0) != local)) leads_with_experts = false;
-  std::string perm_block = !exact ? nondet : p.tokens < 2 ? probe_not_run("one token: nothing to permute") : "";
+  std::string perm_block = !deterministic ? nondet : p.tokens < 2 ? probe_not_run("one token: nothing to permute") : "";
   const Relabel swap = pick_relabel(p, routing);
-  std::string relabel_block = !exact ? nondet
+  std::string relabel_block = !deterministic ? nondet
+                              : !kernel.rereads_expert_weights()
+                                  ? probe_not_run("the kernel may keep expert weights it converted in prepare() (a Python "
+                                                  "kernel), which relabeling the checkpoint's would not reach")
                               : local < 2 ? probe_not_run("fewer than 2 experts on this rank: nothing to relabel")
                               : !any_local ? probe_not_run("no token routes to an expert of this rank")
                               : !leads_with_experts ? probe_not_run("the prepared expert tensors do not lead with the local expert count")
@@ -321,8 +331,8 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
   const std::vector<std::string> zones = run->arena.violations(guard_bytes);
   std::int64_t first_row = -1;
   double worst_rel = 0;
-  const std::int64_t combined = exact ? mismatches(*run, out, first_row) : 0;
-  const std::int64_t apart = exact ? 0 : rows_apart(*run, out, first_row, worst_rel);
+  const std::int64_t diff = differences(*run, out, exact, first_row, worst_rel);
+  const std::int64_t combined = exact ? diff : 0, apart = exact ? 0 : diff;
   const std::int64_t masked_rows = run->masked_rows;
   run.reset();
   res.metrics["token_isolation_masked_rows"] = double(masked_rows);
@@ -332,30 +342,33 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
 
   // Which probe a difference belongs to: padding alone, then the rotation alone, then the relabeling alone.
   std::string isolation_fail, perm_fail, relabel_fail;
-  if (combined > 0) {
-    std::int64_t row = -1;
-    if ((both.permute || relabeling) && rerun_variant(kernel, p, working, routing, out, {}, row) == 0) {
-      const bool rotation = both.permute && (!relabeling || rerun_variant(kernel, p, working, routing, out, {true, {}}, row) > 0);
-      if (rotation)
-        perm_fail = fmt::format("with the tokens rotated by one position, {} element(s) of the output differ from the "
-                                "judged run's rotated rows (first at position {})", combined, first_row);
-      else
-        relabel_fail = fmt::format("with local experts {} and {} relabeled as each other (weights, scales, biases, ids), "
-                                   "{} element(s) of the output differ (first at position {}{})", both.relabel.a,
-                                   both.relabel.b, combined, first_row,
-                                   both.permute ? "; in the run with the tokens rotated too" : "");
-    } else {
-      isolation_fail = fmt::format("with NaN, Inf and huge rows past token {} in x's allocation{}, {} element(s) of the "
-                                   "valid tokens' output differ from the judged run (first at position {})",
-                                   p.tokens - 1, masked_note(masked_rows), combined, first_row);
-    }
+  const std::string what = exact ? fmt::format("{} element(s) of the output differ from", diff)
+                                 : fmt::format("{} output row(s) moved by more than {} of their norm or changed "
+                                               "finiteness from", diff, kNondetRowRel);
+  std::int64_t row = -1;
+  if (diff > 0 && (both.permute || relabeling) && rerun_variant(kernel, p, working, routing, out, {}, exact, row) == 0) {
+    const bool rotation =
+        both.permute && (!relabeling || rerun_variant(kernel, p, working, routing, out, {true, {}}, exact, row) > 0);
+    if (rotation)
+      perm_fail = fmt::format("with the tokens rotated by one position, {} the judged run's rotated rows (first at "
+                              "position {}{})", what, first_row, exact ? "" : "; compared with the row bound: the kernel "
+                              "computes through a BLAS");
+    else
+      relabel_fail = fmt::format("with local experts {} and {} relabeled as each other (weights, scales, biases, ids), "
+                                 "{} the judged run (first at position {}{})", both.relabel.a, both.relabel.b, what,
+                                 first_row, both.permute ? "; in the run with the tokens rotated too" : "");
+  } else if (combined > 0) {
+    isolation_fail = fmt::format("with NaN, Inf and huge rows past token {} in x's allocation{}, {} element(s) of the "
+                                 "valid tokens' output differ from the judged run (first at position {})",
+                                 p.tokens - 1, masked_note(masked_rows), combined, first_row);
   }
-  if (apart > 0)
+  if (apart > 0 && perm_fail.empty() && relabel_fail.empty())
     isolation_fail = fmt::format("with NaN, Inf and huge rows past token {} in x's allocation{}, {} valid token row(s) "
                                  "of the output moved from the judged run's by more than {} of their norm or in which "
-                                 "elements are finite (first at position {}; the kernel declares itself "
-                                 "non-deterministic, so rows are compared within that bound, not bit for bit)",
-                                 p.tokens - 1, masked_note(masked_rows), apart, kNondetRowRel, first_row);
+                                 "elements are finite (first at position {}; {}, so rows are compared within that bound, not bit for bit)",
+                                 p.tokens - 1, masked_note(masked_rows), apart, kNondetRowRel, first_row,
+                                 deterministic ? "the kernel computes through a BLAS"
+                                               : "the kernel declares itself non-deterministic");
   set(token_probe_name(Check::token_isolation), kProbeRan);
   set(token_probe_name(Check::red_zone), kProbeRan);
   set(token_probe_name(Check::token_permutation), perm_block.empty() ? std::string(kProbeRan) : perm_block);

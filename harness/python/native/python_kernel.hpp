@@ -49,6 +49,7 @@ class PythonKernel final : public api::KernelUnderTest {
   // A Python kernel computes through NumPy or torch, whose results for a row may depend on the batch's layout; it
   // may also keep weights it converted in prepare(): the token probes run their row-bound path on it.
   bool rows_exact_across_layouts(const api::ProblemSpec&) const override { return false; }
+  bool rereads_expert_weights() const override { return false; }
   api::RoundingContract rounding_contract(const api::ProblemSpec&) const override { return contract_; }
   // The device probes drive a kernel's device work on the harness's stream; a Python kernel's is torch's or Triton's,
   // which they do not capture (docs/judging.md "Streams and graph replay").

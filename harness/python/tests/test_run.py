@@ -3,6 +3,7 @@ probes catch what they catch for native kernels, Python failures become error re
 import json
 import subprocess
 import sys
+from pathlib import Path
 import xml.etree.ElementTree as ET
 
 import jsonschema
@@ -36,16 +37,17 @@ def test_python_path_gives_runs_records(cli, tmp_path):
         assert v.metrics["min_cos"] == want["metrics"]["min_cos"] and v.metrics["max_rel"] == want["metrics"]["max_rel"]
         assert list(v.token_cos) == want["token_cos"]
         # The token probes hand run() another checkpoint, which a Python kernel gets as a fixture of its own; its rows
-        # are compared with the non-deterministic path's row bound (a BLAS's results for a row may depend on the
-        # batch's layout), so the padding and poisoned rows run alone and the exact rotation and relabeling do not.
-        # Every other probe is run's.
+        # are compared with the row bound (a BLAS's results for a row may depend on the batch's layout): the padding,
+        # the poisoned rows and the rotation run, the relabeling does not (a Python kernel may keep the weights it
+        # converted in prepare()). Every other probe is run's.
         token = ("token_isolation", "red_zones", "token_permutation", "expert_relabeling")
         assert {k: s for k, s in v.probes if k not in token} == {k: s for k, s in want["probes"].items() if k not in token}
         if v.passed:
             got = dict(v.probes)
             assert got["token_isolation"] == got["red_zones"] == "ran", v.probes
-            assert all(got[k].startswith("not run: the kernel's rows are not bitwise the same across batch layouts")
-                       for k in ("token_permutation", "expert_relabeling")), v.probes
+            assert got["token_permutation"] == ("ran" if case.spec["shape"]["tokens"] > 1 else
+                                                "not run: one token: nothing to permute"), v.probes
+            assert got["expert_relabeling"].startswith("not run: the kernel may keep expert weights it converted"), v.probes
         # The verdict run, then one more for each probe that ran a kernel (rerun_identical compares the rerun; the
         # token probes share one run, counted with red_zones, which runs whenever any of them does).
         shared = ("rerun_identical", "token_isolation", "token_permutation", "expert_relabeling")
@@ -107,6 +109,34 @@ def test_a_python_kernel_reading_rows_it_must_not_fails_token_isolation(tmp_path
     assert case.run(host).passed
     v = case.run(reads_x)
     assert v.status == "fail" and v.failed_check == "token_isolation", (v.status, v.failed_check, v.reason)
+
+
+def test_a_python_kernel_with_routing_cached_at_its_first_call_fails_token_permutation():
+    # The panel's split-K member (NumPy, kernels/panel) reads the fixture every call and passes with the rotation
+    # compared by the row bound. Its mutant keeps the expert ids of its first call (the judged run's): right on every
+    # run with those ids in place (the rerun, the doubled router weights, the padding alone), wrong once the tokens
+    # are rotated with their routing: each row then mixes another token's experts with its own x and weights.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "kernels" / "panel"))
+    from panel_members import SplitK
+
+    class StaleIds(SplitK):
+        ids = None
+
+        def routed_rows(self, fx, spec):
+            if self.ids is None:
+                self.ids = np.array(np.asarray(fx["topk_ids"]))
+            w = np.asarray(fx["topk_weights"]).astype(np.float32)
+            for e in range(spec["shape"]["local_experts"]):
+                tok, j = np.nonzero(self.ids == spec["shape"]["first_local_expert"] + e)
+                if len(tok):
+                    yield e, tok, j, w[tok, j]
+
+    case = one(BF16)
+    good = case.run(SplitK())
+    assert good.passed and dict(good.probes)["token_permutation"] == "ran", (good.reason, good.probes)
+    v = case.run(StaleIds())
+    assert v.status == "fail" and v.failed_check == "token_permutation", (v.status, v.failed_check, v.reason)
+    assert "rotated by one position" in v.reason and "row bound" in v.reason, v.reason
 
 
 def test_a_kernel_that_writes_once_fails_the_rerun_probe():
