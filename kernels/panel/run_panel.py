@@ -4,6 +4,7 @@ suite, over seeds, with its declared rounding contract, and reports the false al
 independent panel").
 
   run_panel.py --suite smoke [--filter GLOB]... [--members vllm,aiter,splitk,finalize] [--seeds N]
+               [--first-seed S]
                [--shard I/N] [--report-dir DIR] [--quiet]
 
 Every member is correct by construction, so any case that does not pass is a false alarm of the harness (or a bug
@@ -29,6 +30,7 @@ def parse():
     p.add_argument("--members", default=",".join(MEMBERS[:4]), help="default: the four NumPy members; vllm-torch "
                    "runs its GEMMs through torch (the fp8 matrix units on a CUDA GPU)")
     p.add_argument("--seeds", type=int, default=1, help="seeds 0..N-1 replace each case's seed (default: its own)")
+    p.add_argument("--first-seed", type=int, default=0, help="with --seeds N: seeds S..S+N-1 instead of 0..N-1")
     p.add_argument("--shard", default="0/1", help="I/N: the suite's cases I, I + N, ... (file order)")
     p.add_argument("--report-dir")
     p.add_argument("--quiet", action="store_true")
@@ -40,6 +42,8 @@ def parse():
         p.error(f"--members: unknown {', '.join(bad)}; choose from {', '.join(MEMBERS)}")
     if a.seeds < 1 or a.seeds > 1000:
         p.error("--seeds takes 1 to 1000")
+    if a.first_seed < 0 or a.first_seed > 2**32:
+        p.error("--first-seed takes 0 to 2^32")
     try:
         i, n = (int(x) for x in a.shard.split("/"))
         if not 0 <= i < n:
@@ -54,8 +58,9 @@ def main():
     a, members = parse()
     judged = alarms = 0
     worst = {}
-    for seed in range(a.seeds):
-        suite = moe_harness.suite(a.suite, filter=a.filter or None, seed=seed if a.seeds > 1 else None)
+    explicit = a.seeds > 1 or a.first_seed > 0
+    for seed in range(a.first_seed, a.first_seed + a.seeds):
+        suite = moe_harness.suite(a.suite, filter=a.filter or None, seed=seed if explicit else None)
         for name in members:
             member = make(name, seed)
             session = None
