@@ -1,6 +1,7 @@
 // The interface every implementation under test provides (docs/adding-a-kernel.md): GPU kernels, the host
 // contract kernel, mutants of both, plugins.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -46,6 +47,10 @@ class DeviceRun {
   virtual void write_inputs(const Tensor& x, const RoutingResult& routing) = 0;
   // The output's device buffer: [T, H] in the output dtype, what enqueue() writes.
   virtual void* output() const = 0;
+  // The red zones of the buffers this run owns (kernels/runtime/gpu_runtime.hpp GuardedBuffer), checked now: one text
+  // per changed guard, naming the buffer, the side and the first offset; the changed bytes added to `bytes`. Call it
+  // after the run's work was waited for, outside any capture. Default: no guarded buffers.
+  virtual std::vector<std::string> red_zone_violations(std::int64_t& bytes) { return {}; }
 };
 
 class KernelUnderTest {
@@ -106,6 +111,11 @@ class KernelUnderTest {
     why_not = "the kernel runs no device work the harness can drive (a host or external kernel)";
     return nullptr;
   }
+  // The device red zones (docs/judging.md "Token probes", red_zones): what the runs since the last end_case() wrote
+  // into the guards around the device buffers the kernel was handed or allocated (GPU kernels, device plugins), one
+  // text per buffer and side ("device out: 4 byte(s) after the end changed, first at +0"), the changed bytes added
+  // to `bytes`. Default: none (a kernel without guarded device buffers).
+  virtual std::vector<std::string> device_red_zone_violations(std::int64_t& bytes) const { return {}; }
   // Checks of where the kernel's inputs came from that only it can answer, as (check, "ran" | "not run: <why>") for
   // the report's probes: an output computed elsewhere says whether its fixture fingerprint was compared.
   virtual std::vector<std::pair<std::string, std::string>> input_checks() const { return {}; }

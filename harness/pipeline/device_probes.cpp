@@ -74,6 +74,15 @@ ProbeOutcome run_device_probes(const ProblemSpec& p, KernelUnderTest& kernel, co
     res.failed_check = check;
     res.reason = to_string(check) + ": " + reason;
   };
+  // The guards of the run's own buffers (DeviceRun::red_zone_violations()), read after its work was waited for: a
+  // write out of bounds that only the harness's stream or the graph makes fails red_zone here.
+  auto check_guards = [&](const char* when) {
+    std::int64_t bytes = 0;
+    const std::vector<std::string> zones = run->red_zone_violations(bytes);
+    std::string s;
+    for (const auto& z : zones) s += (s.empty() ? "" : "; ") + z;
+    if (!zones.empty()) fail(Check::red_zone, fmt::format("in {}: {}", when, s));
+  };
   const gpu::Stream stream(/*non_blocking=*/true);
   std::pair<DeviceRun*, void*> ctx{run.get(), stream.get()};
 
@@ -90,6 +99,7 @@ ProbeOutcome run_device_probes(const ProblemSpec& p, KernelUnderTest& kernel, co
     stream.synchronize();
     gate.release();
   }
+  check_guards("the stream_order run");
   std::int64_t first = -1;
   const std::int64_t apart = rows_apart_from(eager, out, identity, exact, first);
   res.metrics["stream_order_rows_apart"] = double(apart);
@@ -100,7 +110,7 @@ ProbeOutcome run_device_probes(const ProblemSpec& p, KernelUnderTest& kernel, co
                      "harness's non-blocking stream with the default stream held busy: work went to the default "
                      "stream, or the output was written after the given stream's work ended", apart, p.tokens, first));
   if (res.failed_check != Check::none) {
-    res.status.push_back({kGraphReplay, "not run: stream_order failed first"});
+    res.status.push_back({kGraphReplay, "not run: " + to_string(res.failed_check) + " failed first"});
     return res;
   }
 
@@ -147,6 +157,7 @@ ProbeOutcome run_device_probes(const ProblemSpec& p, KernelUnderTest& kernel, co
                                                  : "the case's own inputs again",
                        n, t, first, rotate ? " rotated with them" : ""));
   }
+  check_guards("the graph replays");
   res.metrics["graph_replay_rows_apart"] = double(replay_apart);
   res.status.push_back({kGraphReplay, kProbeRan});
   return res;

@@ -8,7 +8,7 @@
 // kernel holds one case's inputs between runs. The GPU kernel clears them in prepare(), when the next case starts: a
 // kernel that wrote into its own device inputs (a bug the probes' reruns then see) never carries that into another
 // case's verdict. Plain C++ over any buffer type, so the keying is unit-tested on the
-// host with a fake device (kernels/tests/resident_inputs_test.cpp); the GPU kernel instantiates it with DeviceBuffer.
+// host with a fake device (kernels/tests/resident_inputs_test.cpp); the GPU kernel instantiates it with GuardedBuffer.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -40,6 +40,12 @@ class ResidentInputs {
       ++uploads_;
     }
     return &s.buffer;
+  }
+  // fn(buffer) for every copy held (the GPU kernel checks their guards after a run).
+  template <class Fn>
+  void for_each(Fn&& fn) {
+    for (Slot& s : slots_)
+      if (s.held) fn(s.buffer);
   }
   void clear() {
     for (Slot& s : slots_) s = Slot{};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 
 #include "fixtures/error.hpp"
 #include "kernels/gpu/launch_args.hpp"
@@ -9,14 +10,9 @@
 namespace moe::gpu {
 namespace {
 
-DeviceBuffer upload(const Tensor& t) {
-  DeviceBuffer b(t.nbytes());
-  b.upload(t.bytes(), t.nbytes());
-  return b;
-}
 template <class T>
-DeviceBuffer upload(const std::vector<T>& v) {
-  DeviceBuffer b(v.size() * sizeof(T));
+GuardedBuffer upload(const std::vector<T>& v, const char* name) {
+  GuardedBuffer b(v.size() * sizeof(T), name);
   b.upload(v.data(), v.size() * sizeof(T));
   return b;
 }
@@ -26,6 +22,12 @@ bool any_launch(const Plan& plan, bool (*what)(const LaunchPlan&)) {
 }
 
 }  // namespace
+
+GuardedBuffer upload_guarded(const Tensor& t) {
+  GuardedBuffer b(t.nbytes(), "device " + t.name());
+  b.upload(t.bytes(), t.nbytes());
+  return b;
+}
 
 std::array<const Tensor*, kInputSlots> input_tensors(const ProblemSpec& p, const Checkpoint& c) {
   static const Tensor none;
@@ -47,17 +49,17 @@ CaseBuffers::CaseBuffers(const ProblemSpec& p, const Checkpoint& c, const std::v
   const auto t0 = std::chrono::steady_clock::now();
   std::array<const void*, kInputSlots> dev{};
   for (std::size_t i = 0; i < in.size(); ++i) {
-    const DeviceBuffer* b = resident.use(i, *in[i], digests[i], [](const Tensor& x) { return upload(x); });
+    const GuardedBuffer* b = resident.use(i, *in[i], digests[i], [](const Tensor& x) { return upload_guarded(x); });
     dev[i] = b ? b->get() : nullptr;
   }
-  ids = upload(r.ids);
-  weights = upload(router_weights);
+  ids = upload(r.ids, "device ids");
+  weights = upload(router_weights, "device weights");
   upload_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const std::int64_t max_inter = std::max(p.local_inter(), p.n_shared ? p.local_shared_inter() : 0);
-  mid = DeviceBuffer(std::size_t(slot_rows * max_inter) * sizeof(float));
-  slots = DeviceBuffer(p.reduce == ReduceMode::fused_atomic ? 0 : std::size_t(slot_rows * h) * sizeof(float));
-  acc = DeviceBuffer(std::size_t(t * h) * sizeof(float));
-  outs.emplace_back(out_bytes);
+  mid = GuardedBuffer(std::size_t(slot_rows * max_inter) * sizeof(float), "device mid");
+  slots = GuardedBuffer(p.reduce == ReduceMode::fused_atomic ? 0 : std::size_t(slot_rows * h) * sizeof(float), "device slots");
+  acc = GuardedBuffer(std::size_t(t * h) * sizeof(float), "device acc");
+  outs.emplace_back(out_bytes, "device out");
 
   FusedMoeArgs& a = whole;
   a.x = dev[0];
@@ -70,10 +72,10 @@ CaseBuffers::CaseBuffers(const ProblemSpec& p, const Checkpoint& c, const std::v
   a.shared.s13 = dev[11], a.shared.s2 = dev[12];
   a.shared.fnuz = c.shared.w13.dtype() == DType::e4m3fnuz;
   if (any_launch(plan, [](const LaunchPlan& l) { return l.prepare_inputs; })) {
-    xq_routed = DeviceBuffer(std::size_t((a.weight_on_input ? slot_rows : t) * h) * sizeof(float));
+    xq_routed = GuardedBuffer(std::size_t((a.weight_on_input ? slot_rows : t) * h) * sizeof(float), "device xq_routed");
     a.xq_routed = static_cast<float*>(xq_routed.get());
     if (a.n_shared > 0) {
-      xq_shared = DeviceBuffer(std::size_t(t * h) * sizeof(float));
+      xq_shared = GuardedBuffer(std::size_t(t * h) * sizeof(float), "device xq_shared");
       a.xq_shared = static_cast<float*>(xq_shared.get());
     }
   }
@@ -85,7 +87,7 @@ CaseBuffers::CaseBuffers(const ProblemSpec& p, const Checkpoint& c, const std::v
   a.out = outs[0].get();
   if (any_launch(plan, [](const LaunchPlan& l) { return l.path != StagePath::one_stage && l.path != StagePath::row_wise; })) {
     const std::int64_t sets = a.local_experts + a.n_shared;  // the sort buffers, for every set
-    sort = DeviceBuffer(std::size_t(4 * sets + 2 + slot_rows) * sizeof(std::int32_t));
+    sort = GuardedBuffer(std::size_t(4 * sets + 2 + slot_rows) * sizeof(std::int32_t), "device sort");
     auto* base = static_cast<std::int32_t*>(sort.get());
     a.expert_counts = base;
     a.expert_offsets = base + sets;
@@ -93,7 +95,12 @@ CaseBuffers::CaseBuffers(const ProblemSpec& p, const Checkpoint& c, const std::v
     a.sorted_slots = base + 3 * sets + 1;
     a.active_sets = base + 3 * sets + 1 + slot_rows;
   }
-  for (std::size_t i = 1; i < plan.launches.size(); ++i) outs.emplace_back(out_bytes);
+  for (std::size_t i = 1; i < plan.launches.size(); ++i) outs.emplace_back(out_bytes, "device out (launch " + std::to_string(i) + ")");
+}
+
+void CaseBuffers::check_red_zones(std::vector<std::string>& violations, std::int64_t& bytes) {
+  for (GuardedBuffer* b : {&ids, &weights, &mid, &slots, &acc, &xq_routed, &xq_shared, &sort}) b->check(violations, bytes);
+  for (GuardedBuffer& o : outs) o.check(violations, bytes);
 }
 
 FusedMoeArgs CaseBuffers::launch(const Plan& plan, std::size_t i) const {

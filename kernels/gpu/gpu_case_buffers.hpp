@@ -2,10 +2,12 @@
 // taken from the kernel's resident copies (kernels/common/resident_inputs.hpp: uploaded only when their content
 // changed), the routing's ids and the router weights given (uploaded every run: the probes change the weights), the
 // work buffers its plan needs, one output per launch, and the whole case's launch arguments pointing into them.
-// GPU builds only (MOE_HAVE_GPU_RUNTIME).
+// Every one of them is a GuardedBuffer (gpu_runtime.hpp): check_red_zones() reads its guards after a run, so a launch
+// writing out of bounds of any of them is named (the red_zones probe). GPU builds only (MOE_HAVE_GPU_RUNTIME).
 #pragma once
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "fixtures/checkpoint.hpp"
@@ -22,7 +24,9 @@ namespace moe::gpu {
 inline constexpr std::size_t kInputSlots = 13;
 std::array<const Tensor*, kInputSlots> input_tensors(const ProblemSpec& p, const Checkpoint& c);
 
-using ResidentDeviceInputs = ResidentInputs<DeviceBuffer>;
+using ResidentDeviceInputs = ResidentInputs<GuardedBuffer>;
+// A guarded device copy of `t`, named "device <its name>" in a violation.
+GuardedBuffer upload_guarded(const Tensor& t);
 
 struct CaseBuffers {
   // digests: chunk_digests of input_tensors(p, working), computed by the caller (off the device lock). router_weights:
@@ -32,12 +36,15 @@ struct CaseBuffers {
               const Plan& plan, std::size_t out_bytes);
   // Launch i of the plan: its sets and reduce mode (launch_args), writing outs[i].
   FusedMoeArgs launch(const Plan& plan, std::size_t i) const;
+  // The guards of every buffer above (not the resident inputs, which the kernel checks itself), after the run's work
+  // was waited for: violations appended, changed bytes added to `bytes`.
+  void check_red_zones(std::vector<std::string>& violations, std::int64_t& bytes);
 
   FusedMoeArgs whole;     // case_args(p) with every pointer and each set's fnuz filled in
   double upload_s = 0.0;  // seconds the constructor spent copying to the device (the resident inputs that changed)
-  DeviceBuffer ids, weights;
-  DeviceBuffer mid, slots, acc, xq_routed, xq_shared, sort;
-  std::vector<DeviceBuffer> outs;  // one per launch: the routed (or only) output, then the separate shared one
+  GuardedBuffer ids, weights;
+  GuardedBuffer mid, slots, acc, xq_routed, xq_shared, sort;
+  std::vector<GuardedBuffer> outs;  // one per launch: the routed (or only) output, then the separate shared one
 };
 
 }  // namespace moe::gpu

@@ -20,7 +20,7 @@ GpuDeviceRun::GpuDeviceRun(const ProblemSpec& p, const Checkpoint& c, const Rout
     : plan_(std::move(plan)),
       buffers_(p, c, input_digests(p, c), resident, r, r.weights, plan_,
                std::size_t(p.tokens * p.hidden) * dtype_size(p.output_dtype)),
-      x_(c.x.nbytes()),
+      x_(c.x.nbytes(), "device " + c.x.name()),
       mutant_(mutant),
       baked_weights_(baked_weights),
       weights_now_(r.weights),
@@ -52,6 +52,13 @@ void GpuDeviceRun::write_inputs(const Tensor& x, const RoutingResult& r) {
   buffers_.ids.upload(r.ids.data(), buffers_.ids.bytes());
   buffers_.weights.upload(r.weights.data(), buffers_.weights.bytes());
   weights_now_ = r.weights;
+}
+
+std::vector<std::string> GpuDeviceRun::red_zone_violations(std::int64_t& bytes) {
+  std::vector<std::string> v;
+  buffers_.check_red_zones(v, bytes);
+  x_.check(v, bytes);
+  return v;
 }
 
 }  // namespace moe::gpu

@@ -23,12 +23,14 @@ class GpuDeviceRun final : public DeviceRun {
   void enqueue(void* stream) override;
   void write_inputs(const Tensor& x, const RoutingResult& routing) override;
   void* output() const override { return buffers_.outs[0].get(); }
+  // Its buffers' guards (x, the routing, the work buffers, the output; the resident weights are the kernel's).
+  std::vector<std::string> red_zone_violations(std::int64_t& bytes) override;
 
  private:
   DeviceLockGuard lock_;  // first: released after every buffer is freed
   Plan plan_;
   CaseBuffers buffers_;
-  DeviceBuffer x_;
+  GuardedBuffer x_;
   FusedMoeArgs args_;
   std::optional<MutantLaunch> mutant_;
   bool baked_weights_;

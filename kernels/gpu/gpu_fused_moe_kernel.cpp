@@ -25,7 +25,7 @@ namespace {
 struct Launches {
   const gpu::Plan* plan;
   std::vector<gpu::FusedMoeArgs> args;
-  gpu::DeviceBuffer* acc;
+  gpu::GuardedBuffer* acc;
   std::optional<gpu::MutantLaunch> mutant;
   void launch(const gpu::FusedMoeArgs& a, const gpu::LaunchPlan& lp) const {
     if (mutant) gpu::launch_fused_moe_mutant(a, lp, *mutant);
@@ -163,6 +163,9 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
       }
       b.slots.download(slots[i].data(), slots[i].size() * sizeof(float));
     }
+    // The verdict run's writes out of bounds (the timed repeats below run the same launches again).
+    b.check_red_zones(red_zones_, red_zone_bytes_);
+    resident_.for_each([&](gpu::GuardedBuffer& in) { in.check(red_zones_, red_zone_bytes_); });
     info.upload_s = b.upload_s;
     if (timing_) {
       info.median_us = gpu::time_median_us([](void* v) { static_cast<const Launches*>(v)->run(); }, &launches, 2, 5);

@@ -53,6 +53,16 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   // per_k slots, which the run sums on the host.
   std::unique_ptr<DeviceRun> device_run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing,
                                         std::string& why_not) override;
+  // Every device buffer of a run is guarded (gpu_case_buffers.hpp; the resident inputs too) and checked after the
+  // verdict run of each run() call: the violations since the last end_case() (GpuDeviceRun's are its own).
+  std::vector<std::string> device_red_zone_violations(std::int64_t& bytes) const override {
+    bytes += red_zone_bytes_;
+    return red_zones_;
+  }
+  void end_case() override {
+    red_zones_.clear();
+    red_zone_bytes_ = 0;
+  }
   // Input tensors copied to the device so far (each once per case unless its content changed between runs).
   std::size_t input_uploads() const { return resident_.uploads(); }
 
@@ -68,7 +78,9 @@ class GpuFusedMoeKernel : public KernelUnderTest {
   bool timing_ = true;
   // The device copies of the inputs, kept across run() calls and keyed by content (kernels/common/resident_inputs.hpp).
   // Freed under the device lock by prepare() and the destructor.
-  ResidentInputs<gpu::DeviceBuffer> resident_;
+  ResidentInputs<gpu::GuardedBuffer> resident_;
+  std::vector<std::string> red_zones_;  // guard violations of this case's runs so far
+  std::int64_t red_zone_bytes_ = 0;
 };
 
 }  // namespace moe

@@ -111,6 +111,7 @@ __global__ void finalize_kernel(FusedMoeArgs a) {
       }
     }
     store(a.out, i, v, a.out_type);
+    if (MOE_MUT(writes_past_device_output) && i == n - 1) store(a.out, n, v, a.out_type);  // one element past the end
   }
 }
 

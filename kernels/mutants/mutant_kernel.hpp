@@ -52,6 +52,9 @@ class MutantKernel : public KernelUnderTest {
   }
   void select_dispatch(const std::string& choice) override { inner_->select_dispatch(choice); }
   std::vector<std::pair<std::string, std::string>> input_checks() const override { return inner_->input_checks(); }
+  std::vector<std::string> device_red_zone_violations(std::int64_t& bytes) const override {
+    return inner_->device_red_zone_violations(bytes);
+  }
   // The bug is applied around run(), which a device run does not go through.
   std::unique_ptr<DeviceRun> device_run(const ProblemSpec&, const Checkpoint&, const RoutingResult&,
                                         std::string& why_not) override {

@@ -23,7 +23,7 @@ struct Entry {
   MutantLevel level;
   std::string_view reason;
 };
-constexpr std::array<Entry, 41> kCatalog{{
+constexpr std::array<Entry, 42> kCatalog{{
     {Mutation::none, "none", MutantLevel::io,
      "the correct kernel"},
     {Mutation::gate_up_swapped, "gate_up_swapped", MutantLevel::io,
@@ -110,6 +110,9 @@ constexpr std::array<Entry, 41> kCatalog{{
      "when the launch is made, which a graph capture freezes)"},
     {Mutation::default_stream_launch, "default_stream_launch", MutantLevel::in_kernel,
      "GPU only: the stream the kernel's launches go on"},
+    {Mutation::writes_past_device_output, "writes_past_device_output", MutantLevel::in_kernel,
+     "GPU only: where the kernel's final reduce stores into its device output (one element past the end, in device "
+     "memory the harness never downloads)"},
     {Mutation::illegal_memory_access, "illegal_memory_access", MutantLevel::in_kernel,
      "GPU only: a device fault of the mutant build"},
     {Mutation::spin_forever, "spin_forever", MutantLevel::in_kernel,
@@ -176,7 +179,8 @@ std::optional<Check> probe_check(Mutation m) {
   switch (m) {
     case Mutation::reads_next_token_row:
     case Mutation::masked_token_read: return Check::token_isolation;
-    case Mutation::writes_past_output: return Check::red_zone;
+    case Mutation::writes_past_output:
+    case Mutation::writes_past_device_output: return Check::red_zone;
     case Mutation::token_position_dependent: return Check::token_permutation;
     case Mutation::expert_label_dependent: return Check::expert_relabeling;
     case Mutation::default_stream_launch: return Check::stream_order;
@@ -187,7 +191,7 @@ std::optional<Check> probe_check(Mutation m) {
 bool sequence_only(Mutation m) { return m == Mutation::workspace_init_once; }
 bool gpu_only(Mutation m) {
   return m == Mutation::offsets_32bit || m == Mutation::graph_baked_inputs || m == Mutation::default_stream_launch ||
-         fault_mutant(m);
+         m == Mutation::writes_past_device_output || fault_mutant(m);
 }
 bool fault_mutant(Mutation m) { return m == Mutation::illegal_memory_access || m == Mutation::spin_forever; }
 
@@ -251,6 +255,9 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
     case Mutation::graph_baked_inputs:
       return p.tokens >= 2 && p.reduce != ReduceMode::per_k && !(p.n_shared > 0 && p.shared_path == SharedPath::separate) &&
              p.routing.edge != RoutingEdge::ep_rank_empty;
+    // The final reduce writes the device output in every plan but per_k (whose slots are summed on the host, the
+    // device output never written); with a separate shared path each launch's reduce writes its own guarded output.
+    case Mutation::writes_past_device_output: return p.reduce != ReduceMode::per_k;
     // Any problem, but only on a kernel object whose first call had fewer elements (selftest: sequence_only()).
     case Mutation::workspace_init_once: return true;
     case Mutation::illegal_memory_access:

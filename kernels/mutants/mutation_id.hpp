@@ -45,6 +45,7 @@ enum class Mutation : int {
   graph_baked_inputs,       // GPU only: the router weights uploaded from a host copy taken when the launch was made
                             // (a graph replays the copy of the capture's values; vLLM #52383's class)
   default_stream_launch,    // GPU only: every launch on the legacy default stream, not the stream it was given
+  writes_past_device_output, // GPU only: the final reduce writes the last element once more, one past the device output
   // Faults, not numerical bugs (fault_mutant(): outside all_mutations(), so the selftest does not run them): GPU
   // only, and live only on a case whose seed is kFaultMutantSeed, so a suite places them where it wants them
   // (ci/gpu-fault-containment puts one in the middle of the nightly).

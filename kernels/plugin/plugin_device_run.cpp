@@ -21,8 +21,9 @@ moe_tensor view(const Tensor& t, void* device_data) {
           device_data, t.nbytes()};
 }
 
-gpu::DeviceBuffer upload(const void* host, std::size_t bytes) {
-  gpu::DeviceBuffer b(bytes);
+// A guarded device copy, named "device <name>" in a violation.
+gpu::GuardedBuffer upload(const std::string& name, const void* host, std::size_t bytes) {
+  gpu::GuardedBuffer b(bytes, "device " + name);
   b.upload(host, bytes);
   return b;
 }
@@ -38,9 +39,15 @@ struct PluginDeviceRunner::Case {
   DeviceLockGuard lock;
   const Checkpoint* working = nullptr;           // which working checkpoint the copies are of
   std::vector<const std::byte*> host_data;       // and its tensors' host storage, checked on every run
-  std::vector<gpu::DeviceBuffer> tensors;
+  std::vector<gpu::GuardedBuffer> tensors;
   std::vector<moe_tensor> views;
-  gpu::DeviceBuffer ids, weights, out;
+  gpu::GuardedBuffer ids, weights, out;
+
+  // Every buffer's guards, after the run was synchronized.
+  void check(std::vector<std::string>& violations, std::int64_t& bytes) {
+    for (gpu::GuardedBuffer* b : {&ids, &weights, &out}) b->check(violations, bytes);
+    for (gpu::GuardedBuffer& t : tensors) t.check(violations, bytes);
+  }
 
   bool of(const Checkpoint& c) const {
     const std::vector<const Tensor*> ts = c.tensors();
@@ -54,7 +61,11 @@ struct PluginDeviceRunner::Case {
 PluginDeviceRunner::PluginDeviceRunner(const moe_plugin_api* api, std::string where) : api_(api), where_(std::move(where)) {}
 PluginDeviceRunner::~PluginDeviceRunner() = default;
 
-void PluginDeviceRunner::end_case() { case_.reset(); }
+void PluginDeviceRunner::end_case() {
+  case_.reset();
+  violations_.clear();
+  violation_bytes_ = 0;
+}
 
 PluginDeviceRunner::Case& PluginDeviceRunner::case_for(const Checkpoint& working) {
   if (case_ && case_->of(working)) return *case_;
@@ -64,7 +75,7 @@ PluginDeviceRunner::Case& PluginDeviceRunner::case_for(const Checkpoint& working
   ++uploads_;
   for (const Tensor* t : working.tensors()) {
     case_->host_data.push_back(t->bytes());
-    case_->tensors.push_back(upload(t->bytes(), t->nbytes()));
+    case_->tensors.push_back(upload(t->name(), t->bytes(), t->nbytes()));
   }
   const std::vector<const Tensor*> ts = working.tensors();
   for (std::size_t i = 0; i < ts.size(); ++i) case_->views.push_back(view(*ts[i], case_->tensors[i].get()));
@@ -80,9 +91,9 @@ RunInfo PluginDeviceRunner::run(const moe_problem& m, const Checkpoint& working,
   const Clock::time_point t0 = Clock::now();
   const bool fresh = !case_ || !case_->of(working);
   Case& c = case_for(working);
-  if (c.out.bytes() != out.nbytes() || !c.out.get()) c.out = gpu::DeviceBuffer(out.nbytes());
-  c.ids = upload(r.ids.data(), r.ids.size() * sizeof(std::int32_t));
-  c.weights = upload(r.weights.data(), r.weights.size() * sizeof(float));
+  if (c.out.bytes() != out.nbytes() || !c.out.get()) c.out = gpu::GuardedBuffer(out.nbytes(), "device out");
+  c.ids = upload("ids", r.ids.data(), r.ids.size() * sizeof(std::int32_t));
+  c.weights = upload("weights", r.weights.data(), r.weights.size() * sizeof(float));
   c.out.upload(out.bytes(), out.nbytes());  // the sentinel the harness pre-filled
   if (!stream_) stream_ = std::make_unique<Streams>();
   const double upload_s = seconds_since(t0);
@@ -112,6 +123,7 @@ RunInfo PluginDeviceRunner::run(const moe_problem& m, const Checkpoint& working,
 
   call();
   stream_->stream.synchronize();  // an asynchronous fault of the plugin's work surfaces here, for this case
+  c.check(violations_, violation_bytes_);
   c.out.download(out.bytes(), out.nbytes());
   call.variant[sizeof call.variant - 1] = '\0';
   RunInfo info{sanitize_utf8(call.variant), 0.0, 0, 0.0, 0.0, upload_s};
@@ -130,9 +142,9 @@ class PluginDeviceWork final : public DeviceRun {
   PluginDeviceWork(const moe_plugin_api* api, std::string where, const moe_problem& m, std::vector<moe_tensor> views,
                    std::size_t x_index, const Tensor& x, const RoutingResult& r, std::size_t out_bytes, DType out_dtype,
                    std::vector<std::int64_t> out_shape)
-      : api_(api), where_(std::move(where)), m_(m), views_(std::move(views)), x_index_(x_index), x_(upload(x.bytes(), x.nbytes())),
-        ids_(upload(r.ids.data(), r.ids.size() * sizeof(std::int32_t))),
-        weights_(upload(r.weights.data(), r.weights.size() * sizeof(float))), out_(out_bytes),
+      : api_(api), where_(std::move(where)), m_(m), views_(std::move(views)), x_index_(x_index), x_(upload(x.name(), x.bytes(), x.nbytes())),
+        ids_(upload("ids", r.ids.data(), r.ids.size() * sizeof(std::int32_t))),
+        weights_(upload("weights", r.weights.data(), r.weights.size() * sizeof(float))), out_(out_bytes, "device out"),
         out_shape_(std::move(out_shape)), k_(std::int32_t(r.k)) {
     views_[x_index_].data = x_.get();
     out_view_ = {"out", dtype_info(out_dtype).plugin_abi, std::int32_t(out_shape_.size()), out_shape_.data(), out_.get(),
@@ -159,6 +171,12 @@ class PluginDeviceWork final : public DeviceRun {
     weights_.upload(r.weights.data(), weights_.bytes());
   }
   void* output() const override { return out_.get(); }
+  // Its own buffers' guards (x, ids, weights, out); the case's weight copies it shares are the runner's.
+  std::vector<std::string> red_zone_violations(std::int64_t& bytes) override {
+    std::vector<std::string> v;
+    for (gpu::GuardedBuffer* b : {&x_, &ids_, &weights_, &out_}) b->check(v, bytes);
+    return v;
+  }
 
  private:
   const moe_plugin_api* api_;
@@ -166,7 +184,7 @@ class PluginDeviceWork final : public DeviceRun {
   moe_problem m_;
   std::vector<moe_tensor> views_;
   std::size_t x_index_;
-  gpu::DeviceBuffer x_, ids_, weights_, out_;
+  gpu::GuardedBuffer x_, ids_, weights_, out_;
   std::vector<std::int64_t> out_shape_;
   moe_tensor out_view_{};
   std::int32_t k_;

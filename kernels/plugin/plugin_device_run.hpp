@@ -5,11 +5,15 @@
 // synchronized and checked after each call; only run_device() timed, with device events on that stream (two
 // warm-ups, the median of five), on the case's first run. The device lock (kernels/runtime/device_lock.hpp) is held
 // from the case's first upload until end_case(), so another worker's GPU work never overlaps it and the device memory
-// in use is one case's. GPU builds only (MOE_HAVE_GPU_RUNTIME).
+// in use is one case's. Every buffer run_device() is handed (each working tensor, ids, weights, the output; those of
+// device_run() too) is a gpu::GuardedBuffer, its guards checked after each synchronized run: what a plugin wrote
+// out of bounds is kept, per case, for the red_zones probe (red_zone_violations()). GPU builds only
+// (MOE_HAVE_GPU_RUNTIME).
 #pragma once
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "fixtures/checkpoint.hpp"
 #include "kernels/kernel_under_test.hpp"
@@ -30,7 +34,13 @@ class PluginDeviceRunner {
   // DeviceRun's own. Null with why_not when the checkpoint has no x.
   std::unique_ptr<DeviceRun> device_run(const moe_problem& m, const Checkpoint& working, const RoutingResult& routing,
                                         DType out_dtype, std::string& why_not);
-  // Frees the case's device copies and releases the device lock.
+  // The guard violations of the runs since the last end_case(), one text per buffer and side; their changed bytes
+  // added to `bytes`.
+  std::vector<std::string> red_zone_violations(std::int64_t& bytes) const {
+    bytes += violation_bytes_;
+    return violations_;
+  }
+  // Frees the case's device copies, releases the device lock and forgets the case's guard violations.
   void end_case();
   // How many times the working tensors were uploaded (once per case; the tests count them).
   std::size_t uploads() const { return uploads_; }
@@ -45,6 +55,8 @@ class PluginDeviceRunner {
   std::unique_ptr<Case> case_;
   std::unique_ptr<Streams> stream_;  // created on the first run
   std::size_t uploads_ = 0;
+  std::vector<std::string> violations_;
+  std::int64_t violation_bytes_ = 0;
 };
 
 }  // namespace moe

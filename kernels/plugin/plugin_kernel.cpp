@@ -220,6 +220,14 @@ void PluginKernel::end_case() {
 #endif
 }
 
+std::vector<std::string> PluginKernel::device_red_zone_violations(std::int64_t& bytes) const {
+#ifdef MOE_HAVE_GPU_RUNTIME
+  if (device_) return device_->red_zone_violations(bytes);
+#endif
+  (void)bytes;
+  return {};
+}
+
 std::unique_ptr<DeviceRun> PluginKernel::device_run(const ProblemSpec& p, const Checkpoint& working,
                                                     const RoutingResult& routing, std::string& why_not) {
 #ifdef MOE_HAVE_GPU_RUNTIME

@@ -49,6 +49,9 @@ class PluginKernel : public KernelUnderTest {
   // A device plugin's run_device() as device work the harness drives (plugin_device_run.hpp); null otherwise.
   std::unique_ptr<DeviceRun> device_run(const ProblemSpec& p, const Checkpoint& working, const RoutingResult& routing,
                                         std::string& why_not) override;
+  // A device plugin's red zones: every buffer handed to run_device() (the working tensors, ids, weights, out) is
+  // guarded, and checked after each run (plugin_device_run.hpp); none for a host plugin.
+  std::vector<std::string> device_red_zone_violations(std::int64_t& bytes) const override;
 
  private:
   std::filesystem::path path_;

@@ -1,10 +1,12 @@
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "kernels/runtime/device_info.hpp"
 #include "kernels/runtime/gpu_check.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
 #include "kernels/runtime/hip_compat.hpp"
+#include "kernels/runtime/red_zone.hpp"
 
 namespace moe {
 
@@ -85,6 +87,45 @@ void DeviceBuffer::download_on(void* stream, void* host, std::size_t bytes) cons
 }
 void DeviceBuffer::upload_on(void* stream, const void* host, std::size_t bytes) {
   if (bytes) MOE_GPU_CHECK(hipMemcpyAsync(p_, host, bytes, hipMemcpyHostToDevice, static_cast<hipStream_t>(stream)));
+}
+GuardedBuffer::GuardedBuffer(std::size_t bytes, std::string name)
+    : whole_(bytes ? bytes + 2 * kGuard : 0), n_(bytes), name_(std::move(name)) {
+  static_assert(kGuard == kRedZoneBytes, "the guards are what red_zone.hpp compares");
+  if (bytes) fill_guards();
+}
+void GuardedBuffer::fill_guards() {
+  const std::vector<std::uint8_t> pattern = red_zone_pattern();
+  auto* base = static_cast<char*>(whole_.get());
+  copy_to_device(base, pattern.data(), kGuard);
+  copy_to_device(base + kGuard + n_, pattern.data(), kGuard);
+}
+void GuardedBuffer::upload(const void* host, std::size_t bytes) { copy_to_device(get(), host, bytes); }
+void GuardedBuffer::download(void* host, std::size_t bytes) const {
+  if (bytes) MOE_GPU_CHECK(hipMemcpy(host, get(), bytes, hipMemcpyDeviceToHost));
+}
+void GuardedBuffer::zero() {
+  if (n_) MOE_GPU_CHECK(hipMemset(get(), 0, n_));
+}
+void GuardedBuffer::upload_on(void* stream, const void* host, std::size_t bytes) {
+  if (bytes) MOE_GPU_CHECK(hipMemcpyAsync(get(), host, bytes, hipMemcpyHostToDevice, static_cast<hipStream_t>(stream)));
+}
+void GuardedBuffer::zero_on(void* stream) {
+  if (n_) MOE_GPU_CHECK(hipMemsetAsync(get(), 0, n_, static_cast<hipStream_t>(stream)));
+}
+void GuardedBuffer::check(std::vector<std::string>& violations, std::int64_t& bytes) {
+  if (!n_ || !whole_.get()) return;
+  std::vector<std::uint8_t> before(kGuard), after(kGuard);
+  const auto* base = static_cast<const char*>(whole_.get());
+  MOE_GPU_CHECK(hipMemcpy(before.data(), base, kGuard, hipMemcpyDeviceToHost));
+  MOE_GPU_CHECK(hipMemcpy(after.data(), base + kGuard + n_, kGuard, hipMemcpyDeviceToHost));
+  bool changed = false;
+  for (const auto& [side, got] : {std::pair{RedZoneSide::before, &before}, std::pair{RedZoneSide::after, &after}}) {
+    std::string v = red_zone_violation(name_, side, got->data(), got->size(), bytes);
+    if (v.empty()) continue;
+    violations.push_back(std::move(v));
+    changed = true;
+  }
+  if (changed) fill_guards();
 }
 HostPinned::HostPinned(std::size_t bytes) {
   if (bytes) MOE_GPU_CHECK(hipHostMalloc(&p_, bytes, 0));

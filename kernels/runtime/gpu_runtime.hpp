@@ -3,6 +3,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace moe::gpu {
 
@@ -28,6 +30,37 @@ class DeviceBuffer {
  private:
   void* p_ = nullptr;
   std::size_t n_ = 0;
+};
+
+// A device buffer the harness hands a kernel, inside one allocation [guard][bytes][guard] whose guards
+// (kRedZoneBytes each, kernels/runtime/red_zone.hpp) hold a known pattern: a kernel writing out of bounds changes
+// them. get() is the inner buffer; the copies and clears act on it alone. A buffer of 0 bytes allocates nothing.
+class GuardedBuffer {
+ public:
+  GuardedBuffer() = default;
+  // `name` names the buffer in a violation ("device out").
+  GuardedBuffer(std::size_t bytes, std::string name);
+  GuardedBuffer(GuardedBuffer&&) noexcept = default;
+  GuardedBuffer& operator=(GuardedBuffer&&) noexcept = default;
+  void* get() const { return whole_.get() ? static_cast<char*>(whole_.get()) + kGuard : nullptr; }
+  std::size_t bytes() const { return n_; }
+  const std::string& name() const { return name_; }
+  void upload(const void* host, std::size_t bytes);
+  void download(void* host, std::size_t bytes) const;
+  void zero();
+  void upload_on(void* stream, const void* host, std::size_t bytes);  // `host` pinned (HostPinned) when captured
+  void zero_on(void* stream);
+  // Downloads both guards (synchronously: call it after the kernel's work was waited for, outside any capture) and
+  // appends one violation per changed side to `violations` (red_zone_violation()'s text), adding the changed bytes
+  // to `bytes`. A changed guard is filled again, so the next check reports only writes made after this one.
+  void check(std::vector<std::string>& violations, std::int64_t& bytes);
+
+ private:
+  static constexpr std::size_t kGuard = 256;  // kRedZoneBytes (red_zone.hpp; static_assert in gpu_runtime.hip)
+  void fill_guards();
+  DeviceBuffer whole_;
+  std::size_t n_ = 0;
+  std::string name_;
 };
 
 // Page-locked host memory (a copy from it can be captured into a graph, which replays it from the same address).

@@ -15,14 +15,15 @@ namespace {
 
 TEST(Mutation, NamesRoundTripAndOnlyTheDeviceBugsAreGpuOnly) {
   const auto all = all_mutations();
-  EXPECT_EQ(all.size(), 38u);  // 35 bugs of the catalog that live in a kernel, 32-bit offsets and the two device-probe bugs
+  EXPECT_EQ(all.size(), 39u);  // 35 bugs of the catalog that live in a kernel, 32-bit offsets, the two device-probe
+                               // bugs and the write past the device output
   std::set<std::string_view> names;
   for (Mutation m : all) {
     names.insert(mutation_name(m));
     ASSERT_TRUE(parse_mutation(mutation_name(m)).has_value());
     EXPECT_EQ(*parse_mutation(mutation_name(m)), m);
     EXPECT_EQ(gpu_only(m), m == Mutation::offsets_32bit || m == Mutation::default_stream_launch ||
-                               m == Mutation::graph_baked_inputs)
+                               m == Mutation::graph_baked_inputs || m == Mutation::writes_past_device_output)
         << mutation_name(m);
     // The two written only into the host kernel's hook points; the GPU mutant build has no such code.
     EXPECT_EQ(host_only(m), m == Mutation::token_position_dependent || m == Mutation::expert_label_dependent)
@@ -93,6 +94,28 @@ TEST(Mutation, DeviceProbeBugsLiveOnOneLaunchPlans) {
   p.ep = 2; p.routing.edge = RoutingEdge::ep_rank_empty;  // no routed slot on this rank reads a weight
   EXPECT_TRUE(mutation_applies(Mutation::default_stream_launch, p));
   EXPECT_FALSE(mutation_applies(Mutation::graph_baked_inputs, p));
+}
+
+// The write past the device output lives wherever the final reduce writes the device output: every plan but per_k
+// (slots summed on the host), a separate shared path included (each launch's output guarded); only red_zones sees it.
+TEST(Mutation, WritesPastDeviceOutputLivesWhereTheDeviceWritesTheOutput) {
+  const Mutation m = Mutation::writes_past_device_output;
+  EXPECT_EQ(mutant_level(m), MutantLevel::in_kernel);
+  EXPECT_EQ(mutant_level_reason(m).rfind("GPU only: ", 0), 0u);
+  ASSERT_TRUE(probe_check(m).has_value());
+  EXPECT_EQ(*probe_check(m), Check::red_zone);
+  EXPECT_FALSE(host_only(m));
+  ProblemSpec p;
+  p.hidden = 256; p.inter = 256; p.experts = 16; p.topk = 4; p.tokens = 1;
+  for (ReduceMode r : {ReduceMode::fused_atomic, ReduceMode::separate, ReduceMode::per_k}) {
+    p.reduce = r;
+    EXPECT_EQ(mutation_applies(m, p), r != ReduceMode::per_k) << int(r);
+  }
+  p.reduce = ReduceMode::separate;
+  p.n_shared = 1; p.shared_inter = 128; p.shared_path = SharedPath::separate;
+  EXPECT_TRUE(mutation_applies(m, p));
+  p.ep = 2; p.ep_rank = 1; p.routing.edge = RoutingEdge::ep_rank_empty;  // zeros, still written on the device
+  EXPECT_TRUE(mutation_applies(m, p));
 }
 
 // Where each format bug can live, by the formats' definitions (docs/numerics.md): E8M0 block scales in mxfp8 and

@@ -10,6 +10,7 @@
 #include "kernels/gpu/gpu_fused_moe_kernel.hpp"
 #include "kernels/gpu/gpu_routing.hpp"
 #include "kernels/moe/decode_probe.hpp"
+#include "kernels/mutants/mutation.hpp"
 #include "kernels/runtime/gpu_runtime.hpp"
 #include "kernels/runtime/tests/require_gpu.hpp"
 
@@ -99,6 +100,46 @@ TEST(GpuFusedMoe, DeviceProbesRunWhereThePlanAllowsAndCatchTheirMutants) {
     EXPECT_EQ(g.failed_check, Check::graph_replay) << c.id << ": " << g.reason;
   }
   EXPECT_GE(driven, 20);
+}
+
+// Device red zones (docs/judging.md "Token probes", red_zones): every device buffer of a run (inputs, routing, work
+// buffers, outputs) has guard bytes before and after it. The correct kernel leaves them intact on every unit case;
+// the mutant build's write one element past the device output, live wherever the device writes the output (not
+// per_k), changes nothing the harness downloads (the case passes without the probes) and fails red_zones, naming the
+// device output, on every such case; on per_k cases it passes.
+TEST(GpuFusedMoe, RedZonesPassTheKernelsAndCatchAWritePastTheDeviceOutput) {
+  REQUIRE_GPU();
+  GpuFusedMoeKernel clean, bug(Mutation::writes_past_device_output);
+  auto probe = [](const CaseRecord& r, const std::string& name) {
+    for (const auto& [n, st] : r.probes) if (n == name) return st;
+    return std::string("(absent)");
+  };
+  PipelineOptions off;
+  off.token_probes = false;
+  int live = 0;
+  for (const CaseSpec& c : suite().cases) {
+    const CaseRecord r = execute_case(c, clean, device(), {});
+    ASSERT_EQ(r.status, Status::pass) << c.id << ": " << r.reason;
+    EXPECT_EQ(probe(r, "red_zones"), "ran") << c.id;
+    EXPECT_EQ(r.metrics.at("red_zone_bytes"), 0.0) << c.id;
+    const bool applies = mutation_applies(Mutation::writes_past_device_output, c.problem);
+    EXPECT_EQ(applies, c.problem.reduce != ReduceMode::per_k) << c.id;
+    const CaseRecord quiet = execute_case(c, bug, device(), off);
+    EXPECT_EQ(quiet.status, Status::pass) << c.id << ": " << quiet.reason;  // nothing but the guards changed
+    const CaseRecord b = execute_case(c, bug, device(), {});
+    if (!applies) {
+      EXPECT_EQ(b.status, Status::pass) << c.id << ": " << b.reason;
+      continue;
+    }
+    ++live;
+    EXPECT_EQ(b.failed_check, Check::red_zone) << c.id << ": " << b.reason;
+    EXPECT_EQ(probe(b, "red_zones"), "ran") << c.id;
+    EXPECT_EQ(b.reason.rfind("red zones: device out", 0), 0u) << c.id << ": " << b.reason;
+    EXPECT_NE(b.reason.find("byte(s) after the end changed, first at +"), std::string::npos) << b.reason;
+    EXPECT_EQ(b.reason.find("before the start"), std::string::npos) << b.reason;
+    EXPECT_GT(b.metrics.at("red_zone_bytes"), 0.0) << c.id;
+  }
+  EXPECT_GE(live, 30);
 }
 
 // Two-stage runs the grouped kernels (slots sorted by expert) when every row length is a multiple of the elements

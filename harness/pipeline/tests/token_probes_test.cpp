@@ -170,3 +170,66 @@ cases:
   }
 }
 }  // namespace moe
+
+namespace moe {
+namespace {
+// A kernel whose device buffers' guards a run changes, as a GPU kernel writing one bf16 element past its device output
+// reports them (KernelUnderTest::device_red_zone_violations): two bytes per run, kept until end_case().
+class WritesPastDeviceOutput final : public KernelUnderTest {
+ public:
+  WritesPastDeviceOutput(std::unique_ptr<KernelUnderTest> inner, bool writes, bool deterministic)
+      : in_(std::move(inner)), writes_(writes), deterministic_(deterministic) {}
+  std::string id() const override { return in_->id() + "+device-guards"; }
+  std::string version() const override { return in_->version(); }
+  bool needs_device() const override { return false; }
+  Support supports(const ProblemSpec& p, const DeviceInfo* d) const override { return in_->supports(p, d); }
+  void prepare(const ProblemSpec& p, Checkpoint& w) override { in_->prepare(p, w); }
+  RunInfo run(const ProblemSpec& p, const Checkpoint& w, const RoutingResult& r, Tensor& out) override {
+    if (writes_) zones_.push_back("device out: 2 byte(s) after the end changed, first at +0"), bytes_ += 2;
+    return in_->run(p, w, r, out);
+  }
+  RoundingContract rounding_contract(const ProblemSpec& p) const override { return in_->rounding_contract(p); }
+  bool deterministic(const ProblemSpec&) const override { return deterministic_; }
+  void end_case() override {
+    zones_.clear();
+    bytes_ = 0;
+    in_->end_case();
+  }
+  std::vector<std::string> device_red_zone_violations(std::int64_t& bytes) const override {
+    bytes += bytes_;
+    return zones_;
+  }
+
+ private:
+  std::unique_ptr<KernelUnderTest> in_;
+  bool writes_, deterministic_;
+  std::vector<std::string> zones_;
+  std::int64_t bytes_ = 0;
+};
+}  // namespace
+
+// red_zones adds the device guards' violations of its own run (the case's earlier runs were ended before it) to the
+// host ones, names them, and counts both in red_zone_bytes; the same where the kernel is non-deterministic.
+TEST(TokenProbes, RedZonesReportTheDeviceGuardsOfTheProbeRun) {
+  for (const bool det : {true, false})
+    for (const CaseSpec& c : probe_suite().cases) {
+      WritesPastDeviceOutput clean(make_kernel_by_id("host-contract", 0, {}), false, det);
+      const CaseRecord ok = execute_case(c, clean, DeviceDetection{}, {});
+      EXPECT_EQ(ok.status, Status::pass) << c.id << ": " << ok.reason;
+      EXPECT_EQ(ok.metrics.at("red_zone_bytes"), 0.0) << c.id;
+
+      WritesPastDeviceOutput bad(make_kernel_by_id("host-contract", 0, {}), true, det);
+      const CaseRecord r = execute_case(c, bad, DeviceDetection{}, {});
+      EXPECT_EQ(r.failed_check, Check::red_zone) << c.id << ": " << r.reason;
+      EXPECT_EQ(r.reason, "red zones: device out: 2 byte(s) after the end changed, first at +0") << c.id;
+      EXPECT_EQ(r.metrics.at("red_zone_bytes"), 2.0) << c.id;  // the probe run's alone
+
+      WritesPastDeviceOutput both(make_kernel_by_id("host-contract~writes_past_output", 0, {}), true, det);
+      const CaseRecord b = execute_case(c, both, DeviceDetection{}, {});
+      EXPECT_EQ(b.failed_check, Check::red_zone) << c.id << ": " << b.reason;
+      EXPECT_NE(b.reason.find("out_token_probe: "), std::string::npos) << b.reason;
+      EXPECT_NE(b.reason.find("; device out: 2 byte(s) after the end changed"), std::string::npos) << b.reason;
+      EXPECT_GT(b.metrics.at("red_zone_bytes"), 2.0) << c.id;  // the host guard's bytes and the device's
+    }
+}
+}  // namespace moe

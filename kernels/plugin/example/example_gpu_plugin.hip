@@ -8,6 +8,9 @@
  *
  * Built with -DEXAMPLE_GPU_PLUGIN_BUG_DEFAULT_STREAM it launches on the legacy default stream instead of the stream
  * it is given (right whenever the caller synchronizes the device; the harness's stream_order probe catches it).
+ * Built with -DEXAMPLE_GPU_PLUGIN_BUG_WRITE_PAST_OUT it writes the last output element once more, one element past
+ * the end of `out` (the output it hands back is right; the harness's red_zones probe catches it in the guard bytes
+ * after the device output).
  * Built with -DEXAMPLE_GPU_PLUGIN_BUG_SWAP_GATE_UP it reads the gate and up halves the wrong way round (one
  * realistic bug), so the GPU test can show the verdict on a device plugin is a real one.
  */
@@ -112,6 +115,12 @@ __device__ void add_set(const moe_problem& p, const Set& s, const int* ids, cons
   }
 }
 
+__device__ void store_out(void* out, int out_dtype, long long idx, float v) {
+  if (out_dtype == MOE_DTYPE_BF16) static_cast<unsigned short*>(out)[idx] = f32_to_bf16(v);
+  else if (out_dtype == MOE_DTYPE_F16) static_cast<unsigned short*>(out)[idx] = __half_as_ushort(__float2half_rn(v));
+  else static_cast<float*>(out)[idx] = v;
+}
+
 __global__ void down(moe_problem p, Set routed, Set shared, int n_sets, const int* ids, const float* weights,
                      void* out, int out_dtype) {
   const long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -120,9 +129,10 @@ __global__ void down(moe_problem p, Set routed, Set shared, int n_sets, const in
   float acc = 0.0f;
   add_set(p, routed, ids, weights, t, c, acc);
   if (n_sets > 1) add_set(p, shared, ids, weights, t, c, acc);
-  if (out_dtype == MOE_DTYPE_BF16) static_cast<unsigned short*>(out)[idx] = f32_to_bf16(acc);
-  else if (out_dtype == MOE_DTYPE_F16) static_cast<unsigned short*>(out)[idx] = __half_as_ushort(__float2half_rn(acc));
-  else static_cast<float*>(out)[idx] = acc;
+  store_out(out, out_dtype, idx, acc);
+#ifdef EXAMPLE_GPU_PLUGIN_BUG_WRITE_PAST_OUT
+  if (idx == p.tokens * p.hidden - 1) store_out(out, out_dtype, idx + 1, acc);  /* the bug: one element past `out` */
+#endif
 }
 
 const moe_tensor* find(const moe_tensor* ts, int32_t n, const char* name) {

@@ -77,5 +77,31 @@ TEST(GpuPlugin, DeviceProbesRunOnItAndCatchItsDefaultStreamBuild) {
   }
 }
 
+// Device red zones (docs/judging.md "Token probes", red_zones): every buffer handed to run_device() has guard bytes
+// before and after it. The example plugin leaves them intact on every case; its write-past-out build, whose output
+// is right (the extra element lands in the guard), fails red_zones and nothing before it, naming the device output.
+TEST(GpuPlugin, RedZonesPassTheExampleAndCatchItsWritePastOutBuild) {
+  REQUIRE_GPU();
+  PluginKernel k(MOE_EXAMPLE_GPU_PLUGIN), bad(MOE_EXAMPLE_GPU_PLUGIN_WRITE_PAST_OUT);
+  auto probe = [](const CaseRecord& r, const std::string& name) {
+    for (const auto& [n, st] : r.probes) if (n == name) return st;
+    return std::string("(absent)");
+  };
+  for (const CaseSpec& c : suite().cases) {
+    const CaseRecord r = execute_case(c, k, device(), {});
+    EXPECT_EQ(r.status, Status::pass) << c.id << ": " << r.reason;
+    EXPECT_EQ(probe(r, "red_zones"), "ran") << c.id;
+    EXPECT_EQ(r.metrics.at("red_zone_bytes"), 0.0) << c.id;
+    const CaseRecord b = execute_case(c, bad, device(), {});
+    EXPECT_EQ(b.failed_check, Check::red_zone) << c.id << ": " << b.reason;
+    EXPECT_EQ(probe(b, "red_zones"), "ran") << c.id;
+    EXPECT_EQ(b.reason.rfind("red zones: device out: ", 0), 0u) << b.reason;
+    EXPECT_NE(b.reason.find("byte(s) after the end changed, first at +"), std::string::npos) << b.reason;
+    EXPECT_EQ(b.reason.find("before the start"), std::string::npos) << b.reason;
+    EXPECT_GT(b.metrics.at("red_zone_bytes"), 0.0) << c.id;
+    EXPECT_LE(b.metrics.at("red_zone_bytes"), 2.0) << c.id;  // one bf16 or f16 element
+  }
+}
+
 }  // namespace
 }  // namespace moe
