@@ -2,9 +2,10 @@
 # Device call 1 (issues 33 and 34), tree with the requantization band at factor 2 and the token rotation on Python
 # kernels: the panel member vllm-torch over the whole nightly at seed 1 (the seed of token 110's false alarm), three
 # shards, and its T128/T512 cases at seeds 2-4; beside them the torch and Triton examples over the smoke suite at
-# seeds 0-19 (every defect at seed 0), every probe on. Each step is interrupted at the call's deadline.
+# seeds 0-19 (every defect at seed 0), every probe on; first the GPU unit and plugin tests (device red zones). Each
+# step is interrupted at the call's deadline.
 O=${OUT:-/tmp/out}; L=$O/l; mkdir -p $L; T=$L/times.txt; start=$SECONDS
-{ cmake --preset cuda && cmake --build --preset cuda -j16 --target moe-harness moe_python_package; } > $L/build.log 2>&1
+{ cmake --preset cuda && cmake --build --preset cuda -j16 --target moe-harness moe_python_package gpu_kernel_tests gpu_plugin_tests; } > $L/build.log 2>&1
 echo "build: exit $?, $((SECONDS - start)) s" >> $T
 left() { echo $(( ${BUDGET:-560} - (SECONDS - start) )); }
 step() {
@@ -12,6 +13,7 @@ step() {
   timeout -s INT -k 20 "$(left)" "$@" > $L/$n.txt 2>&1
   echo "$n: exit $?, $((SECONDS - t)) s" >> $T
 }
+step gpu-tests ctest --test-dir build/cuda -L gpu --output-on-failure
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True OMP_NUM_THREADS=2
 for s in 0 1 2; do
   PYTHONPATH=build/cuda/python step panel-seed1-$s python3 kernels/panel/run_panel.py --suite nightly \
