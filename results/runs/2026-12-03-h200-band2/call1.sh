@@ -13,7 +13,7 @@ step() {
   timeout -s INT -k 20 "$(left)" "$@" > $L/$n.txt 2>&1
   echo "$n: exit $?, $((SECONDS - t)) s" >> $T
 }
-step gpu-tests ctest --test-dir build/cuda -L gpu --output-on-failure
+step gpu-unit build/cuda/harness/gpu_kernel_tests; step gpu-plugin build/cuda/kernels/gpu_plugin_tests
 export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True OMP_NUM_THREADS=2
 for s in 0 1 2; do
   PYTHONPATH=build/cuda/python step panel-seed1-$s python3 kernels/panel/run_panel.py --suite nightly \
