@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "fixtures/tensor_element.hpp"
+#include "kernels/runtime/red_zone.hpp"
 #include "verdict/judge.hpp"
 
 namespace moe {
@@ -15,9 +16,11 @@ namespace moe {
 namespace {
 std::string probe_not_run(const std::string& why) { return "not run: " + why; }
 
-constexpr std::size_t kGuard = 256;  // guard bytes on each side; a multiple of 64 keeps every view 64-byte aligned
+// Guard bytes on each side and their pattern: the device red zones' (kernels/runtime/red_zone.hpp); 256, a multiple
+// of 64, keeps every view 64-byte aligned.
+constexpr std::size_t kGuard = kRedZoneBytes;
 constexpr std::int64_t kPadRows = 4;  // rows past T in x's allocation: NaN, +Inf, -Inf, the largest finite value
-std::uint8_t guard_byte(std::size_t i) { return std::uint8_t(0xA5u + 0x3Bu * (i & 0xFFu)); }
+std::uint8_t guard_byte(std::size_t i) { return red_zone_byte(i); }
 
 // One buffer handed to the kernel, inside its own allocation: [guard][view][padding][guard]. The view's capacity
 // runs to the allocation's end, as a real allocation's would.
