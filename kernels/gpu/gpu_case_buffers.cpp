@@ -4,6 +4,7 @@
 #include <chrono>
 #include <string>
 
+#include "fixtures/content_seal.hpp"
 #include "fixtures/error.hpp"
 #include "kernels/gpu/launch_args.hpp"
 
@@ -23,10 +24,23 @@ bool any_launch(const Plan& plan, bool (*what)(const LaunchPlan&)) {
 
 }  // namespace
 
-GuardedBuffer upload_guarded(const Tensor& t) {
-  GuardedBuffer b(t.nbytes(), "device " + t.name());
-  b.upload(t.bytes(), t.nbytes());
+GuardedBuffer upload_guarded(const Tensor& t, bool tail) {
+  const std::size_t n = tail ? std::max(t.capacity(), t.nbytes()) : t.nbytes();
+  GuardedBuffer b(n, "device " + t.name());
+  b.upload(t.bytes(), n);
   return b;
+}
+
+std::vector<std::uint64_t> input_digests(const ProblemSpec& p, const Checkpoint& c) {
+  const std::array<const Tensor*, kInputSlots> in = input_tensors(p, c);
+  std::vector<std::uint64_t> d = chunk_digests({in.begin(), in.end()});
+  const Tensor& x = *in[0];
+  if (x.capacity() > x.nbytes()) {  // FNV-1a over the bytes past the view, mixed into x's digest
+    std::uint64_t h = 1469598103934665603ull;
+    for (std::size_t i = x.nbytes(); i < x.capacity(); ++i) h = (h ^ std::uint64_t(x.bytes()[i])) * 1099511628211ull;
+    d[0] ^= h + 0x9E3779B97F4A7C15ull + (d[0] << 6) + (d[0] >> 2);
+  }
+  return d;
 }
 
 std::array<const Tensor*, kInputSlots> input_tensors(const ProblemSpec& p, const Checkpoint& c) {
@@ -49,7 +63,8 @@ CaseBuffers::CaseBuffers(const ProblemSpec& p, const Checkpoint& c, const std::v
   const auto t0 = std::chrono::steady_clock::now();
   std::array<const void*, kInputSlots> dev{};
   for (std::size_t i = 0; i < in.size(); ++i) {
-    const GuardedBuffer* b = resident.use(i, *in[i], digests[i], [](const Tensor& x) { return upload_guarded(x); });
+    const bool tail = i == 0;  // x: its padding rows past T too, where its allocation holds them
+    const GuardedBuffer* b = resident.use(i, *in[i], digests[i], [tail](const Tensor& t) { return upload_guarded(t, tail); });
     dev[i] = b ? b->get() : nullptr;
   }
   ids = upload(r.ids, "device ids");

@@ -24,12 +24,17 @@ namespace moe::gpu {
 inline constexpr std::size_t kInputSlots = 13;
 std::array<const Tensor*, kInputSlots> input_tensors(const ProblemSpec& p, const Checkpoint& c);
 
+// Their content digests (chunk_digests), x's also over the bytes its allocation holds past the view: a token probe's
+// x holds poisoned padding rows past T there (harness/pipeline/token_probes.hpp), which x's device copy holds too.
+std::vector<std::uint64_t> input_digests(const ProblemSpec& p, const Checkpoint& c);
+
 using ResidentDeviceInputs = ResidentInputs<GuardedBuffer>;
-// A guarded device copy of `t`, named "device <its name>" in a violation.
-GuardedBuffer upload_guarded(const Tensor& t);
+// A guarded device copy of `t`, named "device <its name>" in a violation; with `tail`, of every byte of its
+// allocation from the view on (t.capacity(): x's padding rows past T in a probe's run), else of the view alone.
+GuardedBuffer upload_guarded(const Tensor& t, bool tail = false);
 
 struct CaseBuffers {
-  // digests: chunk_digests of input_tensors(p, working), computed by the caller (off the device lock). router_weights:
+  // digests: input_digests(p, working), computed by the caller (off the device lock). router_weights:
   // [T, k], the routing's or (a mutant) what the kernel is handed instead. out_bytes: the output's.
   CaseBuffers(const ProblemSpec& p, const Checkpoint& working, const std::vector<std::uint64_t>& digests,
               ResidentDeviceInputs& resident, const RoutingResult& r, const std::vector<float>& router_weights,

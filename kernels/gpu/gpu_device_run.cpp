@@ -7,13 +7,6 @@
 #include "kernels/moe/fused_moe.hpp"
 
 namespace moe::gpu {
-namespace {
-std::vector<std::uint64_t> input_digests(const ProblemSpec& p, const Checkpoint& c) {
-  const std::array<const Tensor*, kInputSlots> in = input_tensors(p, c);
-  return chunk_digests({in.begin(), in.end()});
-}
-}  // namespace
-
 GpuDeviceRun::GpuDeviceRun(const ProblemSpec& p, const Checkpoint& c, const RoutingResult& r,
                            ResidentDeviceInputs& resident, Plan plan, std::optional<MutantLaunch> mutant,
                            bool baked_weights)

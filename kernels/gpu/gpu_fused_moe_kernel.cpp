@@ -122,8 +122,7 @@ RunInfo GpuFusedMoeKernel::run(const ProblemSpec& p, const Checkpoint& c, const 
                         "run without --no-isolation: each case after such a fault then gets a fresh process");
   const gpu::Plan plan = gpu::plan(p, build_caps(), dispatch_);
   // The inputs' content digests, read on the host before the lock: a resident copy is reused only for equal content.
-  const std::array<const Tensor*, gpu::kInputSlots> in = gpu::input_tensors(p, c);
-  const std::vector<std::uint64_t> digests = chunk_digests({in.begin(), in.end()});
+  const std::vector<std::uint64_t> digests = gpu::input_digests(p, c);
   // Host-side work before the lock: the sentinel the device outputs start as (so an element the kernel never writes
   // comes back as the sentinel) and the host buffers per_k launches download their slots into.
   const Tensor sentinel = out.clone("sentinel");

@@ -110,6 +110,13 @@ __global__ void finalize_kernel(FusedMoeArgs a) {
         if (s.valid) v += a.slots[(t * per + j) * a.hidden + c];
       }
     }
+    if (MOE_MUT(reads_past_device_x)) {  // times 1 + (u - u) for the next row's u of x, where x's allocation holds one
+      const std::int64_t t = i / a.hidden;
+      if (t + 1 < MOE_MUT_X_ROWS) {
+        const float u = load(a.x, (t + 1) * a.hidden + i % a.hidden, a.in_type);
+        v *= 1.0f + (u - u);
+      }
+    }
     store(a.out, i, v, a.out_type);
     if (MOE_MUT(writes_past_device_output) && i == n - 1) store(a.out, n, v, a.out_type);  // one element past the end
   }

@@ -23,6 +23,7 @@ bool g_mutant_device_set = false;           // whether g_mutant_device holds g_m
 #define MOE_MUT(m) (MOE_MUTANT_STATE.mutation == int(::moe::Mutation::m))
 #define MOE_MUT_EXPERT (MOE_MUTANT_STATE.expert)
 #define MOE_MUT_TENSOR_SCALE (MOE_MUTANT_STATE.tensor_scale)
+#define MOE_MUT_X_ROWS (MOE_MUTANT_STATE.x_rows)
 #define MOE_LAUNCH_FUSED_MOE launch_fused_moe_mutant
 // default_stream_launch: every launch on the legacy default stream, whatever stream the kernel was given.
 #define MOE_LAUNCH_STREAM \
@@ -31,5 +32,6 @@ bool g_mutant_device_set = false;           // whether g_mutant_device holds g_m
 #define MOE_MUT(m) false
 #define MOE_MUT_EXPERT std::int64_t(-1)
 #define MOE_MUT_TENSOR_SCALE 0.0f
+#define MOE_MUT_X_ROWS std::int64_t(0)
 #define MOE_LAUNCH_FUSED_MOE launch_fused_moe
 #endif

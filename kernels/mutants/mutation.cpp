@@ -23,7 +23,7 @@ struct Entry {
   MutantLevel level;
   std::string_view reason;
 };
-constexpr std::array<Entry, 42> kCatalog{{
+constexpr std::array<Entry, 43> kCatalog{{
     {Mutation::none, "none", MutantLevel::io,
      "the correct kernel"},
     {Mutation::gate_up_swapped, "gate_up_swapped", MutantLevel::io,
@@ -113,6 +113,10 @@ constexpr std::array<Entry, 42> kCatalog{{
     {Mutation::writes_past_device_output, "writes_past_device_output", MutantLevel::in_kernel,
      "GPU only: where the kernel's final reduce stores into its device output (one element past the end, in device "
      "memory the harness never downloads)"},
+    {Mutation::reads_past_device_x, "reads_past_device_x", MutantLevel::in_kernel,
+     "GPU only: an output change from an input row the kernel must not read: the final reduce multiplies each "
+     "element by 1 + (u - u) for the next token's u of x in device memory, past T where the allocation holds rows "
+     "(exact for finite u; NaN from a probe's poisoned padding rows)"},
     {Mutation::illegal_memory_access, "illegal_memory_access", MutantLevel::in_kernel,
      "GPU only: a device fault of the mutant build"},
     {Mutation::spin_forever, "spin_forever", MutantLevel::in_kernel,
@@ -178,7 +182,8 @@ bool host_only(Mutation m) {
 std::optional<Check> probe_check(Mutation m) {
   switch (m) {
     case Mutation::reads_next_token_row:
-    case Mutation::masked_token_read: return Check::token_isolation;
+    case Mutation::masked_token_read:
+    case Mutation::reads_past_device_x: return Check::token_isolation;
     case Mutation::writes_past_output:
     case Mutation::writes_past_device_output: return Check::red_zone;
     case Mutation::token_position_dependent: return Check::token_permutation;
@@ -191,7 +196,7 @@ std::optional<Check> probe_check(Mutation m) {
 bool sequence_only(Mutation m) { return m == Mutation::workspace_init_once; }
 bool gpu_only(Mutation m) {
   return m == Mutation::offsets_32bit || m == Mutation::graph_baked_inputs || m == Mutation::default_stream_launch ||
-         m == Mutation::writes_past_device_output || fault_mutant(m);
+         m == Mutation::writes_past_device_output || m == Mutation::reads_past_device_x || fault_mutant(m);
 }
 bool fault_mutant(Mutation m) { return m == Mutation::illegal_memory_access || m == Mutation::spin_forever; }
 
@@ -258,6 +263,8 @@ bool mutation_applies(Mutation m, const ProblemSpec& p) {
     // The final reduce writes the device output in every plan but per_k (whose slots are summed on the host, the
     // device output never written); with a separate shared path each launch's reduce writes its own guarded output.
     case Mutation::writes_past_device_output: return p.reduce != ReduceMode::per_k;
+    // The final reduce reads the next row of x: past T on the token probe's run, whose x holds padding rows there.
+    case Mutation::reads_past_device_x: return p.reduce != ReduceMode::per_k;
     // Any problem, but only on a kernel object whose first call had fewer elements (selftest: sequence_only()).
     case Mutation::workspace_init_once: return true;
     case Mutation::illegal_memory_access:

@@ -46,6 +46,8 @@ enum class Mutation : int {
                             // (a graph replays the copy of the capture's values; vLLM #52383's class)
   default_stream_launch,    // GPU only: every launch on the legacy default stream, not the stream it was given
   writes_past_device_output, // GPU only: the final reduce writes the last element once more, one past the device output
+  reads_past_device_x,      // GPU only: the final reduce reads the next token's x row, past T where x's allocation
+                            // holds one (the probe's padding rows; vLLM #40047's class on the device)
   // Faults, not numerical bugs (fault_mutant(): outside all_mutations(), so the selftest does not run them): GPU
   // only, and live only on a case whose seed is kFaultMutantSeed, so a suite places them where it wants them
   // (ci/gpu-fault-containment puts one in the middle of the nightly).

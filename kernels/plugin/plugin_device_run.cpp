@@ -1,5 +1,6 @@
 #include "kernels/plugin/plugin_device_run.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -19,6 +20,12 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 moe_tensor view(const Tensor& t, void* device_data) {
   return {t.name().c_str(), dtype_info(t.dtype()).plugin_abi, std::int32_t(t.shape().size()), t.shape().data(),
           device_data, t.nbytes()};
+}
+
+// The bytes of `t`'s device copy: its view, and for x every byte its allocation holds past the view too (a token
+// probe's x: poisoned padding rows past T, which a plugin reading past x must meet on the device as on the host).
+std::size_t device_bytes(const Checkpoint& c, const Tensor& t) {
+  return &t == &c.x ? std::max(t.capacity(), t.nbytes()) : t.nbytes();
 }
 
 // A guarded device copy, named "device <name>" in a violation.
@@ -53,7 +60,7 @@ struct PluginDeviceRunner::Case {
     const std::vector<const Tensor*> ts = c.tensors();
     if (&c != working || ts.size() != host_data.size()) return false;
     for (std::size_t i = 0; i < ts.size(); ++i)
-      if (ts[i]->bytes() != host_data[i] || ts[i]->nbytes() != tensors[i].bytes()) return false;
+      if (ts[i]->bytes() != host_data[i] || device_bytes(c, *ts[i]) != tensors[i].bytes()) return false;
     return true;
   }
 };
@@ -75,7 +82,7 @@ PluginDeviceRunner::Case& PluginDeviceRunner::case_for(const Checkpoint& working
   ++uploads_;
   for (const Tensor* t : working.tensors()) {
     case_->host_data.push_back(t->bytes());
-    case_->tensors.push_back(upload(t->name(), t->bytes(), t->nbytes()));
+    case_->tensors.push_back(upload(t->name(), t->bytes(), device_bytes(working, *t)));
   }
   const std::vector<const Tensor*> ts = working.tensors();
   for (std::size_t i = 0; i < ts.size(); ++i) case_->views.push_back(view(*ts[i], case_->tensors[i].get()));

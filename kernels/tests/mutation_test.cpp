@@ -15,15 +15,16 @@ namespace {
 
 TEST(Mutation, NamesRoundTripAndOnlyTheDeviceBugsAreGpuOnly) {
   const auto all = all_mutations();
-  EXPECT_EQ(all.size(), 39u);  // 35 bugs of the catalog that live in a kernel, 32-bit offsets, the two device-probe
-                               // bugs and the write past the device output
+  EXPECT_EQ(all.size(), 40u);  // 35 bugs of the catalog that live in a kernel, 32-bit offsets, the two device-probe
+                               // bugs, the write past the device output and the read past the device's x
   std::set<std::string_view> names;
   for (Mutation m : all) {
     names.insert(mutation_name(m));
     ASSERT_TRUE(parse_mutation(mutation_name(m)).has_value());
     EXPECT_EQ(*parse_mutation(mutation_name(m)), m);
     EXPECT_EQ(gpu_only(m), m == Mutation::offsets_32bit || m == Mutation::default_stream_launch ||
-                               m == Mutation::graph_baked_inputs || m == Mutation::writes_past_device_output)
+                               m == Mutation::graph_baked_inputs || m == Mutation::writes_past_device_output ||
+                               m == Mutation::reads_past_device_x)
         << mutation_name(m);
     // The two written only into the host kernel's hook points; the GPU mutant build has no such code.
     EXPECT_EQ(host_only(m), m == Mutation::token_position_dependent || m == Mutation::expert_label_dependent)
@@ -116,6 +117,23 @@ TEST(Mutation, WritesPastDeviceOutputLivesWhereTheDeviceWritesTheOutput) {
   EXPECT_TRUE(mutation_applies(m, p));
   p.ep = 2; p.ep_rank = 1; p.routing.edge = RoutingEdge::ep_rank_empty;  // zeros, still written on the device
   EXPECT_TRUE(mutation_applies(m, p));
+}
+
+// The read past the device's x lives where the final reduce runs on the device (every plan but per_k); only
+// token_isolation sees it: the rows past T exist only in a token probe's x allocation, poisoned.
+TEST(Mutation, ReadsPastDeviceXLivesWhereTheDeviceFinalizes) {
+  const Mutation m = Mutation::reads_past_device_x;
+  EXPECT_EQ(mutant_level(m), MutantLevel::in_kernel);
+  EXPECT_EQ(mutant_level_reason(m).rfind("GPU only: ", 0), 0u);
+  ASSERT_TRUE(probe_check(m).has_value());
+  EXPECT_EQ(*probe_check(m), Check::token_isolation);
+  EXPECT_TRUE(gpu_only(m));
+  ProblemSpec p;
+  p.hidden = 256; p.inter = 256; p.experts = 16; p.topk = 4; p.tokens = 1;
+  for (ReduceMode r : {ReduceMode::fused_atomic, ReduceMode::separate, ReduceMode::per_k}) {
+    p.reduce = r;
+    EXPECT_EQ(mutation_applies(m, p), r != ReduceMode::per_k) << int(r);
+  }
 }
 
 // Where each format bug can live, by the formats' definitions (docs/numerics.md): E8M0 block scales in mxfp8 and

@@ -142,6 +142,30 @@ TEST(GpuFusedMoe, RedZonesPassTheKernelsAndCatchAWritePastTheDeviceOutput) {
   EXPECT_GE(live, 30);
 }
 
+// x's device copy holds the token probe's padding rows past T (NaN, Inf, huge), as its host allocation does. The
+// mutant build's final reduce multiplies each element by 1 + (u - u) for the next token's u of x, reading past T
+// only where x's allocation holds rows there: the case passes without the probes and fails token_isolation (the
+// last token's row turns NaN, which the row bound's finiteness check sees) on every case where it applies.
+TEST(GpuFusedMoe, TokenIsolationSeesAReadPastXInDeviceMemory) {
+  REQUIRE_GPU();
+  GpuFusedMoeKernel bug(Mutation::reads_past_device_x);
+  PipelineOptions off;
+  off.token_probes = false;
+  int live = 0;
+  for (const CaseSpec& c : suite().cases) {
+    const CaseRecord quiet = execute_case(c, bug, device(), off);
+    EXPECT_EQ(quiet.status, Status::pass) << c.id << ": " << quiet.reason;
+    const CaseRecord b = execute_case(c, bug, device(), {});
+    if (!mutation_applies(Mutation::reads_past_device_x, c.problem)) {
+      EXPECT_EQ(b.status, Status::pass) << c.id << ": " << b.reason;
+      continue;
+    }
+    ++live;
+    EXPECT_EQ(b.failed_check, Check::token_isolation) << c.id << ": " << b.reason;
+  }
+  EXPECT_GE(live, 30);
+}
+
 // Two-stage runs the grouped kernels (slots sorted by expert) when every row length is a multiple of the elements
 // one 16-byte load holds in the routed weight format (8 of 16 bits, 16 of fp8, 32 of fp4), and the row-wise
 // kernels otherwise; the grouped kernels take 2 tokens per pass where the sets they list (at most min(sets, slots))
