@@ -167,8 +167,10 @@ void set_fused_moe_mutant(const MutantLaunch& mutant) {
   if (m.mutation != int(Mutation::e8m0_scale_off_by_one)) m.expert = -1;
   // Copied to constant memory only when it changed: a synchronous copy on the legacy stream, which a launch on
   // another stream (the device probes: a graph capture, a held legacy stream) must not need.
+  // Every field is compared: a field left out keeps the device's copy of it stale (x_rows changes between a case's
+  // verdict run and its token probe's; it is set for reads_past_device_x alone, so no other mutant copies again).
   if (g_mutant_device_set && g_mutant_host.mutation == m.mutation && g_mutant_host.expert == m.expert &&
-      g_mutant_host.tensor_scale == m.tensor_scale)
+      g_mutant_host.tensor_scale == m.tensor_scale && g_mutant_host.x_rows == m.x_rows)
     return;
   g_mutant_host = m;
   MOE_GPU_CHECK(hipMemcpyToSymbol(HIP_SYMBOL(g_mutant_device), &m, sizeof m));
