@@ -87,7 +87,7 @@ def main():
                     if a.verbose:
                         print(f"{v.status} {member.id} seed {seed} {v.id} min_cos {m['min_cos']:.7f} "
                               f"max_rel {m['max_rel']:.3e}", flush=True)
-                    w = worst.setdefault(name, [1.0, None, 0.0, None])
+                    w = worst.setdefault(name, [2.0, None, -1.0, None])  # the first judged case sets both
                     if m.get("min_cos", 1.0) < w[0]:
                         w[0], w[1] = m["min_cos"], f"{v.id} seed {seed}"
                     if m.get("max_rel", 0.0) > w[2]:
