@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -77,6 +78,14 @@ struct CaseRecord {
   std::vector<StatisticRecord> systematic;  // statistical tier, judged cases: gain, channel, rounding_bias, expert
   ContractRecord contract;
 };
+
+// The largest per-token rel the verdict's max_rel check judged: strict_max_rel (the tokens of a requantization band
+// that held excluded, docs/judging.md), else max_rel; NaN without either (a case that judged no output).
+inline double judged_max_rel(const CaseRecord& r) {
+  for (const char* k : {"strict_max_rel", "max_rel"})
+    if (const auto it = r.metrics.find(k); it != r.metrics.end()) return it->second;
+  return std::numeric_limits<double>::quiet_NaN();
+}
 
 // Each phase summed over the cases (CaseRecord or ReportCase: anything with a `timing`).
 template <class Cases>

@@ -85,8 +85,9 @@ Band requant_band(const Judgement& j, const Thresholds& th, std::int64_t t) {
   if (on) b.allowance = requant_band_allowance(th.band_fraction, t);
   for (std::int64_t tok = 0; tok < t; ++tok) {
     const double cos = j.token_cos[tok], rel = j.token_rel[tok];
-    // NaN cos (an unwritten or non-finite element) is never inside the band.
-    const double edge = on ? th.band_factor * j.token_noise[tok] : 0.0;
+    // NaN cos (an unwritten or non-finite element) is never inside the band; a non-finite q_t gives no band.
+    const double q = on ? j.token_noise[tok] : 0.0;
+    const double edge = std::isfinite(q) ? std::min(th.band_factor * q, kBandEdgeMaxRel * th.max_rel) : 0.0;
     if (on && cos < th.min_cos && rel <= edge) {
       b.tokens.push_back(tok);
       b.max_ratio = std::max(b.max_ratio, rel / edge);
@@ -248,9 +249,10 @@ std::string Judgement::details() const {
       mismatch_fraction, mismatches, non_finite, unwritten, bit_mismatches, ref_norm, num(out_norm, "{:.4g}"),
       num(ideal_min_cos, "{:.6f}"), num(ideal_max_rel, "{:.3e}"));
   if (band_tokens > 0)
-    s += fmt::format("  requantization band: {} token(s) below min_cos with rel <= band_factor * q_t (allowance {}, the "
-                     "largest at {:.2f} of the edge); min_cos over the other tokens {}\n", band_tokens, band_allowance,
-                     band_max_ratio, num(strict_min_cos, "{:.6f}"));
+    s += fmt::format("  requantization band: {} token(s) below min_cos with rel <= min(band_factor * q_t, {} * max_rel) "
+                     "(allowance {}, the largest at {:.2f} of the edge); over the other tokens min_cos {}, max_rel {}\n",
+                     band_tokens, kBandEdgeMaxRel, band_allowance, band_max_ratio, num(strict_min_cos, "{:.6f}"),
+                     num(strict_max_rel, "{:.3e}"));
   if (non_finite + unwritten > 0)
     s += "  NaN: a token with an unwritten or non-finite element has no cos or rel; such tokens are the worst, listed first\n";
   s += "  worst tokens (token: cos, rel, experts, weights):\n";

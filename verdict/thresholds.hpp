@@ -42,6 +42,9 @@ struct SystematicThresholds {
 // requantization moves every token.
 inline constexpr double kBandFactor = 2.0;
 inline constexpr double kBandFraction = 1.0 / 32.0;
+// The edge never exceeds this multiple of the case's max_rel, whatever q_t is: a token whose contract reference is
+// nearly zero (q_t divided by a tiny norm) or whose ideal is not finite gives no licence for an unbounded error.
+inline constexpr double kBandEdgeMaxRel = 2.0;
 // How many of T tokens may be inside the band: max(1, ceil(fraction * T)).
 inline std::int64_t requant_band_allowance(double fraction, std::int64_t tokens) {
   return std::max<std::int64_t>(1, std::int64_t(std::ceil(fraction * double(tokens))));

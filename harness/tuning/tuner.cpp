@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <thread>
 
@@ -123,7 +124,8 @@ TuneResult tune(const TuneOptions& o) {
         res.notes.push_back(c.id + ": not run here: " + rec.reason);
         break;
       }
-      Tried t{choice, rec.variant, rec.kernel_us, rec.metrics.count("max_rel") ? rec.metrics.at("max_rel") : 0.0,
+      const double err = judged_max_rel(rec);
+      Tried t{choice, rec.variant, rec.kernel_us, std::isnan(err) ? 0.0 : err,
               rec.status == Status::pass, std::string(name(rec.failed_check)) + ": " + rec.reason};
       tried.push_back(std::move(t));
     }

@@ -42,6 +42,7 @@ class MutantKernel : public KernelUnderTest {
   bool deterministic(const ProblemSpec& p) const override { return inner_->deterministic(mutated_problem(m_, p)); }
   bool rerunnable() const override { return inner_->rerunnable(); }
   bool reads_given_checkpoint() const override { return inner_->reads_given_checkpoint(); }
+  bool rereads_expert_weights() const override { return inner_->rereads_expert_weights(); }
   bool rows_exact_across_layouts(const ProblemSpec& p) const override {
     return inner_->rows_exact_across_layouts(mutated_problem(m_, p));
   }

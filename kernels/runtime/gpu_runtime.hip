@@ -99,14 +99,25 @@ void GuardedBuffer::fill_guards() {
   copy_to_device(base, pattern.data(), kGuard);
   copy_to_device(base + kGuard + n_, pattern.data(), kGuard);
 }
-void GuardedBuffer::upload(const void* host, std::size_t bytes) { copy_to_device(get(), host, bytes); }
+// A copy larger than the buffer would land in its guard and be blamed on the kernel: a harness error instead.
+void GuardedBuffer::fits(std::size_t bytes) const {
+  if (bytes > n_)
+    throw_harness_error("gpu::GuardedBuffer", name_ + ": a copy of " + std::to_string(bytes) + " bytes into a buffer of " +
+                                                  std::to_string(n_));
+}
+void GuardedBuffer::upload(const void* host, std::size_t bytes) {
+  fits(bytes);
+  copy_to_device(get(), host, bytes);
+}
 void GuardedBuffer::download(void* host, std::size_t bytes) const {
+  fits(bytes);
   if (bytes) MOE_GPU_CHECK(hipMemcpy(host, get(), bytes, hipMemcpyDeviceToHost));
 }
 void GuardedBuffer::zero() {
   if (n_) MOE_GPU_CHECK(hipMemset(get(), 0, n_));
 }
 void GuardedBuffer::upload_on(void* stream, const void* host, std::size_t bytes) {
+  fits(bytes);
   if (bytes) MOE_GPU_CHECK(hipMemcpyAsync(get(), host, bytes, hipMemcpyHostToDevice, static_cast<hipStream_t>(stream)));
 }
 void GuardedBuffer::zero_on(void* stream) {

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace moe::gpu {
@@ -40,8 +41,14 @@ class GuardedBuffer {
   GuardedBuffer() = default;
   // `name` names the buffer in a violation ("device out").
   GuardedBuffer(std::size_t bytes, std::string name);
-  GuardedBuffer(GuardedBuffer&&) noexcept = default;
-  GuardedBuffer& operator=(GuardedBuffer&&) noexcept = default;
+  GuardedBuffer(GuardedBuffer&& o) noexcept
+      : whole_(std::move(o.whole_)), n_(std::exchange(o.n_, 0)), name_(std::move(o.name_)) {}
+  GuardedBuffer& operator=(GuardedBuffer&& o) noexcept {
+    whole_ = std::move(o.whole_);
+    n_ = std::exchange(o.n_, 0);
+    name_ = std::move(o.name_);
+    return *this;
+  }
   void* get() const { return whole_.get() ? static_cast<char*>(whole_.get()) + kGuard : nullptr; }
   std::size_t bytes() const { return n_; }
   const std::string& name() const { return name_; }
@@ -58,6 +65,7 @@ class GuardedBuffer {
  private:
   static constexpr std::size_t kGuard = 256;  // kRedZoneBytes (red_zone.hpp; static_assert in gpu_runtime.hip)
   void fill_guards();
+  void fits(std::size_t bytes) const;  // throws when `bytes` exceeds the buffer
   DeviceBuffer whole_;
   std::size_t n_ = 0;
   std::string name_;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "fixtures/error.hpp"
 #include "fixtures/tensor_element.hpp"
@@ -281,6 +282,32 @@ TEST(JudgeBand, MaxRelJudgesTheTokensOutsideTheBand) {
   j = judge(r, ideal, as_output(o), kT, kH, t, routing());
   EXPECT_EQ(j.failed_check, Check::max_rel);
   EXPECT_EQ(j.band_tokens, 0);
+}
+
+// The edge is capped at kBandEdgeMaxRel x max_rel whatever q_t is: a token whose ideal is far from a nearly-zero
+// contract (q_t of 50 here) or not finite gives no licence for a large error.
+TEST(JudgeBand, TheEdgeIsCappedAtTwiceMaxRelAndOffForANonFiniteIdeal) {
+  const auto r = reference();
+  auto ideal = ideal_of(r);
+  for (std::int64_t c = 0; c < kH; ++c) ideal[5 * kH + c] = r[5 * kH + c] * 51.0f;  // q_5 = 50
+  Thresholds t = band_th();
+  t.max_rel = 0.02; t.band_factor = 2.0;
+  auto o = r;
+  push(o, r, 5, 0.039, 2);  // within 2 x max_rel = 0.04: inside the band
+  Judgement j = judge(r, ideal, as_output(o), kT, kH, t, routing());
+  EXPECT_TRUE(j.pass) << j.summary;
+  EXPECT_EQ(j.band_tokens, 1);
+  o = r;
+  push(o, r, 5, 0.041, 2);  // above the cap, far below 2 q_5 = 100
+  j = judge(r, ideal, as_output(o), kT, kH, t, routing());
+  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.band_tokens, 0);
+  ideal[5 * kH] = std::numeric_limits<float>::infinity();
+  o = r;
+  push(o, r, 5, 0.019, 2);  // cos below min_cos, rel below max_rel and any edge: no band without a finite q_5
+  j = judge(r, ideal, as_output(o), kT, kH, t, routing());
+  EXPECT_EQ(j.band_tokens, 0);
+  EXPECT_EQ(j.failed_check, Check::min_cos);
 }
 
 TEST(JudgeBand, MoreTokensThanTheAllowanceFailMinCos) {
