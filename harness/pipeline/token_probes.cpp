@@ -20,7 +20,6 @@ std::string probe_not_run(const std::string& why) { return "not run: " + why; }
 // of 64, keeps every view 64-byte aligned.
 constexpr std::size_t kGuard = kRedZoneBytes;
 constexpr std::int64_t kPadRows = 4;  // rows past T in x's allocation: NaN, +Inf, -Inf, the largest finite value
-std::uint8_t guard_byte(std::size_t i) { return red_zone_byte(i); }
 
 // One buffer handed to the kernel, inside its own allocation: [guard][view][padding][guard]. The view's capacity
 // runs to the allocation's end, as a real allocation's would.
@@ -52,7 +51,7 @@ class Arena {
               like.nbytes(), std::move(padding)};
     std::byte* base = g.owner.bytes();
     const std::size_t back = kGuard + g.view + g.padding.size();
-    for (std::size_t i = 0; i < kGuard; ++i) base[i] = std::byte(guard_byte(i)), base[back + i] = std::byte(guard_byte(i));
+    for (std::size_t i = 0; i < kGuard; ++i) base[i] = std::byte(red_zone_byte(i)), base[back + i] = std::byte(red_zone_byte(i));
     if (!g.padding.empty()) std::memcpy(base + kGuard + g.view, g.padding.data(), g.padding.size());
     Tensor v = Tensor::borrow(like.name(), like.dtype(), like.shape(), base + kGuard, g.view + g.padding.size() + kGuard);
     buffers_.push_back(std::move(g));
@@ -63,15 +62,17 @@ class Arena {
   std::vector<std::string> violations(std::int64_t& bytes) const {
     std::vector<std::string> v;
     for (const Guarded& g : buffers_) {
-      const std::byte* base = g.owner.bytes();
-      std::int64_t before = 0, after = 0, first_before = 0, first_after = -1;
-      for (std::size_t i = 0; i < kGuard; ++i)
-        if (base[i] != std::byte(guard_byte(i))) { if (!before++) first_before = std::int64_t(i) - std::int64_t(kGuard); }
-      const std::byte* end = base + kGuard + g.view;
-      for (std::size_t i = 0; i < g.padding.size() + kGuard; ++i) {
-        const std::byte want = i < g.padding.size() ? g.padding[i] : std::byte(guard_byte(i - g.padding.size()));
-        if (end[i] != want) { if (!after++) first_after = std::int64_t(i); }
-      }
+      const auto* base = reinterpret_cast<const std::uint8_t*>(g.owner.bytes());
+      // The guards compared as the device red zones' are (compare_red_zone); after the view, its padding first.
+      const RedZoneChange b = compare_red_zone(RedZoneSide::before, base, kGuard);
+      const std::int64_t before = b.changed, first_before = b.first;
+      const auto* end = reinterpret_cast<const std::byte*>(base) + kGuard + g.view;
+      std::int64_t after = 0, first_after = -1;
+      for (std::size_t i = 0; i < g.padding.size(); ++i)
+        if (end[i] != g.padding[i] && !after++) first_after = std::int64_t(i);
+      const RedZoneChange a = compare_red_zone(RedZoneSide::after, reinterpret_cast<const std::uint8_t*>(end) + g.padding.size(), kGuard);
+      if (a.changed && !after) first_after = std::int64_t(g.padding.size()) + a.first;
+      after += a.changed;
       if (before) v.push_back(fmt::format("{}: {} byte(s) written before it, the first at offset {}", g.name, before, first_before));
       if (after) v.push_back(fmt::format("{}: {} byte(s) written after it, the first {} byte(s) past its end", g.name, after, first_after));
       bytes += before + after;

@@ -25,7 +25,7 @@ bool any_launch(const Plan& plan, bool (*what)(const LaunchPlan&)) {
 }  // namespace
 
 GuardedBuffer upload_guarded(const Tensor& t, bool tail) {
-  const std::size_t n = tail ? std::max(t.capacity(), t.nbytes()) : t.nbytes();
+  const std::size_t n = tail ? t.capacity() : t.nbytes();  // capacity() >= nbytes() (Tensor::borrow)
   GuardedBuffer b(n, "device " + t.name());
   b.upload(t.bytes(), n);
   return b;
@@ -35,11 +35,7 @@ std::vector<std::uint64_t> input_digests(const ProblemSpec& p, const Checkpoint&
   const std::array<const Tensor*, kInputSlots> in = input_tensors(p, c);
   std::vector<std::uint64_t> d = chunk_digests({in.begin(), in.end()});
   const Tensor& x = *in[0];
-  if (x.capacity() > x.nbytes()) {  // FNV-1a over the bytes past the view, mixed into x's digest
-    std::uint64_t h = 1469598103934665603ull;
-    for (std::size_t i = x.nbytes(); i < x.capacity(); ++i) h = (h ^ std::uint64_t(x.bytes()[i])) * 1099511628211ull;
-    d[0] ^= h + 0x9E3779B97F4A7C15ull + (d[0] << 6) + (d[0] >> 2);
-  }
+  if (x.capacity() > x.nbytes()) d[0] = hash_bytes(x.bytes() + x.nbytes(), x.capacity() - x.nbytes(), d[0]);
   return d;
 }
 

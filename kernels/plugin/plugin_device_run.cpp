@@ -1,6 +1,5 @@
 #include "kernels/plugin/plugin_device_run.hpp"
 
-#include <algorithm>
 #include <chrono>
 #include <vector>
 
@@ -25,7 +24,7 @@ moe_tensor view(const Tensor& t, void* device_data) {
 // The bytes of `t`'s device copy: its view, and for x every byte its allocation holds past the view too (a token
 // probe's x: poisoned padding rows past T, which a plugin reading past x must meet on the device as on the host).
 std::size_t device_bytes(const Checkpoint& c, const Tensor& t) {
-  return &t == &c.x ? std::max(t.capacity(), t.nbytes()) : t.nbytes();
+  return &t == &c.x ? t.capacity() : t.nbytes();  // capacity() >= nbytes() (Tensor::borrow)
 }
 
 // A guarded device copy, named "device <name>" in a violation.
