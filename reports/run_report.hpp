@@ -87,6 +87,14 @@ inline double judged_max_rel(const CaseRecord& r) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
+// The smallest per-token cos the verdict's min_cos check judged: strict_min_cos (as above), else min_cos; NaN without
+// either.
+inline double judged_min_cos(const CaseRecord& r) {
+  for (const char* k : {"strict_min_cos", "min_cos"})
+    if (const auto it = r.metrics.find(k); it != r.metrics.end()) return it->second;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 // Each phase summed over the cases (CaseRecord or ReportCase: anything with a `timing`).
 template <class Cases>
 CaseTiming timing_total(const Cases& cases) {

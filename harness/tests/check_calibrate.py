@@ -5,7 +5,7 @@ worst value came from.
 One weight/act scheme (bf16 weights, bf16 activations) under three sets of thresholds: the defaults (max_rel 1.2e-2),
 a case that tightens max_rel to 1.1e-2 by its own tolerance, and cases whose shared expert quantizes its activations
 (fp8 per token: the quantized-activation defaults, max_rel 4e-2). Calibrate must give one row per set, and each row's
-worst values and their "case id, seed N" must equal what `moe-harness run --seed N` reports for the same cases, seed
+worst values (those the verdict judged, and the raw ones) and their "case id, seed N" must equal what `moe-harness run --seed N` reports for the same cases, seed
 by seed (an independent path: the run command and its report).
 
 Usage: check_calibrate.py MOE_HARNESS OUT_DIR
@@ -59,7 +59,10 @@ def main():
         assert r.returncode == 0, r.stdout + r.stderr
         for c in json.load(open(os.path.join(d, "report.json")))["cases"]:
             m = c["metrics"]
-            runs.setdefault(expected_max_rel(c["id"]), []).append((m["max_rel"], m["min_cos"], f"{c['id']}, seed {seed}"))
+            # The judged metrics (a requantization band's tokens excluded); the raw ones as they are.
+            runs.setdefault(expected_max_rel(c["id"]), []).append(
+                (m.get("strict_max_rel", m["max_rel"]), m.get("strict_min_cos", m["min_cos"]), f"{c['id']}, seed {seed}",
+                 m["max_rel"], m["min_cos"]))
     assert sorted(runs) == [0.011, 0.012, 0.04], sorted(runs)
 
     rows = {v["threshold_max_rel"]: (k, v) for k, v in got.items()}
@@ -74,6 +77,8 @@ def main():
         assert row["worst_min_cos"] == worst_cos, (key, row["worst_min_cos"], worst_cos)
         assert row["worst_max_rel_at"] in [e[2] for e in entries if e[0] == worst_rel], (key, row["worst_max_rel_at"])
         assert row["worst_min_cos_at"] in [e[2] for e in entries if e[1] == worst_cos], (key, row["worst_min_cos_at"])
+        assert row["worst_raw_max_rel"] == max(e[3] for e in entries), (key, row["worst_raw_max_rel"])
+        assert row["worst_raw_min_cos"] == min(e[4] for e in entries), (key, row["worst_raw_min_cos"])
     # The shared-expert row has two cases and nonzero errors: its worst must be a real argmax, not the first run.
     assert max(e[0] for e in runs[0.04]) > 0.0, runs[0.04]
     print("check_calibrate: OK")

@@ -49,8 +49,10 @@ struct StatWorst {
 struct Worst {
   std::map<std::string, StatWorst> systematic;  // by statistic
   int runs = 0, failed = 0, skipped = 0;
-  double min_cos = 1.0, max_rel = 0.0, mismatch = 0.0;
-  std::string min_cos_at, max_rel_at, mismatch_at;  // "case id, seed N" of each worst value
+  // The worst values the verdict judged (a requantization band's tokens excluded where the band held: the metrics
+  // the thresholds are compared with, so the margin is thr/worst as judged), and the raw worst beside them.
+  double min_cos = 1.0, max_rel = 0.0, mismatch = 0.0, raw_min_cos = 1.0, raw_max_rel = 0.0;
+  std::string min_cos_at, max_rel_at, mismatch_at, raw_min_cos_at, raw_max_rel_at;  // "case id, seed N" of each
   Thresholds th;
   std::string example_failure;
 };
@@ -153,8 +155,10 @@ int run_calibration(const CalibrateOptions& opt) {
           auto note = [&](double v, double& worst, std::string& where, bool lower_is_worse) {
             if (where.empty() || (lower_is_worse ? v < worst : v > worst)) { worst = v; where = at; }
           };
-          note(r.metrics.at("min_cos"), w.min_cos, w.min_cos_at, true);
-          note(r.metrics.at("max_rel"), w.max_rel, w.max_rel_at, false);
+          note(judged_min_cos(r), w.min_cos, w.min_cos_at, true);
+          note(judged_max_rel(r), w.max_rel, w.max_rel_at, false);
+          note(r.metrics.at("min_cos"), w.raw_min_cos, w.raw_min_cos_at, true);
+          note(r.metrics.at("max_rel"), w.raw_max_rel, w.raw_max_rel_at, false);
           note(r.metrics.at("mismatch_fraction"), w.mismatch, w.mismatch_at, false);
         }
         for (const StatisticRecord& st : r.systematic) w.systematic[st.name].note(st, fmt::format("{}, seed {}", c.id, seed));
@@ -192,11 +196,17 @@ int run_calibration(const CalibrateOptions& opt) {
     j["schemes"][row] = {{"runs", w.runs}, {"failed", w.failed}, {"skipped", w.skipped}, {"worst_min_cos", w.min_cos},
                          {"worst_min_cos_at", w.min_cos_at}, {"threshold_min_cos", w.th.min_cos},
                          {"worst_max_rel", w.max_rel}, {"worst_max_rel_at", w.max_rel_at},
-                         {"threshold_max_rel", w.th.max_rel}, {"worst_mismatch_fraction", w.mismatch},
+                         {"threshold_max_rel", w.th.max_rel}, {"worst_raw_min_cos", w.raw_min_cos},
+                         {"worst_raw_min_cos_at", w.raw_min_cos_at}, {"worst_raw_max_rel", w.raw_max_rel},
+                         {"worst_raw_max_rel_at", w.raw_max_rel_at}, {"worst_mismatch_fraction", w.mismatch},
                          {"worst_mismatch_fraction_at", w.mismatch_at},
                          {"threshold_mismatch_fraction", w.th.max_mismatch_fraction}, {"example_failure", w.example_failure}};
     if (!w.example_failure.empty()) std::printf("  FAILED on a clean kernel: %s\n", w.example_failure.c_str());
-    worst_lines.push_back(fmt::format("{}: worst max rel at {}; worst min cos at {}", row, w.max_rel_at, w.min_cos_at));
+    std::string line = fmt::format("{}: worst max rel at {}; worst min cos at {}", row, w.max_rel_at, w.min_cos_at);
+    if (w.raw_max_rel != w.max_rel || w.raw_min_cos != w.min_cos)  // a requantization band held on some run
+      line += fmt::format("; with the band's tokens: max rel {:.3e} at {}, min cos {:.7f} at {}", w.raw_max_rel,
+                          w.raw_max_rel_at, w.raw_min_cos, w.raw_min_cos_at);
+    worst_lines.push_back(line);
   }
   std::printf("\n");
   for (const std::string& l : worst_lines) std::printf("%s\n", l.c_str());
