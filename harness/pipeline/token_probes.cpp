@@ -322,7 +322,8 @@ ProbeOutcome run_token_probes(const ProblemSpec& p, KernelUnderTest& kernel, Che
   std::string relabel_block = !deterministic ? nondet
                               : !kernel.rereads_expert_weights()
                                   ? probe_not_run("the kernel may keep expert weights it converted in prepare() (a Python "
-                                                  "kernel), which relabeling the checkpoint's would not reach")
+                                                  "kernel that does not declare rereads_expert_weights), which "
+                                                  "relabeling the checkpoint's would not reach")
                               : local < 2 ? probe_not_run("fewer than 2 experts on this rank: nothing to relabel")
                               : !any_local ? probe_not_run("no token routes to an expert of this rank")
                               : !leads_with_experts ? probe_not_run("the prepared expert tensors do not lead with the local expert count")

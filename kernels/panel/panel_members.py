@@ -66,6 +66,10 @@ class Member:
     def __init__(self):
         self.version = "numpy " + np.__version__
 
+    # Every call reads the expert tensors from the fixture it is given (no prepare()): the token probes relabel
+    # experts on a member (docs/judging.md "Token probes").
+    rereads_expert_weights = True
+
     def deterministic(self, case):
         return True
 

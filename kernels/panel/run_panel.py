@@ -69,6 +69,7 @@ def main():
                 session = moe_harness.Session(os.path.join(a.report_dir, f"{name}-seed{seed}{shard}"), member.id,
                                               member.version, suite=suite)
             counts = {"pass": 0, "fail": 0, "error": 0, "skip": 0}
+            metamorphic = {"token_permutation": 0, "expert_relabeling": 0}  # cases on which each probe ran
             t0 = time.time()
             for index, case in enumerate(suite):
                 if index % a.shard[1] != a.shard[0]:
@@ -77,6 +78,9 @@ def main():
                 if session:
                     session.add(v)
                 counts[v.status] += 1
+                for probe, status in v.probes:
+                    if probe in metamorphic and status == "ran":
+                        metamorphic[probe] += 1
                 case.release()
                 if v.status in ("fail", "error"):
                     alarms += 1
@@ -96,7 +100,9 @@ def main():
                 session.write()
             if not a.quiet:
                 print(f"{member.id} seed {seed}: {counts['pass']} pass, {counts['fail']} fail, {counts['error']} error, "
-                      f"{counts['skip']} skip ({time.time() - t0:.1f} s)", flush=True)
+                      f"{counts['skip']} skip ({time.time() - t0:.1f} s); token_permutation ran on "
+                      f"{metamorphic['token_permutation']}, expert_relabeling on {metamorphic['expert_relabeling']}",
+                      flush=True)
     for name, (c, cw, r, rw) in worst.items():
         print(f"panel-{name}: worst min_cos {c:.7f} ({cw}); worst max_rel {r:.3e} ({rw})")
     print(f"{judged - alarms} passed, {alarms} failed")

@@ -29,6 +29,16 @@ std::string kernel_text(const py::object& v, const std::string& where, const std
   return std::string(utf8, std::size_t(n));
 }
 
+// A bool the kernel declared (a value, or a method of the case returning one); bad input naming `key` otherwise
+// (numpy.bool_ included: a declaration is True or False).
+bool kernel_bool(const py::object& v, const std::string& where, const std::string& key, const std::string& fix) {
+  if (!py::isinstance<py::bool_>(v))
+    api::throw_bad_input(where, key, "must be True or False (or a method of the case returning one), got " +
+                                         std::string(py::str(py::type::of(v).attr("__name__"))),
+                         fix);
+  return v.cast<bool>();
+}
+
 }  // namespace
 
 PythonKernel::PythonKernel(py::object kernel, py::object case_obj, py::object spec, std::string id,
@@ -42,7 +52,13 @@ PythonKernel::PythonKernel(py::object kernel, py::object case_obj, py::object sp
     else api::throw_bad_input("kernel " + id_, "supports", "supports(case) must return None (supported) or a reason string (not supported)",
                               "return None or a reason string");
   }
-  if (const auto d = ask(kernel_, "deterministic", case_)) deterministic_ = d->cast<bool>();
+  if (const auto d = ask(kernel_, "deterministic", case_))
+    deterministic_ = kernel_bool(*d, "kernel " + id_, "deterministic",
+                                 "False where two runs may differ in the last bits (float atomics), else True");
+  if (const auto r = ask(kernel_, "rereads_expert_weights", case_))
+    rereads_expert_weights_ = kernel_bool(*r, "kernel " + id_, "rereads_expert_weights",
+                                          "True when every call reads the expert tensors from the fixture it is "
+                                          "given (none kept from prepare()), else False");
   if (const auto c = ask(kernel_, "rounding_contract", case_); c && !c->is_none()) {
     const std::string text = kernel_text(*c, "kernel " + id_, "rounding_contract",
                                          "a contract text such as \"gate_up=bf16,slot=bf16\" (or a method of the case "

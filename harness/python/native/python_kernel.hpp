@@ -46,10 +46,12 @@ class PythonKernel final : public api::KernelUnderTest {
   // prepare() takes the working clone into the fixture the Python views share and hands the pipeline views of it
   // back; a run() on another checkpoint (a token probe's: padded, poisoned rows) gets a fixture over a copy of that.
   bool reads_given_checkpoint() const override { return true; }
-  // A Python kernel computes through NumPy or torch, whose results for a row may depend on the batch's layout; it
-  // may also keep weights it converted in prepare(): the token probes run their row-bound path on it.
+  // A Python kernel computes through NumPy or torch, whose results for a row may depend on the batch's layout: the
+  // token probes run their row-bound path on it. It may keep weights it converted in prepare(), so the relabeling
+  // probe runs only on one that declares `rereads_expert_weights` (it reads the expert tensors from the fixture of
+  // each call).
   bool rows_exact_across_layouts(const api::ProblemSpec&) const override { return false; }
-  bool rereads_expert_weights() const override { return false; }
+  bool rereads_expert_weights() const override { return rereads_expert_weights_; }
   api::RoundingContract rounding_contract(const api::ProblemSpec&) const override { return contract_; }
   // The device probes drive a kernel's device work on the harness's stream; a Python kernel's is torch's or Triton's,
   // which they do not capture (docs/judging.md "Streams and graph replay").
@@ -69,6 +71,7 @@ class PythonKernel final : public api::KernelUnderTest {
   bool needs_device_;
   api::Support support_;
   bool deterministic_ = true;
+  bool rereads_expert_weights_ = false;
   api::RoundingContract contract_;
   std::shared_ptr<FixtureData> data_;
   py::object fixture_;  // the moe_harness.Fixture over data_

@@ -82,6 +82,18 @@ def test_rounding_contract_not_utf8_is_bad_input_naming_it():
         case.run(Contract())
 
 
+@pytest.mark.parametrize("key", ["deterministic", "rereads_expert_weights"])
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_a_declaration_that_is_not_a_bool_is_bad_input_naming_it(key, value):
+    class Declares:
+        def __call__(self, fixture, out):
+            pass
+    setattr(Declares, key, value)
+    case = moe_harness.suite("smoke", filter="*T1/*")[0]
+    with bad_input(key):
+        case.run(Declares())
+
+
 def pytest_run(tmp_path, *args):
     (tmp_path / "test_k.py").write_text("def test_k(moe_case):\n    pass\n")
     cmd = [sys.executable, "-m", "pytest", "-p", "moe_harness.pytest_plugin", "-p", "no:cacheprovider",

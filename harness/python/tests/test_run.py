@@ -39,7 +39,7 @@ def test_python_path_gives_runs_records(cli, tmp_path):
         # The token probes hand run() another checkpoint, which a Python kernel gets as a fixture of its own; its rows
         # are compared with the row bound (a BLAS's results for a row may depend on the batch's layout): the padding,
         # the poisoned rows and the rotation run, the relabeling does not (a Python kernel may keep the weights it
-        # converted in prepare()). Every other probe is run's.
+        # converted in prepare(); this one does not declare rereads_expert_weights). Every other probe is run's.
         token = ("token_isolation", "red_zones", "token_permutation", "expert_relabeling")
         assert {k: s for k, s in v.probes if k not in token} == {k: s for k, s in want["probes"].items() if k not in token}
         if v.passed:
@@ -48,6 +48,7 @@ def test_python_path_gives_runs_records(cli, tmp_path):
             assert got["token_permutation"] == ("ran" if case.spec["shape"]["tokens"] > 1 else
                                                 "not run: one token: nothing to permute"), v.probes
             assert got["expert_relabeling"].startswith("not run: the kernel may keep expert weights it converted"), v.probes
+            assert "does not declare rereads_expert_weights" in got["expert_relabeling"], v.probes
         # The verdict run, then one more for each probe that ran a kernel (rerun_identical compares the rerun; the
         # token probes share one run, counted with red_zones, which runs whenever any of them does).
         shared = ("rerun_identical", "token_isolation", "token_permutation", "expert_relabeling")
@@ -137,6 +138,40 @@ def test_a_python_kernel_with_routing_cached_at_its_first_call_fails_token_permu
     v = case.run(StaleIds())
     assert v.status == "fail" and v.failed_check == "token_permutation", (v.status, v.failed_check, v.reason)
     assert "rotated by one position" in v.reason and "row bound" in v.reason, v.reason
+
+
+def test_a_python_kernel_declaring_it_rereads_weights_is_relabeled_and_an_active_set_cached_at_its_first_call_fails():
+    # The split-K member reads the expert tensors from each call's fixture and declares rereads_expert_weights: the
+    # relabeling runs on it (rows by the row bound) and it passes. Its mutant notes which local experts have tokens
+    # at its first call (the judged run) and later skips every other expert, as a launcher that sizes its expert
+    # grid once would: right on every run with that routing's experts (the rerun, the doubled router weights, the
+    # padding, the rotation, which keeps the set), wrong once two experts exchange labels and one of them had no
+    # token: that expert's tokens lose a slot.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "kernels" / "panel"))
+    from panel_members import SplitK
+
+    class ActiveSetOfFirstCall(SplitK):
+        active = None
+
+        def routed_rows(self, fx, spec):
+            rows = list(super().routed_rows(fx, spec))
+            if self.active is None:
+                self.active = {e for e, *_ in rows}
+            return [r for r in rows if r[0] in self.active]
+
+    cases = list(moe_harness.suite("smoke", filter=["*/bf16.a16/silu/T*/decode/atomic", "*ep2r1*"]))
+    assert len(cases) >= 4
+    caught = 0
+    for case in cases:
+        good = case.run(SplitK())
+        assert good.passed and dict(good.probes)["expert_relabeling"] == "ran", (case.id, good.reason, good.probes)
+        v = case.run(ActiveSetOfFirstCall())
+        assert v.status in ("pass", "fail"), (case.id, v.status, v.reason)
+        if v.status == "fail":
+            assert v.failed_check == "expert_relabeling", (case.id, v.failed_check, v.reason)
+            assert "relabeled as each other" in v.reason and "row(s) moved" in v.reason, v.reason
+            caught += 1
+    assert caught >= 1, [c.id for c in cases]
 
 
 def test_a_kernel_that_writes_once_fails_the_rerun_probe():
