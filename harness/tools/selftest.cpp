@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include <moe_harness/report.hpp>
 #include <moe_harness/suite.hpp>
@@ -23,6 +24,7 @@ namespace moe {
 namespace {
 
 struct Row {
+  explicit Row(std::string n, bool exact = false) : name(std::move(n)), exact_only(exact) {}
   std::string name;
   bool exact_only = false;
   int live = 0, caught = 0;
