@@ -5,8 +5,9 @@ worst value came from.
 One weight/act scheme (bf16 weights, bf16 activations) under three sets of thresholds: the defaults (max_rel 1.2e-2),
 a case that tightens max_rel to 1.1e-2 by its own tolerance, and cases whose shared expert quantizes its activations
 (fp8 per token: the quantized-activation defaults, max_rel 4e-2). Calibrate must give one row per set, and each row's
-worst values (those the verdict judged, and the raw ones) and their "case id, seed N" must equal what `moe-harness run --seed N` reports for the same cases, seed
-by seed (an independent path: the run command and its report).
+worst values (those the verdict judged, and the raw ones) and their "case id, seed N" must equal what
+`moe-harness run --seed N` reports for the same cases, seed by seed (an independent path: the run command and its
+report).
 
 Usage: check_calibrate.py MOE_HARNESS OUT_DIR
 """

@@ -29,14 +29,16 @@ std::string kernel_text(const py::object& v, const std::string& where, const std
   return std::string(utf8, std::size_t(n));
 }
 
-// A bool the kernel declared (a value, or a method of the case returning one); bad input naming `key` otherwise
-// (numpy.bool_ included: a declaration is True or False).
+// A bool the kernel declared (a value, or a method of the case returning one): True, False or a NumPy bool (pybind's
+// caster without conversion); anything else (None, 1, "yes", which a converting cast would take as truth values) is
+// bad input naming `key`.
 bool kernel_bool(const py::object& v, const std::string& where, const std::string& key, const std::string& fix) {
-  if (!py::isinstance<py::bool_>(v))
+  py::detail::make_caster<bool> b;
+  if (!b.load(v, /*convert=*/false))
     api::throw_bad_input(where, key, "must be True or False (or a method of the case returning one), got " +
                                          std::string(py::str(py::type::of(v).attr("__name__"))),
                          fix);
-  return v.cast<bool>();
+  return py::detail::cast_op<bool>(b);
 }
 
 }  // namespace

@@ -94,6 +94,21 @@ def test_a_declaration_that_is_not_a_bool_is_bad_input_naming_it(key, value):
         case.run(Declares())
 
 
+@pytest.mark.parametrize("key", ["deterministic", "rereads_expert_weights"])
+def test_a_numpy_bool_declaration_is_taken(key):
+    np = pytest.importorskip("numpy")
+    seen = []
+
+    class Declares:
+        def __call__(self, fixture, out):
+            seen.append(1)
+    setattr(Declares, key, np.bool_(False))
+    case = moe_harness.suite("smoke", filter="*T1/*")[0]
+    v = case.run(Declares())
+    assert seen and v.status == "fail", (v.status, v.reason)  # judged (it writes nothing), not refused
+    assert v.failed_check == "unwritten", v.failed_check
+
+
 def pytest_run(tmp_path, *args):
     (tmp_path / "test_k.py").write_text("def test_k(moe_case):\n    pass\n")
     cmd = [sys.executable, "-m", "pytest", "-p", "moe_harness.pytest_plugin", "-p", "no:cacheprovider",
