@@ -82,7 +82,7 @@ struct Band {
 Band requant_band(const Judgement& j, const Thresholds& th, std::int64_t t) {
   Band b;
   const bool on = th.band_factor > 0 && std::int64_t(j.token_noise.size()) == t;
-  if (on) b.allowance = requant_band_allowance(th.band_fraction, t);
+  if (on) b.allowance = th.band_allowance >= 0 ? th.band_allowance : requant_band_allowance(th.band_fraction, t);
   for (std::int64_t tok = 0; tok < t; ++tok) {
     const double cos = j.token_cos[tok], rel = j.token_rel[tok];
     // NaN cos (an unwritten or non-finite element) is never inside the band; a non-finite q_t gives no band.

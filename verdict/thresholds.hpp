@@ -65,6 +65,9 @@ struct Thresholds {
   // 0 switches the band off (schemes without dynamic activation scales, the exact tier).
   double band_factor = 0.0;
   double band_fraction = 0.0;
+  // The allowance derived from the case's simulated envelope (verdict/envelope.hpp); -1: none was simulated, and
+  // band_fraction decides.
+  std::int64_t band_allowance = -1;
   // Routing edge cases that mask or zero-weight every slot of some tokens (or route none to this rank): those
   // tokens' reference is exactly 0, a cosine is undefined there, and they are judged by absolute error with
   // tolerance 0 (every output element exactly +-0); an all-zero reference is then expected, not a harness error.

@@ -105,7 +105,7 @@ void read_rounding_contract(const CaseField& f, const Reader& r, const CaseNode&
     if (named)
       r.fail(v.mark(), f.key, std::string("the point ") + point + " has its own key",
              std::string("write it as the case key ") + key +
-                 ", and gate_up, slot, reduce, token_scale, group_scale and weight here");
+                 ", and gate_up, act_gate, slot, reduce, token_scale, group_scale, weight and accum here");
   c.problem = with_contract(c.problem, k);
 }
 std::string rounding_fragment(const P& p) {
@@ -117,6 +117,8 @@ std::string rounding_fragment(const P& p) {
   if (k.token_scale) s += "/tok-" + std::string(name(*k.token_scale));
   if (k.group_scale) s += "/grp-" + std::string(name(*k.group_scale));
   if (k.weight) s += "/w-" + std::string(name(*k.weight));
+  if (k.act_gate) s += "/ag-" + std::string(name(*k.act_gate));
+  if (k.accum) s += "/acc-" + (k.accum->bits >= 24 ? std::string("f32") : "mma" + std::to_string(k.accum->bits));
   return s;
 }
 

@@ -46,6 +46,18 @@ std::string probes_line(const std::vector<std::pair<std::string, std::string>>& 
   for (const auto& [name, st] : probes) s += (s.empty() ? "  probes: " : "; ") + name + " " + st;
   return s.empty() ? s : s + "\n";
 }
+// The envelope in words: what was simulated and what it set ("none" where the references came without one).
+std::string envelope_line(const Envelope& e, const EnvelopeLimits& lim, const Thresholds& th) {
+  if (!lim.applied) return e.empty() ? "  envelope: none simulated: the fixed thresholds apply\n" : "";
+  std::string z;
+  for (const auto& [name, scale] : lim.z_scale) z += fmt::format("{}{} x{:.2f}", z.empty() ? "" : ", ", name, scale);
+  return fmt::format("  envelope: {}; members' worst cos {:.6f}, rel {:.3e}, mismatch {:.3e}, band tokens {} -> "
+                     "min_cos {:.6f}, max_rel {:.3e}, mismatch limit {:.3e}{}{}\n",
+                     e.model, lim.members_worst_cos, lim.members_worst_rel, lim.members_max_mismatch,
+                     lim.band_members_max, th.min_cos, th.max_rel, th.max_mismatch_fraction,
+                     th.band_allowance >= 0 ? fmt::format(", band allowance {}", th.band_allowance) : "",
+                     z.empty() ? "" : "; z scale " + z);
+}
 }  // namespace
 
 ProblemSpec case_problem(const CaseSpec& c, std::optional<std::uint64_t> seed) {
@@ -59,13 +71,16 @@ Checkpoint pristine_checkpoint(const CaseSpec& c, const ProblemSpec& p, WeightCa
   return c.tier == Tier::exact ? generate_exact_checkpoint(p) : weights ? weights->checkpoint_for(p, known) : generate_checkpoint(p);
 }
 
-Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th) {
+Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& case_th) {
+  const Thresholds th = with_envelope(case_th, refs.envelope);
   return judge({refs.contract.begin(), refs.contract.end()}, {refs.ideal.begin(), refs.ideal.end()}, out, p.tokens,
                p.hidden, th, refs.routing);
 }
 
 void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out,
-                    const Judgement& j, const Thresholds& th) {
+                    const Judgement& j, const Thresholds& case_th) {
+  EnvelopeLimits env;
+  const Thresholds th = with_envelope(case_th, refs.envelope, &env);
   rec.status = j.pass ? Status::pass : Status::fail;
   rec.failed_check = j.failed_check;
   rec.reason = j.pass ? "" : to_string(j.failed_check) + ": " + j.summary;
@@ -86,7 +101,8 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
   rec.contract = refs.rounding;
   const ContractRecord& rc = refs.rounding;
   const bool plain = rc.effective == "default" && rc.source != "pinned" && rc.not_applied.empty();
-  rec.details = j.details() + systematic_lines(rec.systematic) + (rc.effective.empty() || plain ? "" : contract_line(rc));
+  rec.details = j.details() + systematic_lines(rec.systematic) + envelope_line(refs.envelope, env, th) +
+                (rc.effective.empty() || plain ? "" : contract_line(rc));
   // Non-finite metrics (an output with unwritten or non-finite elements) are written as null in report.json.
   rec.metrics = {{"min_cos", j.min_cos}, {"max_rel", j.max_rel}, {"max_abs", j.max_abs},
                  {"mismatch_fraction", j.mismatch_fraction}, {"non_finite", double(j.non_finite)},
@@ -95,7 +111,13 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
                  {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel},
                  {"band_tokens", double(j.band_tokens)}, {"band_allowance", double(j.band_allowance)},
                  {"band_max_ratio", j.band_max_ratio}, {"strict_min_cos", j.strict_min_cos},
-                 {"strict_max_rel", j.strict_max_rel}};
+                 {"strict_max_rel", j.strict_max_rel}, {"threshold_mismatch_fraction", th.max_mismatch_fraction},
+                 {"envelope_members", double(refs.envelope.members.size())},
+                 {"envelope_tokens", double(refs.envelope.sampled.size())},
+                 {"envelope_band_max", double(env.band_members_max)},
+                 {"envelope_worst_cos", env.members_worst_cos}, {"envelope_worst_rel", env.members_worst_rel},
+                 {"envelope_max_mismatch", env.members_max_mismatch}};
+  for (const auto& [name, scale] : env.z_scale) rec.metrics["envelope_z_scale_" + name] = scale;
   rec.token_cos = j.token_cos;
   rec.token_rel = j.token_rel;
 }

@@ -9,6 +9,7 @@
 #include "fixtures/safetensors.hpp"
 #include "fixtures/tensor.hpp"
 #include "harness/case/case_json.hpp"
+#include "harness/pipeline/envelope_sim.hpp"
 
 #ifndef MOE_REFERENCE_VERSION
 #error "MOE_REFERENCE_VERSION must be set by harness/CMakeLists.txt (a hash of the formats, reference and fixture sources)"
@@ -27,6 +28,7 @@ ReferenceSet compute_references(const ResolvedContract& rc, const Checkpoint& pr
                              keep_slots ? &r.slots : nullptr);
   r.ideal = reference_moe(rc.problem, pristine, r.routing, ReferenceKind::ideal);
   r.rounding = rc.record;
+  r.envelope = simulate_envelope(p, pristine, r.routing, r.contract, r.ideal, r.slots);
   return r;
 }
 
@@ -61,6 +63,7 @@ void write_reference_file(const std::filesystem::path& file, const ReferenceSet&
   std::copy(r.ideal.begin(), r.ideal.end(), oi.span<float>().begin());
   std::map<std::string, std::string> meta = metadata;
   meta[kReferenceKeyMetadata] = key;
+  if (!r.envelope.empty()) meta[kEnvelopeMetadata] = envelope_to_json(r.envelope);
   std::vector<const Tensor*> tensors{&ids, &w, &oc, &oi};
   std::optional<Tensor> os;
   if (!r.slots.empty()) {
@@ -93,6 +96,10 @@ std::optional<ReferenceSet> read_reference_file(const std::filesystem::path& fil
     r.routing.weights.assign(w->span<float>().begin(), w->span<float>().end());
     r.contract.assign(c->span<float>().begin(), c->span<float>().end());
     r.ideal.assign(i->span<float>().begin(), i->span<float>().end());
+    if (auto env = f.metadata.find(kEnvelopeMetadata); env != f.metadata.end()) {
+      r.envelope = envelope_from_json(env->second);
+      if (r.envelope.empty() || r.envelope.tokens != p.tokens) return std::nullopt;  // unreadable: recompute
+    }
     if (const Tensor* s = f.find("slots")) {
       if (s->dtype() != DType::f32 || s->numel() != p.tokens * std::int64_t(r.routing.k) * p.hidden) return std::nullopt;
       r.slots.assign(s->span<float>().begin(), s->span<float>().end());

@@ -5,8 +5,8 @@
 // that changes the oracle's math or the fixture generator misses the cache), the case hash covers every field of the
 // canonical case, and the fingerprint the pristine tensors actually generated (a --seed override changes it); the contract is the one the
 // case is judged against for this kernel (harness/pipeline/rounding_resolution.hpp), which a kernel's declaration may change.
-// One safetensors file per entry holding routing ids and weights and both references, with the full key in its
-// metadata (checked on load). An unreadable or mismatched entry is a miss, recomputed and rewritten, never an error.
+// One safetensors file per entry holding routing ids and weights and both references, with the full key and the
+// simulated envelope (verdict/envelope.hpp, as JSON) in its metadata (checked on load). An unreadable or mismatched entry is a miss, recomputed and rewritten, never an error.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -18,6 +18,7 @@
 #include "harness/pipeline/rounding_resolution.hpp"
 #include "reference/moe/reference_moe.hpp"
 #include "reference/routing/routing.hpp"
+#include "verdict/envelope.hpp"
 
 namespace moe {
 
@@ -28,6 +29,9 @@ struct ReferenceSet {
   // takes at most kMaxSlotValues values; else empty, and the per-expert statistic compares token groups instead.
   Values slots;
   ContractRecord rounding;  // the rounding contract `contract` was computed under, for the record
+  // The simulated envelope of legitimate variation (verdict/envelope.hpp) the thresholds derive from; empty for a
+  // reference file written without one (the fixed thresholds then apply, and the report says so).
+  Envelope envelope;
 };
 
 // Routing, contract and ideal references on the pristine checkpoint (no cache): of the effective contract's problem,
@@ -40,6 +44,7 @@ std::string reference_version();  // hash of the oracle's sources, fixed at conf
 
 // The metadata key under which a reference file records the key it was computed under (ReferenceCache::key).
 inline constexpr const char* kReferenceKeyMetadata = "moe.reference_cache_key";
+inline constexpr const char* kEnvelopeMetadata = "moe.envelope";
 // A reference file: routing ids and weights and both references of p, `key` in its metadata beside `metadata`
 // (the cache's entries and `moe-harness export`'s reference.safetensors). Atomic.
 void write_reference_file(const std::filesystem::path& file, const ReferenceSet& r, const ProblemSpec& p,

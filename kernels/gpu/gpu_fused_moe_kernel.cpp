@@ -71,6 +71,8 @@ Support GpuFusedMoeKernel::supports(const ProblemSpec& p, const DeviceInfo*) con
   if (p.routing.edge == RoutingEdge::duplicate_id || p.routing.edge == RoutingEdge::masked_ids)
     return Support::no("routing edge " + std::string(name(p.routing.edge)) +
                        " is not implemented: the slot sort assumes each token's ids distinct and in [0, experts)");
+  if (p.act_gate_dtype != IntermediateDtype::f32)
+    return Support::no("the contract point act_gate is not implemented: the activation is fused, act(g) * u in fp32");
   if (p.router_weight_at != RouterWeightAt::slot)
     return Support::no("the contract point weight=finalize is not implemented: the router weight is in the epilogue");
   for (const QuantScheme* q : {&p.quant, &p.shared_quant})

@@ -107,27 +107,33 @@ void quantize_activation_row(std::vector<float>& v, const QuantScheme& q, float 
   for (std::int64_t c = 0; c < k; ++c) v[c] = table[codes[c]] * scales[c / group];
 }
 
+float round_to(float v, IntermediateDtype d) {
+  return d == IntermediateDtype::bf16 ? round_to_bf16(v) : d == IntermediateDtype::f16 ? round_to_fp16(v) : v;
+}
+
 // The kernel's gated activation of stage-1 output pair i in fp32 (its own code, not the reference's): gate and up
 // read where the layout puts them, then the case's formula.
+// With act_gate the gate's act(g) is rounded before the multiply (vLLM's silu_and_mul).
 float gated(const float* h, std::int64_t inter, std::int64_t i, const GateParams& a) {
   const bool interleaved = a.layout == GateUpLayout::interleaved, gate_first = a.layout == GateUpLayout::gate_up;
   float g = h[interleaved ? 2 * i : gate_first ? i : inter + i];
   float u = h[interleaved ? 2 * i + 1 : gate_first ? inter + i : i];
+  const bool gate_rounded = a.gate_round != IntermediateDtype::f32;
   if (a.kind == Activation::swiglu_oai) {
     if (a.clamp) {
       g = std::min(g, a.limit);
       u = std::clamp(u, -a.limit, a.limit);
     }
+    if (gate_rounded) return (u + 1.0f) * round_to(g / (1.0f + std::exp(-a.alpha * g)), a.gate_round);
     return (u + 1.0f) * g / (1.0f + std::exp(-a.alpha * g));
   }
-  if (a.kind == Activation::silu) return g / (1.0f + std::exp(-g)) * u;
-  if (a.kind == Activation::gelu_tanh) return 0.5f * g * (1.0f + std::tanh(0.7978845608028654f * (g + 0.044715f * g * g * g))) * u;
-  return 0.5f * g * (1.0f + std::erf(g * 0.7071067811865476f)) * u;  // gelu_erf
+  float act = 0.0f;
+  if (a.kind == Activation::silu) act = g / (1.0f + std::exp(-g));
+  else if (a.kind == Activation::gelu_tanh) act = 0.5f * g * (1.0f + std::tanh(0.7978845608028654f * (g + 0.044715f * g * g * g)));
+  else act = 0.5f * g * (1.0f + std::erf(g * 0.7071067811865476f));  // gelu_erf
+  return round_to(act, a.gate_round) * u;
 }
 
-float round_to(float v, IntermediateDtype d) {
-  return d == IntermediateDtype::bf16 ? round_to_bf16(v) : d == IntermediateDtype::f16 ? round_to_fp16(v) : v;
-}
 
 // Rows decoded together: each (row, input) dot product keeps its own fp32 accumulator summed in column order, and
 // kRowBlock of them side by side run as independent vector lanes (the same operations, in the same order, as one
@@ -190,7 +196,7 @@ std::vector<float> expert_forward(const ProblemSpec& p, const ExpertWeights& w, 
   std::vector<float> hv, y;
   matvec({&w, &q, true, e, 2 * inter, h, inter}, b13, a, n, hv, hooks);
   for (float& v : hv) v = round_to(v, p.gate_up_dtype);  // h as the activation reads it
-  GateParams ap{p.activation, p.layout, p.swiglu_alpha, p.swiglu_limit, !shared || p.clamp_shared};
+  GateParams ap{p.activation, p.layout, p.swiglu_alpha, p.swiglu_limit, !shared || p.clamp_shared, p.act_gate_dtype};
   hooks.activation(ap, shared);
   std::vector<float> z(static_cast<std::size_t>(n * inter));
   for (std::int64_t i = 0; i < n; ++i) {

@@ -18,6 +18,7 @@ struct GateParams {
   GateUpLayout layout;
   float alpha, limit;
   bool clamp;
+  IntermediateDtype gate_round;  // the act_gate point: act(g) rounded before it multiplies u (f32: not rounded)
 };
 
 struct HostKernelHooks {

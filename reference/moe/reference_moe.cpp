@@ -11,35 +11,12 @@
 #include "reference/moe/act_quant.hpp"
 #include "reference/moe/activation.hpp"
 #include "reference/moe/expert_dequant.hpp"
+#include "reference/moe/expert_gemm.hpp"
 #include "reference/moe/large_buffer.hpp"
 
 namespace moe {
 namespace {
-
-template <class S>
-using RowMat = Eigen::Matrix<S, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <class S>
-using MapMat = Eigen::Map<RowMat<S>>;
-
-// One row of work for an expert: token t, its output slot, and the router weight where it applies.
-struct Assignment {
-  std::int64_t token;
-  std::int64_t slot;  // row of the slot buffer [T * (k + n_shared), H]
-  float weight;
-};
-
-struct ExpertJob {
-  const ExpertWeights* weights;
-  const QuantScheme* quant;
-  std::int64_t index;  // expert slot within weights
-  std::int64_t inter;
-  bool shared;
-  std::vector<Assignment> rows;
-};
-
-// Decode-sized problems stream the weight through a cache-sized tile (bandwidth-bound); larger ones dequantize the
-// expert once and run one GEMM per stage (compute-bound).
-constexpr std::int64_t kStreamRows = 16;
+using namespace engine;
 
 // Per-thread scratch, grown to the largest job seen and kept across calls (OpenMP keeps its threads), so the hot
 // path neither allocates nor touches fresh pages after the first call of a given size.
@@ -51,56 +28,6 @@ template <class S>
 Scratch<S>& thread_scratch() {
   thread_local Scratch<S> s;
   return s;
-}
-
-// A rounding point of fixtures/rounding_contract.hpp: f32 there means not rounded (the fp64 validation mode keeps
-// its doubles), bf16 and f16 round.
-template <class S>
-void round_point(S* v, std::int64_t n, IntermediateDtype d) {
-  if (d != IntermediateDtype::f32) round_to_dtype(v, n, d);
-}
-
-template <class S>
-void gemm_with_dequant(const ExpertJob& job, WeightMatrix which, std::int64_t hidden, const MapMat<S>& a,
-                       MapMat<S>& out, LargeVector<S>& wbuf) {
-  const std::int64_t rows = which == WeightMatrix::w13 ? 2 * job.inter : hidden;
-  const std::int64_t k = which == WeightMatrix::w13 ? hidden : job.inter;
-  if (a.rows() > kStreamRows) {
-    // Tiles of about 1 MiB of dequantized weight (L2-resident while Eigen packs them): along K for the wide stage-1
-    // matrix (out += a[:, k-tile] * W[:, k-tile]^T), along the rows for stage 2 (out[:, row-tile] = a * W[tile]^T).
-    const std::int64_t budget = (std::int64_t(1) << 20) / std::int64_t(sizeof(S));
-    if (k > rows) {
-      const std::int64_t kt = std::max<std::int64_t>(128, (budget / rows) / 128 * 128);
-      wbuf.resize(static_cast<std::size_t>(rows * kt));
-      for (std::int64_t k0 = 0; k0 < k; k0 += kt) {
-        const std::int64_t k1 = std::min(k, k0 + kt);
-        dequantize_rows(*job.weights, *job.quant, which, job.index, hidden, job.inter, 0, rows, wbuf.data(), k0, k1);
-        MapMat<S> w(wbuf.data(), rows, k1 - k0);
-        if (k0 == 0) out.noalias() = a.middleCols(0, k1) * w.transpose();
-        else out.noalias() += a.middleCols(k0, k1 - k0) * w.transpose();
-      }
-    } else {
-      const std::int64_t rt = std::max<std::int64_t>(16, budget / k);
-      wbuf.resize(static_cast<std::size_t>(rt * k));
-      for (std::int64_t r0 = 0; r0 < rows; r0 += rt) {
-        const std::int64_t r1 = std::min(rows, r0 + rt);
-        dequantize_rows(*job.weights, *job.quant, which, job.index, hidden, job.inter, r0, r1, wbuf.data());
-        MapMat<S> w(wbuf.data(), r1 - r0, k);
-        out.middleCols(r0, r1 - r0).noalias() = a * w.transpose();
-      }
-    }
-    return;
-  }
-  // Few rows: decode one weight row at a time into an L1-sized buffer and take n dot products, so each stored
-  // weight byte is read once and nothing expert-sized is materialised.
-  // One row at a time: the decoded row stays in L1 for the n dot products (measured: an 8-row tile that spills
-  // to L2 streamed weights 1.5x slower on the decode benchmark).
-  wbuf.resize(static_cast<std::size_t>(k));
-  Eigen::Map<const Eigen::Matrix<S, 1, Eigen::Dynamic>> wr(wbuf.data(), k);
-  for (std::int64_t r = 0; r < rows; ++r) {
-    dequantize_rows(*job.weights, *job.quant, which, job.index, hidden, job.inter, r, r + 1, wbuf.data());
-    for (Eigen::Index i = 0; i < a.rows(); ++i) out(i, r) = a.row(i).dot(wr);
-  }
 }
 
 template <class S>
@@ -138,7 +65,8 @@ void run_expert(const ProblemSpec& s, const ExpertJob& job, const S* x_in, const
       for (std::int64_t c = 0; c < 2 * inter; ++c) h1(i, c) += S(b[c]);
   }
   if (contract) round_point(h1.data(), n * 2 * inter, s.gate_up_dtype);  // h before the activation, bias included
-  ActivationParams ap{s.activation, s.layout, s.swiglu_alpha, s.swiglu_limit, !job.shared || s.clamp_shared};
+  ActivationParams ap{s.activation, s.layout, s.swiglu_alpha, s.swiglu_limit, !job.shared || s.clamp_shared,
+                      contract ? s.act_gate_dtype : IntermediateDtype::f32};
   for (std::int64_t i = 0; i < n; ++i) apply_activation(h1.row(i).data(), z.row(i).data(), inter, ap);
   if (contract) {
     round_to_dtype(z.data(), n * inter, s.intermediate);
@@ -243,30 +171,12 @@ Values run(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& r, Re
       }
   }
 
-  // A separate shared path (SharedPath): the routed and the shared sums are each rounded to the output dtype, then
-  // added and rounded again, as the model adds two outputs.
-  const bool separate = contract && ns > 0 && s.shared_path == SharedPath::separate;
   Values out(static_cast<std::size_t>(t * h));
   OmpErrors sum_errors;
 #pragma omp parallel for schedule(static)
   for (std::int64_t i = 0; i < t; ++i) sum_errors.run([&] {
-    std::vector<S> acc(static_cast<std::size_t>(h), S(0)), shared(separate ? static_cast<std::size_t>(h) : 0, S(0));
-    for (std::int64_t j = 0; j < per_token; ++j) {
-      if (!written[i * per_token + j]) continue;  // EP: another rank's expert
-      const S* src = slots + (i * per_token + j) * h;
-      S* dst = separate && j >= k ? shared.data() : acc.data();
-      const S w = finalize ? slot_weight[i * per_token + j] : S(1);
-      if (finalize) for (std::int64_t col = 0; col < h; ++col) dst[col] += w * src[col];
-      else for (std::int64_t col = 0; col < h; ++col) dst[col] += src[col];
-      if (contract) round_point(dst, h, s.reduce_dtype);  // the accumulator's dtype: rounded after each addition
-    }
-    if (contract) round_to_dtype(acc.data(), h, s.output_dtype);
-    if (separate) {
-      round_to_dtype(shared.data(), h, s.output_dtype);
-      for (std::int64_t col = 0; col < h; ++col) acc[col] += shared[col];
-      round_to_dtype(acc.data(), h, s.output_dtype);
-    }
-    for (std::int64_t col = 0; col < h; ++col) out[i * h + col] = float(acc[col]);
+    reduce_token<S>(s, contract, k, per_token, slots + i * per_token * h, written.data() + i * per_token,
+                    finalize ? slot_weight.data() + i * per_token : nullptr, out.data() + i * h);
   });
   sum_errors.rethrow();
   return out;

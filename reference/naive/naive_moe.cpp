@@ -198,22 +198,26 @@ void quantize_row(std::vector<double>& v, const QuantScheme& q) {
   }
 }
 
-double act(double g, double u, const ProblemSpec& s, bool shared) {
+// act(g), the activation's gate part (SwiGLU-OAI: g sigmoid(alpha g), g clamped), rounded at the act_gate point.
+double gate_act(double g, const ProblemSpec& s, bool shared, bool contract) {
+  double a = 0.0;
   switch (s.activation) {
-    case Activation::silu: return g / (1.0 + std::exp(-g)) * u;
-    case Activation::gelu_tanh: return 0.5 * g * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g))) * u;
-    case Activation::gelu_erf: return 0.5 * g * (1.0 + std::erf(g / std::sqrt(2.0))) * u;
-    case Activation::swiglu_oai: {
-      const double lim = s.swiglu_limit;
-      if (!shared || s.clamp_shared) {
-        if (g > lim) g = lim;
-        if (u > lim) u = lim;
-        if (u < -lim) u = -lim;
-      }
-      return (u + 1.0) * g / (1.0 + std::exp(-double(s.swiglu_alpha) * g));
-    }
+    case Activation::silu: a = g / (1.0 + std::exp(-g)); break;
+    case Activation::gelu_tanh: a = 0.5 * g * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (g + 0.044715 * g * g * g))); break;
+    case Activation::gelu_erf: a = 0.5 * g * (1.0 + std::erf(g / std::sqrt(2.0))); break;
+    case Activation::swiglu_oai:
+      if ((!shared || s.clamp_shared) && g > s.swiglu_limit) g = s.swiglu_limit;
+      a = g / (1.0 + std::exp(-double(s.swiglu_alpha) * g));
+      break;
   }
-  return 0.0;
+  return contract ? round_point(a, s.act_gate_dtype) : a;
+}
+
+double act(double g, double u, const ProblemSpec& s, bool shared, bool contract) {
+  const double a = gate_act(g, s, shared, contract);
+  if (s.activation != Activation::swiglu_oai) return a * u;
+  if (!shared || s.clamp_shared) u = std::min(std::max(u, -double(s.swiglu_limit)), double(s.swiglu_limit));
+  return (u + 1.0) * a;
 }
 
 // One expert on one input row: returns its H outputs (bias included, no router weight).
@@ -234,7 +238,7 @@ std::vector<double> expert(const ProblemSpec& s, const ExpertWeights& w, const Q
     if (s.layout == GateUpLayout::gate_up) { g = hh[i]; u = hh[inter + i]; }
     else if (s.layout == GateUpLayout::up_gate) { u = hh[i]; g = hh[inter + i]; }
     else { g = hh[2 * i]; u = hh[2 * i + 1]; }
-    z[i] = act(g, u, s, shared);
+    z[i] = act(g, u, s, shared, contract);
     if (contract) z[i] = round_dtype(z[i], s.intermediate);
   }
   if (contract) quantize_row(z, q);

@@ -91,7 +91,7 @@ std::vector<Combo> combos() {
 }
 
 // Every combination of the contract's gate_up, slot and reduce points (f32, bf16, f16) on a shared-expert case,
-// fused and separate, for every scheme; the activation and output points rotate through their dtypes.
+// fused and separate, for every scheme; the activation, act_gate and output points rotate through their dtypes.
 std::vector<Combo> rounding_combos() {
   std::vector<Combo> out;
   constexpr IntermediateDtype kD[] = {IntermediateDtype::f32, IntermediateDtype::bf16, IntermediateDtype::f16};
@@ -108,6 +108,7 @@ std::vector<Combo> rounding_combos() {
             s.quant = s.shared_quant = sc.q; s.input_dtype = sc.io;
             s.gate_up_dtype = gu; s.slot_dtype = sl; s.reduce_dtype = rd;
             s.intermediate = kD[(n + 1) % 3];
+            s.act_gate_dtype = kD[(n + 2) % 3];
             s.output_dtype = kOut[n % 3];
             s.seed = 17 + n++;
             if (validate(s)) continue;

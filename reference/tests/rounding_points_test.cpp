@@ -14,6 +14,11 @@
 //   gate_up=bf16,slot=bf16 (vLLM's pipeline): bf16(-72.5625) = -72.5 and bf16(-24.1875) = -24.25 (a tie: 193.5
 //                        steps of 0.125 goes to 194), -96.75; bf16(24.1875) = 24.25, bf16(8.0625) = 8.0625: 32.3125
 //   f16 (spacing 2^-5 in [32, 64), 2^-6 in [16, 32), 2^-7 in [8, 16)) keeps every value above: gate_up=f16 is the default's.
+// act_gate, with the gate rows [1, 0] instead (g = 1; silu(1) = 1 / (1 + e^-1) = 0.7310585786300049, u as above):
+//   default:        z = silu(1) u = 0.7353421249891651 (fp32: within 1e-7); column 0 -3z = -2.2060263749674953
+//   act_gate=bf16:  bf16(silu(1)): 0.7310585786 = 1.4621171572 x 2^-1, 1.4621171572 x 128 = 187.15 -> 187, so
+//                   187/256 = 0.73046875; z = 187/256 x 515/512 = 96305/131072 = 0.7347488403320312 (exact in fp32),
+//                   column 0 -3z = -2.2042465209960938 (exact): vLLM's silu_and_mul rounds silu(g) before the multiply
 #include <gtest/gtest.h>
 
 #include "fixtures/checkpoint.hpp"
@@ -30,7 +35,7 @@ struct Tiny {
   Checkpoint ckpt;
 };
 
-Tiny make(const char* contract) {
+Tiny make(const char* contract, float gate = 32) {
   Tiny t;
   ProblemSpec& s = t.spec;
   s.hidden = 2; s.inter = 1; s.experts = 2; s.topk = 2; s.tokens = 1;
@@ -48,26 +53,27 @@ Tiny make(const char* contract) {
   c.topk_ids.span<std::int32_t>()[0] = 0; c.topk_ids.span<std::int32_t>()[1] = 1;
   c.topk_weights.span<float>()[0] = 0.75f; c.topk_weights.span<float>()[1] = 0.25f;
   c.routed = allocate_experts(s.quant, 2, 2, 1, false, "");
-  const float w13[4] = {32, 0, 1, 1};  // gate row, up row
+  const float w13[4] = {gate, 0, 1, 1};  // gate row, up row
   const float w2[2] = {-3, 1};         // [H, I]
   for (int e = 0; e < 2; ++e) quantize_expert_into(c.routed, s.quant, e, w13, w2, 2, 1);
   return t;
 }
 
-void expect_out(const char* contract, double col0, double col1) {
-  const Tiny t = make(contract);
+void expect_out(const char* contract, double col0, double col1, float gate = 32, double tol = 1e-9) {
+  const Tiny t = make(contract, gate);
   const auto r = route(t.spec, t.ckpt);
   for (auto prec : {Precision::fp32, Precision::fp64}) {
     const auto out = reference_moe(t.spec, t.ckpt, r, ReferenceKind::contract, prec);
-    EXPECT_NEAR(out[0], col0, 1e-9) << contract << (prec == Precision::fp32 ? " fp32" : " fp64");
-    EXPECT_NEAR(out[1], col1, 1e-9) << contract << (prec == Precision::fp32 ? " fp32" : " fp64");
+    EXPECT_NEAR(out[0], col0, tol) << contract << (prec == Precision::fp32 ? " fp32" : " fp64");
+    EXPECT_NEAR(out[1], col1, tol) << contract << (prec == Precision::fp32 ? " fp32" : " fp64");
     // The ideal reference rounds at no point.
     const auto ideal = reference_moe(t.spec, t.ckpt, r, ReferenceKind::ideal, prec);
-    EXPECT_NEAR(ideal[0], -96.5625, 1e-9) << contract;
+    if (gate == 32) EXPECT_NEAR(ideal[0], -96.5625, 1e-9) << contract;
+    else EXPECT_NEAR(ideal[0], -2.2060263749674953, 1e-6) << contract;
   }
   const auto nv = naive::moe(t.spec, t.ckpt, naive::route(t.spec, t.ckpt), true);
-  EXPECT_NEAR(nv[0], col0, 1e-9) << contract << " naive";
-  EXPECT_NEAR(nv[1], col1, 1e-9) << contract << " naive";
+  EXPECT_NEAR(nv[0], col0, tol) << contract << " naive";
+  EXPECT_NEAR(nv[1], col1, tol) << contract << " naive";
 }
 
 TEST(RoundingPoints, NoPointRoundsByDefault) { expect_out("default", -96.5625, 32.1875); }
@@ -75,6 +81,12 @@ TEST(RoundingPoints, GateUpRoundsHBeforeTheActivation) { expect_out("gate_up=bf1
 TEST(RoundingPoints, SlotRoundsEachWeightedSlot) { expect_out("slot=bf16", -96.625, 32.1875); }
 TEST(RoundingPoints, ReduceRoundsAfterEachAddition) { expect_out("reduce=bf16", -96.5, 32.25); }
 TEST(RoundingPoints, VllmPipelineRoundsGateUpAndSlotsTiesToEven) { expect_out("gate_up=bf16,slot=bf16", -96.75, 32.3125); }
+TEST(RoundingPoints, ActGateDefaultMultipliesTheUnroundedSilu) {
+  expect_out("default", -2.2060263749674953, 0.7353421249891651, 1.0f, 1e-6);
+}
+TEST(RoundingPoints, ActGateRoundsSiluBeforeTheMultiply) {
+  expect_out("act_gate=bf16", -2.2042465209960938, 0.7347488403320312, 1.0f);
+}
 TEST(RoundingPoints, F16KeepsTheseValues) { expect_out("gate_up=f16,slot=f16,reduce=f16", -96.5625, 32.1875); }
 
 }  // namespace

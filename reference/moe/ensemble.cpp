@@ -1,0 +1,184 @@
+#include "reference/moe/ensemble.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "fixtures/distributions.hpp"
+#include "formats/bf16.hpp"
+#include "formats/fp16.hpp"
+#include "formats/omp_errors.hpp"
+#include "reference/moe/act_quant.hpp"
+#include "reference/moe/activation.hpp"
+#include "reference/moe/expert_gemm.hpp"
+
+namespace moe {
+using namespace engine;
+
+namespace {
+
+struct MemberKeys {
+  PhiloxKey gemm1, act, gemm2;
+};
+
+double normal(const PhiloxKey& k, std::uint64_t i) { return sample(k, i, DistributionSpec{}); }
+
+// One draw of a GEMM output's accumulation error (ensemble.hpp): scale 2^-bits ||a|| ||w||, biased toward zero by
+// kTruncationBias scales where the accumulator keeps fewer than fp32's 24 bits.
+float accumulation_error(float v, int bits, double a_norm, double w_norm, const PhiloxKey& key, std::uint64_t i) {
+  const double sigma = std::ldexp(1.0, -bits) * a_norm * w_norm;
+  const double bias = bits < 24 ? kTruncationBias * (v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0) : 0.0;
+  return float(sigma * (normal(key, i) - bias));
+}
+
+struct Run {
+  const ProblemSpec& s;
+  int members;
+  std::vector<MemberKeys> keys;
+  std::int64_t n_tok, k, per_token;
+  std::vector<float> slots;  // [members][n_tok][per_token][H]
+  float* slot(int m, std::int64_t sub_slot) { return slots.data() + (std::int64_t(m) * n_tok * per_token + sub_slot) * s.hidden; }
+};
+
+void run_expert_members(Run& r, const ExpertJob& job, const float* x, const MapMat<float>* xq) {
+  const ProblemSpec& s = r.s;
+  const std::int64_t h = s.hidden, inter = job.inter, n = std::int64_t(job.rows.size()), nm = n * r.members;
+  const bool weight_on_input = s.router_weight_on == RouterWeightOn::input && !job.shared;
+  const bool finalize = s.router_weight_at == RouterWeightAt::finalize && !weight_on_input;
+  const int bits = gemm_accum_bits(s, *job.quant);
+  LargeVector<float> a_buf(static_cast<std::size_t>(n * h)), h1_buf(static_cast<std::size_t>(n * 2 * inter)),
+      zm_buf(static_cast<std::size_t>(nm * inter)), ym_buf(static_cast<std::size_t>(nm * h)), wbuf;
+  std::vector<float> sq13(static_cast<std::size_t>(2 * inter)), sq2(static_cast<std::size_t>(h)), hm(static_cast<std::size_t>(2 * inter));
+  MapMat<float> a(a_buf.data(), n, h), h1(h1_buf.data(), n, 2 * inter), zm(zm_buf.data(), nm, inter), ym(ym_buf.data(), nm, h);
+  for (std::int64_t i = 0; i < n; ++i) {
+    const Assignment& as = job.rows[i];
+    if (weight_on_input) {
+      for (std::int64_t c = 0; c < h; ++c) a(i, c) = float(x[as.token * h + c]) * as.weight;
+      round_to_dtype(a.row(i).data(), h, s.input_dtype);
+    } else if (xq) {
+      a.row(i) = xq->row(as.token);
+    } else {
+      for (std::int64_t c = 0; c < h; ++c) a(i, c) = x[as.token * h + c];
+    }
+  }
+  if (weight_on_input) fake_quantize_activation_rows(a.data(), n, h, *job.quant);
+  gemm_with_dequant(job, WeightMatrix::w13, h, a, h1, wbuf, sq13.data());
+  const float* b13 = job.weights->w13_bias.empty() ? nullptr : job.weights->w13_bias.span<float>().data() + job.index * 2 * inter;
+  ActivationParams ap{s.activation, s.layout, s.swiglu_alpha, s.swiglu_limit, !job.shared || s.clamp_shared, s.act_gate_dtype};
+  for (int m = 0; m < r.members; ++m)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const Assignment& as = job.rows[i];
+      const double a_norm = a.row(i).norm();
+      const std::uint64_t base = std::uint64_t(as.slot) * std::uint64_t(2 * inter);
+      for (std::int64_t c = 0; c < 2 * inter; ++c) {
+        const float v = h1(i, c);
+        hm[c] = v + accumulation_error(v, bits, a_norm, std::sqrt(double(sq13[c])), r.keys[m].gemm1, base + c);
+        if (b13) hm[c] += b13[c];
+      }
+      round_point(hm.data(), 2 * inter, s.gate_up_dtype);
+      float* z = zm.row(m * n + i).data();
+      apply_activation(hm.data(), z, inter, ap);
+      const std::uint64_t zbase = std::uint64_t(as.slot) * std::uint64_t(inter);
+      for (std::int64_t c = 0; c < inter; ++c) z[c] *= float(1.0 + kActivationNoise * normal(r.keys[m].act, zbase + c));
+    }
+  round_point(zm.data(), nm * inter, s.intermediate);
+  fake_quantize_activation_rows(zm.data(), nm, inter, *job.quant);
+  gemm_with_dequant(job, WeightMatrix::w2, h, zm, ym, wbuf, sq2.data());
+  const float* b2 = job.weights->w2_bias.empty() ? nullptr : job.weights->w2_bias.span<float>().data() + job.index * h;
+  for (int m = 0; m < r.members; ++m)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const Assignment& as = job.rows[i];
+      const std::int64_t row = m * n + i;
+      const double z_norm = zm.row(row).norm();
+      const float w = weight_on_input || finalize ? 1.0f : as.weight;
+      float* dst = r.slot(m, as.slot);
+      const std::uint64_t base = std::uint64_t(as.slot) * std::uint64_t(h);
+      for (std::int64_t c = 0; c < h; ++c) {
+        const float v = ym(row, c);
+        const float y = v + accumulation_error(v, bits, z_norm, std::sqrt(double(sq2[c])), r.keys[m].gemm2, base + c);
+        dst[c] = (y + (b2 ? b2[c] : 0.0f)) * w;
+      }
+      round_point(dst, h, s.slot_dtype);
+    }
+}
+
+}  // namespace
+
+std::vector<std::int64_t> ensemble_tokens(std::int64_t tokens) {
+  const std::int64_t n = std::min(tokens, kEnsembleMaxTokens);
+  std::vector<std::int64_t> t(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) t[i] = n == tokens ? i : i * tokens / n;
+  return t;
+}
+
+int gemm_accum_bits(const ProblemSpec& p, const QuantScheme& q) {
+  const bool narrow_weight = q.weight != WeightFormat::bf16 && q.weight != WeightFormat::fp16;
+  return narrow_weight && q.act != ActFormat::none ? p.accum_bits : 24;
+}
+
+std::vector<Values> reference_ensemble(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& routing,
+                                       const EnsembleSpec& e) {
+  const std::int64_t h = s.hidden, k = routing.k, ns = s.n_shared, per_token = k + ns, n_tok = std::int64_t(e.tokens.size());
+  Run r{s, e.members, {}, n_tok, k, per_token, {}};
+  for (int m = 0; m < e.members; ++m) {
+    const std::string tag = "envelope/member" + std::to_string(m);
+    r.keys.push_back({stream_key(e.seed, tag + "/gemm1"), stream_key(e.seed, tag + "/act"), stream_key(e.seed, tag + "/gemm2")});
+  }
+  // The sampled tokens' inputs, decoded and quantized per token and scheme as the contract does.
+  std::vector<float> x(static_cast<std::size_t>(n_tok * h));
+  auto bits = c.x.span<std::uint16_t>();
+  for (std::int64_t i = 0; i < n_tok; ++i)
+    for (std::int64_t col = 0; col < h; ++col) {
+      const std::uint16_t b = bits[e.tokens[i] * h + col];
+      x[i * h + col] = s.input_dtype == DType::bf16 ? bf16_to_f32(b) : fp16_to_f32(b);
+    }
+  std::vector<float> xq_r(x), xq_s(ns > 0 ? x : std::vector<float>{});
+  fake_quantize_activation_rows(xq_r.data(), n_tok, h, s.quant);
+  if (ns > 0) fake_quantize_activation_rows(xq_s.data(), n_tok, h, s.shared_quant);
+  const MapMat<float> xq_routed(xq_r.data(), n_tok, h), xq_shared(xq_s.data(), ns > 0 ? n_tok : 0, h);
+
+  const std::int64_t el = s.local_experts(), first = s.first_local_expert();
+  std::vector<ExpertJob> jobs(static_cast<std::size_t>(el));
+  for (std::int64_t ex = 0; ex < el; ++ex) jobs[ex] = ExpertJob{&c.routed, &s.quant, ex, s.local_inter(), false, {}};
+  std::vector<char> written(static_cast<std::size_t>(n_tok * per_token), 0);
+  std::vector<float> slot_weight(static_cast<std::size_t>(n_tok * per_token), 1.0f);
+  for (std::int64_t i = 0; i < n_tok; ++i)
+    for (std::int64_t j = 0; j < k; ++j) {
+      const std::int64_t g = routing.ids[e.tokens[i] * k + j];
+      if (g < first || g >= first + el) continue;
+      const float w = routing.weights[e.tokens[i] * k + j];
+      jobs[g - first].rows.push_back({i, i * per_token + j, w});
+      written[i * per_token + j] = 1;
+      slot_weight[i * per_token + j] = w;
+    }
+  if (s.ep_rank == 0)
+    for (std::int64_t ex = 0; ex < ns; ++ex) {
+      ExpertJob job{&c.shared, &s.shared_quant, ex, s.local_shared_inter(), true, {}};
+      for (std::int64_t i = 0; i < n_tok; ++i) {
+        job.rows.push_back({i, i * per_token + k + ex, 1.0f});
+        written[i * per_token + k + ex] = 1;
+      }
+      jobs.push_back(std::move(job));
+    }
+  std::erase_if(jobs, [](const ExpertJob& j) { return j.rows.empty(); });
+  r.slots.assign(static_cast<std::size_t>(std::int64_t(e.members) * n_tok * per_token * h), 0.0f);
+  OmpErrors job_errors;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (std::size_t j = 0; j < jobs.size(); ++j)
+    job_errors.run([&] {
+      const bool on_input = s.router_weight_on == RouterWeightOn::input && !jobs[j].shared;
+      run_expert_members(r, jobs[j], x.data(), on_input ? nullptr : jobs[j].shared ? &xq_shared : &xq_routed);
+    });
+  job_errors.rethrow();
+
+  const bool finalize = s.router_weight_at == RouterWeightAt::finalize && s.router_weight_on == RouterWeightOn::output;
+  std::vector<Values> out(static_cast<std::size_t>(e.members));
+  for (int m = 0; m < e.members; ++m) {
+    out[m].resize(static_cast<std::size_t>(n_tok * h));
+    for (std::int64_t i = 0; i < n_tok; ++i)
+      reduce_token<float>(s, true, k, per_token, r.slot(m, i * per_token), written.data() + i * per_token,
+                          finalize ? slot_weight.data() + i * per_token : nullptr, out[m].data() + i * h);
+  }
+  return out;
+}
+
+}  // namespace moe

@@ -1,0 +1,46 @@
+// The simulated envelope of legitimate variation (docs/judging.md "The envelope"): members are contract references
+// recomputed under draws of what a correct kernel may do differently from the reference while keeping the contract:
+//  - each GEMM's accumulation error: an output element v = a . w of a GEMM accumulating with b significand bits
+//    (24 for exact fp32; the contract point `accum` for GEMMs whose operands are both 8-bit) is moved by
+//    2^-b ||a|| ||w|| (xi - beta sign(v)), xi standard normal; beta = kTruncationBias for b < 24 (a matrix unit
+//    truncates its aligned addends toward zero), 0 for fp32 (rounding to nearest: no bias);
+//  - the activation's last bits (exp, tanh, erf of another library): act(g) * u moved by 2^-22 relative;
+// and every rounding and requantization of the contract applied after them, so a code that a perturbation carries
+// across a rounding boundary flips in the member as it would in a kernel. Members are computed for a subset of the
+// tokens (all of them up to kEnsembleMaxTokens), sharing the contract's dequantized weights.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "fixtures/checkpoint.hpp"
+#include "fixtures/problem.hpp"
+#include "reference/moe/reference_moe.hpp"
+#include "reference/routing/routing.hpp"
+
+namespace moe {
+
+inline constexpr int kEnsembleMembers = 16;
+inline constexpr std::int64_t kEnsembleMaxTokens = 32;
+inline constexpr double kActivationNoise = 1.0 / (1 << 22);  // relative, the activation's last bits
+inline constexpr double kTruncationBias = 1.0;               // beta, in units of the accumulation's sigma
+
+struct EnsembleSpec {
+  int members = kEnsembleMembers;
+  std::uint64_t seed = 0;
+  std::vector<std::int64_t> tokens;  // the simulated tokens, ascending, each in [0, T)
+};
+
+// The tokens an ensemble of a T-token case simulates: every token up to kEnsembleMaxTokens, else that many evenly
+// spaced (floor(i T / n)).
+std::vector<std::int64_t> ensemble_tokens(std::int64_t tokens);
+
+// The accumulation bits of a GEMM of p's scheme q: p.accum_bits where both operands are 8-bit (an fp8 or MX weight
+// and a quantized activation), else 24 (fp32).
+int gemm_accum_bits(const ProblemSpec& p, const QuantScheme& q);
+
+// members[m] holds member m's output for e.tokens, [e.tokens.size(), H], rounded to the output dtype like the
+// contract reference.
+std::vector<Values> reference_ensemble(const ProblemSpec& p, const Checkpoint& ckpt, const RoutingResult& routing,
+                                       const EnsembleSpec& e);
+
+}  // namespace moe

@@ -1,0 +1,139 @@
+#include "verdict/envelope.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace moe {
+namespace {
+
+// The threshold fields of a statistic (nullptr for a name this table does not know: it keeps its defaults).
+struct Fields {
+  double* z = nullptr;
+  std::vector<double*> floors;
+  bool scalar = false;  // one z per case (its variance rescaled), not a maximum over channels, experts or tokens
+};
+Fields fields(SystematicThresholds& t, const std::string& n) {
+  if (n == "gain") return {&t.gain_z, {&t.gain_floor}, true};
+  if (n == "rounding_bias") return {&t.rounding_z, {&t.rounding_floor}, true};
+  if (n == "offset") return {&t.offset_z, {&t.offset_floor}, true};
+  if (n == "channel") return {&t.channel_z, {&t.channel_floor}, false};
+  if (n == "expert") return {&t.expert_z, {&t.expert_floor, &t.expert_own_floor}, false};
+  if (n == "token_gain") return {&t.token_gain_z, {&t.token_gain_floor}, false};
+  return {};
+}
+
+}  // namespace
+
+Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits* limits) {
+  EnvelopeLimits lim;
+  Thresholds t = th;
+  if (e.empty() || th.bitwise || e.sampled.empty()) {
+    if (limits) *limits = lim;
+    return t;
+  }
+  lim.applied = true;
+  const std::int64_t n = std::int64_t(e.sampled.size());
+  const bool band_on = th.band_factor > 0 && std::int64_t(e.token_noise.size()) == n;
+  double worst_strict_cos = 1, worst_strict_rel = 0;
+  for (const EnvelopeMember& m : e.members) {
+    std::int64_t band = 0;
+    for (std::int64_t i = 0; i < n && i < std::int64_t(m.token_cos.size()); ++i) {
+      const double cos = m.token_cos[i], rel = m.token_rel[i];
+      const double q = band_on ? e.token_noise[i] : 0.0;
+      const double edge = std::isfinite(q) ? std::min(th.band_factor * q, kBandEdgeMaxRel * th.max_rel) : 0.0;
+      if (band_on && cos < th.min_cos && rel <= edge) { ++band; continue; }
+      worst_strict_cos = std::min(worst_strict_cos, cos);
+      worst_strict_rel = std::max(worst_strict_rel, rel);
+    }
+    lim.band_members_max = std::max(lim.band_members_max, band);
+    lim.members_max_mismatch = std::max(lim.members_max_mismatch, m.mismatch_fraction);
+  }
+  lim.members_worst_cos = worst_strict_cos;
+  lim.members_worst_rel = worst_strict_rel;
+  if (band_on)
+    t.band_allowance = std::max<std::int64_t>(
+        1, std::int64_t(std::ceil(kEnvelopeMargin * double(lim.band_members_max) / double(n) * double(e.tokens))));
+  t.min_cos = std::min(th.min_cos, 1.0 - kEnvelopeMargin * (1.0 - worst_strict_cos));
+  t.max_rel = std::max(th.max_rel, kEnvelopeMargin * worst_strict_rel);
+  t.max_mismatch_fraction = std::min(1.0, std::max(th.max_mismatch_fraction, kEnvelopeMargin * lim.members_max_mismatch));
+
+  // Per statistic: the members' z (RMS and largest |z|) and largest |effect|, over the members where it ran.
+  std::vector<std::string> names;
+  for (const EnvelopeMember& m : e.members)
+    for (const StatisticRecord& s : m.systematic)
+      if (std::find(names.begin(), names.end(), s.name) == names.end()) names.push_back(s.name);
+  for (const std::string& name : names) {
+    Fields f = fields(t.systematic, name);
+    if (!f.z) continue;
+    double zz = 0, zmax = 0, emax = 0;
+    int ran = 0;
+    for (const EnvelopeMember& m : e.members)
+      for (const StatisticRecord& s : m.systematic)
+        if (s.name == name && s.ran() && std::isfinite(s.z) && std::isfinite(s.effect)) {
+          zz += s.z * s.z;
+          zmax = std::max(zmax, s.tested_z());
+          emax = std::max(emax, std::fabs(s.effect));
+          ++ran;
+        }
+    if (ran == 0) continue;
+    if (f.scalar) {
+      const double scale = std::max(1.0, std::sqrt(zz / ran));
+      *f.z *= scale;
+      lim.z_scale.emplace_back(name, scale);
+    } else {
+      *f.z = std::max(*f.z, kEnvelopeMargin * zmax);
+    }
+    for (double* fl : f.floors) *fl = std::max(*fl, kEnvelopeMargin * emax);
+  }
+  if (limits) *limits = lim;
+  return t;
+}
+
+std::string envelope_to_json(const Envelope& e) {
+  nlohmann::json j;
+  j["model"] = e.model;
+  j["tokens"] = e.tokens;
+  j["sampled"] = e.sampled;
+  j["token_noise"] = e.token_noise;
+  nlohmann::json ms = nlohmann::json::array();
+  for (const EnvelopeMember& m : e.members) {
+    nlohmann::json s = nlohmann::json::array();
+    for (const StatisticRecord& r : m.systematic) s.push_back({r.name, r.status, r.z, r.effect});
+    ms.push_back({{"cos", m.token_cos}, {"rel", m.token_rel}, {"mismatch", m.mismatch_fraction}, {"stats", s}});
+  }
+  j["members"] = ms;
+  return j.dump();
+}
+
+Envelope envelope_from_json(const std::string& text) {
+  Envelope e;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    e.model = j.at("model").get<std::string>();
+    e.tokens = j.at("tokens").get<std::int64_t>();
+    e.sampled = j.at("sampled").get<std::vector<std::int64_t>>();
+    // NaN q_t (a token whose contract reference is ~0) is written as null by the JSON writer.
+    for (const auto& q : j.at("token_noise")) e.token_noise.push_back(q.is_number() ? q.get<double>() : NAN);
+    for (const auto& m : j.at("members")) {
+      EnvelopeMember em;
+      for (const auto& v : m.at("cos")) em.token_cos.push_back(v.is_number() ? v.get<double>() : NAN);
+      for (const auto& v : m.at("rel")) em.token_rel.push_back(v.is_number() ? v.get<double>() : NAN);
+      em.mismatch_fraction = m.at("mismatch").get<double>();
+      for (const auto& s : m.at("stats")) {
+        StatisticRecord r;
+        r.name = s.at(0).get<std::string>();
+        r.status = s.at(1).get<std::string>();
+        r.z = s.at(2).is_number() ? s.at(2).get<double>() : NAN;
+        r.effect = s.at(3).is_number() ? s.at(3).get<double>() : NAN;
+        em.systematic.push_back(std::move(r));
+      }
+      e.members.push_back(std::move(em));
+    }
+  } catch (const nlohmann::json::exception&) {
+    return Envelope{};
+  }
+  return e;
+}
+
+}  // namespace moe

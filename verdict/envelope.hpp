@@ -1,0 +1,58 @@
+// The thresholds of a case from its simulated envelope (docs/judging.md "The envelope"). The harness recomputes the
+// contract reference under draws of the legitimate variation the kernel's contract allows (reference/moe/
+// ensemble.hpp: the declared accumulation precision, the activation's last bits, every rounding and requantization
+// after them) and measures each member like a kernel output against the contract reference; this file keeps those
+// measurements and derives from them, with the stated margin kEnvelopeMargin:
+//   band allowance   max(1, ceil(margin x (the most members' band tokens / sampled tokens) x T))
+//   min_cos, max_rel widened to margin x the members' worst non-band token, where that is beyond the defaults
+//   mismatch limit   max(default, margin x the members' largest mismatch fraction)
+//   gain, rounding_bias, offset (one z each): z threshold x max(1, RMS of the members' z): the statistic's real
+//                    variance, correlated through W2 where the element-wise standard error assumes independence
+//   channel, expert, token_gain and any statistic named later (a maximum over channels, experts, tokens):
+//                    z threshold max(default, margin x the members' largest |z|)
+//   every floor      max(default, margin x the members' largest |effect|)
+// A threshold never tightens here: the defaults of verdict/thresholds.cpp are the floor of every derived value.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reports/run_report.hpp"
+#include "verdict/thresholds.hpp"
+
+namespace moe {
+
+inline constexpr double kEnvelopeMargin = 2.0;
+
+struct EnvelopeMember {
+  std::vector<double> token_cos, token_rel;  // the sampled tokens'
+  double mismatch_fraction = 0;              // at the scheme's default atol and rtol
+  std::vector<StatisticRecord> systematic;   // each statistic's z and effect on the sampled tokens
+};
+
+struct Envelope {
+  std::string model;                  // what was simulated: "members=16 tokens=32/128 accum=mma13"
+  std::int64_t tokens = 0;            // T of the case
+  std::vector<std::int64_t> sampled;  // the simulated tokens
+  std::vector<double> token_noise;    // q_t of the sampled tokens (the requantization band's scale)
+  std::vector<EnvelopeMember> members;
+  bool empty() const { return members.empty(); }
+};
+
+// What the envelope set, for the report: each derived value and the members' extreme it came from.
+struct EnvelopeLimits {
+  bool applied = false;
+  std::int64_t band_members_max = 0;  // the most band tokens of one member (of the sampled tokens)
+  double members_worst_cos = 1, members_worst_rel = 0, members_max_mismatch = 0;
+  std::vector<std::pair<std::string, double>> z_scale;  // per scalar statistic: max(1, RMS of the members' z)
+};
+
+// th with the envelope's derived values (unchanged when e is empty or th is the exact tier's).
+Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits* limits = nullptr);
+
+// The envelope as JSON text and back (reference files keep it beside the references); parse returns an empty
+// envelope for text that is not one.
+std::string envelope_to_json(const Envelope& e);
+Envelope envelope_from_json(const std::string& text);
+
+}  // namespace moe

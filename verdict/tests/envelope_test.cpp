@@ -1,0 +1,137 @@
+// The thresholds a simulated envelope derives (verdict/envelope.hpp), each against a value computed by hand from the
+// members' measurements and the stated margin of 2.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "verdict/envelope.hpp"
+
+namespace moe {
+namespace {
+
+StatisticRecord stat(const char* name, double z, double effect) {
+  StatisticRecord s;
+  s.name = name;
+  s.status = "ran";
+  s.z = z;
+  s.effect = effect;
+  return s;
+}
+
+// A quantized-scheme threshold set (band on) and an envelope of `n` sampled tokens of a T-token case whose members
+// are all perfect (cos 1, rel 0) unless a test changes them.
+Thresholds quantized() {
+  Thresholds t;
+  t.min_cos = 0.9998; t.max_rel = 0.04; t.atol = 2e-2; t.rtol = 8e-2; t.max_mismatch_fraction = 0.01;
+  t.band_factor = 2.0; t.band_fraction = 1.0 / 32.0;
+  return t;
+}
+Envelope perfect(int members, std::int64_t n, std::int64_t tokens) {
+  Envelope e;
+  e.model = "test";
+  e.tokens = tokens;
+  for (std::int64_t i = 0; i < n; ++i) e.sampled.push_back(i);
+  e.token_noise.assign(std::size_t(n), 0.05);  // q_t: band edge min(2 x 0.05, 2 x 0.04) = 0.08
+  for (int m = 0; m < members; ++m) {
+    EnvelopeMember em;
+    em.token_cos.assign(std::size_t(n), 1.0);
+    em.token_rel.assign(std::size_t(n), 0.0);
+    e.members.push_back(em);
+  }
+  return e;
+}
+
+TEST(Envelope, NoEnvelopeOrTheExactTierChangesNothing) {
+  const Thresholds t = quantized();
+  EnvelopeLimits lim;
+  const Thresholds a = with_envelope(t, Envelope{}, &lim);
+  EXPECT_FALSE(lim.applied);
+  EXPECT_EQ(a.band_allowance, -1);
+  EXPECT_EQ(a.min_cos, t.min_cos);
+  Thresholds exact = t;
+  exact.bitwise = true;
+  EXPECT_EQ(with_envelope(exact, perfect(4, 8, 8)).band_allowance, -1);
+}
+
+TEST(Envelope, PerfectMembersKeepTheDefaultsAndAllowOneBandToken) {
+  const Thresholds t = quantized();
+  const Thresholds a = with_envelope(t, perfect(16, 32, 128));
+  EXPECT_EQ(a.band_allowance, 1);  // max(1, ceil(2 x 0 / 32 x 128))
+  EXPECT_EQ(a.min_cos, 0.9998);
+  EXPECT_EQ(a.max_rel, 0.04);
+  EXPECT_EQ(a.max_mismatch_fraction, 0.01);
+  EXPECT_EQ(a.systematic.gain_z, 6.0);
+}
+
+TEST(Envelope, BandAllowanceIsTwiceTheMostBandTokensOfOneMemberScaledToT) {
+  Envelope e = perfect(3, 32, 128);
+  // Member 2 has three tokens below min_cos inside their edge 0.08, member 1 one; a token with rel 0.09 is outside
+  // the edge, so it is no band token: it widens min_cos and max_rel instead.
+  for (int i : {3, 7, 9}) { e.members[2].token_cos[i] = 0.9990; e.members[2].token_rel[i] = 0.03; }
+  e.members[1].token_cos[5] = 0.9995; e.members[1].token_rel[5] = 0.02;
+  e.members[0].token_cos[0] = 0.9990; e.members[0].token_rel[0] = 0.09;
+  EnvelopeLimits lim;
+  const Thresholds a = with_envelope(quantized(), e, &lim);
+  EXPECT_EQ(lim.band_members_max, 3);
+  EXPECT_EQ(a.band_allowance, 24);  // ceil(2 x 3 / 32 x 128)
+  EXPECT_NEAR(a.min_cos, 1.0 - 2 * (1.0 - 0.9990), 1e-12);  // 0.998
+  EXPECT_NEAR(a.max_rel, 0.18, 1e-12);                      // 2 x 0.09
+}
+
+TEST(Envelope, MismatchLimitIsTwiceTheMembersWorstButNeverBelowTheDefault) {
+  Envelope e = perfect(2, 4, 4);
+  e.members[0].mismatch_fraction = 0.004;
+  EXPECT_EQ(with_envelope(quantized(), e).max_mismatch_fraction, 0.01);  // 2 x 0.004 < 0.01
+  e.members[1].mismatch_fraction = 0.0107;
+  EXPECT_NEAR(with_envelope(quantized(), e).max_mismatch_fraction, 0.0214, 1e-12);
+}
+
+TEST(Envelope, ScalarStatisticsScaleTheirZByTheMembersRmsAndMaximaTakeTwiceTheMembersLargest) {
+  Envelope e = perfect(2, 1, 1);
+  e.members[0].systematic = {stat("gain", 3.0, 2e-4), stat("channel", 5.0, 0.01), stat("expert", -4.0, -0.012)};
+  e.members[1].systematic = {stat("gain", -4.0, -3e-4), stat("channel", 9.0, 0.03), stat("expert", 2.0, 0.004)};
+  EnvelopeLimits lim;
+  const Thresholds a = with_envelope(quantized(), e, &lim);
+  EXPECT_NEAR(a.systematic.gain_z, 6.0 * std::sqrt(12.5), 1e-12);  // RMS of (3, -4) = sqrt(25 / 2)
+  EXPECT_EQ(a.systematic.gain_floor, 1e-3);                       // 2 x 3e-4 < the default
+  EXPECT_EQ(a.systematic.channel_z, 18.0);                        // max(7, 2 x 9)
+  EXPECT_NEAR(a.systematic.channel_floor, 0.06, 1e-12);           // max(0.02, 2 x 0.03)
+  EXPECT_EQ(a.systematic.expert_z, 8.0);                          // max(6, 2 x |-4|)
+  EXPECT_NEAR(a.systematic.expert_own_floor, 0.024, 1e-12);       // 2 x 0.012
+  EXPECT_NEAR(a.systematic.expert_floor, 0.024, 1e-12);
+  ASSERT_EQ(lim.z_scale.size(), 1u);
+  EXPECT_EQ(lim.z_scale[0].first, "gain");
+}
+
+TEST(Envelope, StatisticsThatDidNotRunOrAreNotFiniteAreLeftOut) {
+  Envelope e = perfect(2, 1, 1);
+  StatisticRecord not_run = stat("gain", 50.0, 1.0);
+  not_run.status = "not run: one token";
+  e.members[0].systematic = {not_run};
+  e.members[1].systematic = {stat("gain", NAN, 0.5)};
+  EXPECT_EQ(with_envelope(quantized(), e).systematic.gain_z, 6.0);
+}
+
+TEST(Envelope, JsonRoundTripKeepsEveryMeasurementAndNan) {
+  Envelope e = perfect(2, 3, 7);
+  e.sampled = {0, 3, 6};
+  e.token_noise[1] = NAN;
+  e.members[1].token_rel[2] = 0.125;
+  e.members[0].mismatch_fraction = 0.5;
+  e.members[0].systematic = {stat("gain", 1.5, -2e-4)};
+  const Envelope r = envelope_from_json(envelope_to_json(e));
+  ASSERT_EQ(r.members.size(), 2u);
+  EXPECT_EQ(r.model, "test");
+  EXPECT_EQ(r.tokens, 7);
+  EXPECT_EQ(r.sampled, e.sampled);
+  EXPECT_TRUE(std::isnan(r.token_noise[1]));
+  EXPECT_EQ(r.members[1].token_rel[2], 0.125);
+  EXPECT_EQ(r.members[0].mismatch_fraction, 0.5);
+  ASSERT_EQ(r.members[0].systematic.size(), 1u);
+  EXPECT_EQ(r.members[0].systematic[0].z, 1.5);
+  EXPECT_TRUE(envelope_from_json("{not json").empty());
+  EXPECT_TRUE(envelope_from_json("{\"model\": 3}").empty());
+}
+
+}  // namespace
+}  // namespace moe
