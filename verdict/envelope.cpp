@@ -67,18 +67,22 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
     Fields f = fields(t.systematic, name);
     if (!f.z) continue;
     double zz = 0, zmax = 0, emax = 0;
-    int ran = 0;
+    int ran = 0, rounding_ran = 0;
+    auto usable = [&](const StatisticRecord& s) { return s.name == name && s.ran() && std::isfinite(s.z) && std::isfinite(s.effect); };
     for (const EnvelopeMember& m : e.members)
       for (const StatisticRecord& s : m.systematic)
-        if (s.name == name && s.ran() && std::isfinite(s.z) && std::isfinite(s.effect)) {
-          zz += s.z * s.z;
+        if (usable(s)) {
           zmax = std::max(zmax, s.tested_z());
           emax = std::max(emax, std::fabs(s.effect));
           ++ran;
+          if (e.rounding.empty()) zz += s.z * s.z, ++rounding_ran;
         }
-    if (ran == 0) continue;
+    for (const EnvelopeMember& m : e.rounding)
+      for (const StatisticRecord& s : m.systematic)
+        if (usable(s)) zz += s.z * s.z, ++rounding_ran;
+    if (ran == 0 && rounding_ran == 0) continue;
     if (f.scalar) {
-      const double scale = std::max(1.0, std::sqrt(zz / ran));
+      const double scale = rounding_ran ? std::max(1.0, std::sqrt(zz / rounding_ran)) : 1.0;
       *f.z *= scale;
       lim.z_scale.emplace_back(name, scale);
     } else {
@@ -96,13 +100,15 @@ std::string envelope_to_json(const Envelope& e) {
   j["tokens"] = e.tokens;
   j["sampled"] = e.sampled;
   j["token_noise"] = e.token_noise;
-  nlohmann::json ms = nlohmann::json::array();
-  for (const EnvelopeMember& m : e.members) {
-    nlohmann::json s = nlohmann::json::array();
-    for (const StatisticRecord& r : m.systematic) s.push_back({r.name, r.status, r.z, r.effect});
-    ms.push_back({{"cos", m.token_cos}, {"rel", m.token_rel}, {"mismatch", m.mismatch_fraction}, {"stats", s}});
+  for (const auto& [key, set] : {std::pair{"members", &e.members}, std::pair{"rounding", &e.rounding}}) {
+    nlohmann::json ms = nlohmann::json::array();
+    for (const EnvelopeMember& m : *set) {
+      nlohmann::json s = nlohmann::json::array();
+      for (const StatisticRecord& r : m.systematic) s.push_back({r.name, r.status, r.z, r.effect});
+      ms.push_back({{"cos", m.token_cos}, {"rel", m.token_rel}, {"mismatch", m.mismatch_fraction}, {"stats", s}});
+    }
+    j[key] = ms;
   }
-  j["members"] = ms;
   return j.dump();
 }
 
@@ -115,20 +121,22 @@ Envelope envelope_from_json(const std::string& text) {
     e.sampled = j.at("sampled").get<std::vector<std::int64_t>>();
     // NaN q_t (a token whose contract reference is ~0) is written as null by the JSON writer.
     for (const auto& q : j.at("token_noise")) e.token_noise.push_back(q.is_number() ? q.get<double>() : NAN);
-    for (const auto& m : j.at("members")) {
-      EnvelopeMember em;
-      for (const auto& v : m.at("cos")) em.token_cos.push_back(v.is_number() ? v.get<double>() : NAN);
-      for (const auto& v : m.at("rel")) em.token_rel.push_back(v.is_number() ? v.get<double>() : NAN);
-      em.mismatch_fraction = m.at("mismatch").get<double>();
-      for (const auto& s : m.at("stats")) {
-        StatisticRecord r;
-        r.name = s.at(0).get<std::string>();
-        r.status = s.at(1).get<std::string>();
-        r.z = s.at(2).is_number() ? s.at(2).get<double>() : NAN;
-        r.effect = s.at(3).is_number() ? s.at(3).get<double>() : NAN;
-        em.systematic.push_back(std::move(r));
+    for (const auto& [key, set] : {std::pair{"members", &e.members}, std::pair{"rounding", &e.rounding}}) {
+      for (const auto& m : j.at(key)) {
+        EnvelopeMember em;
+        for (const auto& v : m.at("cos")) em.token_cos.push_back(v.is_number() ? v.get<double>() : NAN);
+        for (const auto& v : m.at("rel")) em.token_rel.push_back(v.is_number() ? v.get<double>() : NAN);
+        em.mismatch_fraction = m.at("mismatch").get<double>();
+        for (const auto& st : m.at("stats")) {
+          StatisticRecord r;
+          r.name = st.at(0).get<std::string>();
+          r.status = st.at(1).get<std::string>();
+          r.z = st.at(2).is_number() ? st.at(2).get<double>() : NAN;
+          r.effect = st.at(3).is_number() ? st.at(3).get<double>() : NAN;
+          em.systematic.push_back(std::move(r));
+        }
+        set->push_back(std::move(em));
       }
-      e.members.push_back(std::move(em));
     }
   } catch (const nlohmann::json::exception&) {
     return Envelope{};

@@ -6,8 +6,10 @@
 //   band allowance   max(1, ceil(margin x (the most members' band tokens / sampled tokens) x T))
 //   min_cos, max_rel widened to margin x the members' worst non-band token, where that is beyond the defaults
 //   mismatch limit   max(default, margin x the members' largest mismatch fraction)
-//   gain, rounding_bias, offset (one z each): z threshold x max(1, RMS of the members' z): the statistic's real
-//                    variance, correlated through W2 where the element-wise standard error assumes independence
+//   gain, rounding_bias, offset (one z each): z threshold x max(1, RMS of the rounding members' z): the
+//                    statistic's real variance, correlated through W2 where the element-wise standard error assumes
+//                    independence (the rounding members flip a third of the intermediate's roundings, so their z
+//                    has that structure whatever the flips' number)
 //   channel, expert, token_gain and any statistic named later (a maximum over channels, experts, tokens):
 //                    z threshold max(default, margin x the members' largest |z|)
 //   every floor      max(default, margin x the members' largest |effect|)
@@ -36,6 +38,7 @@ struct Envelope {
   std::vector<std::int64_t> sampled;  // the simulated tokens
   std::vector<double> token_noise;    // q_t of the sampled tokens (the requantization band's scale)
   std::vector<EnvelopeMember> members;
+  std::vector<EnvelopeMember> rounding;  // the rounding ensemble's members: their systematic statistics only
   bool empty() const { return members.empty(); }
 };
 

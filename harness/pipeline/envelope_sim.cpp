@@ -31,6 +31,10 @@ Envelope simulate_envelope(const ProblemSpec& p, const Checkpoint& pristine, con
   spec.seed = p.seed ^ 0x656e76656c6f7065ull;  // "envelope": the members' draws, a stream of their own
   spec.tokens = e.sampled;
   const std::vector<Values> members = reference_ensemble(p, pristine, routing, spec);
+  EnsembleSpec rounding = spec;
+  rounding.seed = spec.seed + 1;
+  rounding.act_noise = half_ulp_noise(p.intermediate);
+  const std::vector<Values> rounding_members = reference_ensemble(p, pristine, routing, rounding);
   e.model = fmt::format("members={} tokens={}/{} accum={}", spec.members, n, p.tokens,
                         p.accum_bits >= 24 ? "f32" : fmt::format("mma{}", p.accum_bits));
 
@@ -45,7 +49,7 @@ Envelope simulate_envelope(const ProblemSpec& p, const Checkpoint& pristine, con
       r.weights.push_back(routing.weights[t * k + j]);
     }
   const Thresholds th = default_thresholds(p, Tier::statistical);
-  for (const Values& m : members) {
+  auto measure = [&](const Values& m) {
     Tensor out("envelope_member", p.output_dtype, {n, h});
     for (std::int64_t i = 0; i < n * h; ++i) store_element(out, i, m[i]);
     const Judgement j = judge(ref, ide, out, n, h, th, r);
@@ -57,7 +61,15 @@ Envelope simulate_envelope(const ProblemSpec& p, const Checkpoint& pristine, con
     em.systematic = systematic_checks({{ref.data(), ref.size()}, out, n, h, r, p.first_local_expert(), p.local_experts(),
                                        {sub_slots.data(), sub_slots.size()}},
                                       th.systematic);
-    e.members.push_back(std::move(em));
+    return em;
+  };
+  for (const Values& m : members) e.members.push_back(measure(m));
+  // The rounding ensemble's members: only their statistics' z are used (the variance of each scalar statistic).
+  for (const Values& m : rounding_members) {
+    EnvelopeMember em = measure(m);
+    em.token_cos.clear();
+    em.token_rel.clear();
+    e.rounding.push_back(std::move(em));
   }
   return e;
 }

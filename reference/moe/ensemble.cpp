@@ -33,6 +33,7 @@ float accumulation_error(float v, int bits, double a_norm, double w_norm, const 
 struct Run {
   const ProblemSpec& s;
   int members;
+  double act_noise;
   std::vector<MemberKeys> keys;
   std::int64_t n_tok, k, per_token;
   std::vector<float> slots;  // [members][n_tok][per_token][H]
@@ -78,7 +79,7 @@ void run_expert_members(Run& r, const ExpertJob& job, const float* x, const MapM
       float* z = zm.row(m * n + i).data();
       apply_activation(hm.data(), z, inter, ap);
       const std::uint64_t zbase = std::uint64_t(as.slot) * std::uint64_t(inter);
-      for (std::int64_t c = 0; c < inter; ++c) z[c] *= float(1.0 + kActivationNoise * normal(r.keys[m].act, zbase + c));
+      for (std::int64_t c = 0; c < inter; ++c) z[c] *= float(1.0 + r.act_noise * normal(r.keys[m].act, zbase + c));
     }
   round_point(zm.data(), nm * inter, s.intermediate);
   fake_quantize_activation_rows(zm.data(), nm, inter, *job.quant);
@@ -110,6 +111,10 @@ std::vector<std::int64_t> ensemble_tokens(std::int64_t tokens) {
   return t;
 }
 
+double half_ulp_noise(IntermediateDtype d) {
+  return std::ldexp(1.0, d == IntermediateDtype::bf16 ? -9 : d == IntermediateDtype::f16 ? -12 : -25);
+}
+
 int gemm_accum_bits(const ProblemSpec& p, const QuantScheme& q) {
   const bool narrow_weight = q.weight != WeightFormat::bf16 && q.weight != WeightFormat::fp16;
   return narrow_weight && q.act != ActFormat::none ? p.accum_bits : 24;
@@ -118,7 +123,7 @@ int gemm_accum_bits(const ProblemSpec& p, const QuantScheme& q) {
 std::vector<Values> reference_ensemble(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& routing,
                                        const EnsembleSpec& e) {
   const std::int64_t h = s.hidden, k = routing.k, ns = s.n_shared, per_token = k + ns, n_tok = std::int64_t(e.tokens.size());
-  Run r{s, e.members, {}, n_tok, k, per_token, {}};
+  Run r{s, e.members, e.act_noise, {}, n_tok, k, per_token, {}};
   for (int m = 0; m < e.members; ++m) {
     const std::string tag = "envelope/member" + std::to_string(m);
     r.keys.push_back({stream_key(e.seed, tag + "/gemm1"), stream_key(e.seed, tag + "/act"), stream_key(e.seed, tag + "/gemm2")});

@@ -4,7 +4,10 @@
 //    (24 for exact fp32; the contract point `accum` for GEMMs whose operands are both 8-bit) is moved by
 //    2^-b ||a|| ||w|| (xi - beta sign(v)), xi standard normal; beta = kTruncationBias for b < 24 (a matrix unit
 //    truncates its aligned addends toward zero), 0 for fp32 (rounding to nearest: no bias);
-//  - the activation's last bits (exp, tanh, erf of another library): act(g) * u moved by 2^-22 relative;
+//  - the activation's last bits (exp, tanh, erf of another library): act(g) * u moved by 2^-22 relative
+//    (act_noise; a "rounding" ensemble moves it by half an ulp of the intermediate's dtype instead, so that about a
+//    third of the intermediate's roundings flip: the correlation structure of an extra rounding, for the
+//    statistics' variances);
 // and every rounding and requantization of the contract applied after them, so a code that a perturbation carries
 // across a rounding boundary flips in the member as it would in a kernel. Members are computed for a subset of the
 // tokens (all of them up to kEnsembleMaxTokens), sharing the contract's dequantized weights.
@@ -27,12 +30,17 @@ inline constexpr double kTruncationBias = 1.0;               // beta, in units o
 struct EnsembleSpec {
   int members = kEnsembleMembers;
   std::uint64_t seed = 0;
+  double act_noise = kActivationNoise;  // relative, on act(g) * u before the intermediate's rounding
   std::vector<std::int64_t> tokens;  // the simulated tokens, ascending, each in [0, T)
 };
 
 // The tokens an ensemble of a T-token case simulates: every token up to kEnsembleMaxTokens, else that many evenly
 // spaced (floor(i T / n)).
 std::vector<std::int64_t> ensemble_tokens(std::int64_t tokens);
+
+// Half an ulp of the intermediate's dtype, relative (bf16 2^-9, f16 2^-12, f32 2^-25): a rounding ensemble's
+// act_noise.
+double half_ulp_noise(IntermediateDtype d);
 
 // The accumulation bits of a GEMM of p's scheme q: p.accum_bits where both operands are 8-bit (an fp8 or MX weight
 // and a quantized activation), else 24 (fp32).

@@ -103,6 +103,17 @@ TEST(Envelope, ScalarStatisticsScaleTheirZByTheMembersRmsAndMaximaTakeTwiceTheMe
   EXPECT_EQ(lim.z_scale[0].first, "gain");
 }
 
+TEST(Envelope, TheRoundingMembersAloneScaleTheScalarStatistics) {
+  Envelope e = perfect(1, 1, 1);
+  e.members[0].systematic = {stat("gain", 40.0, 2e-4)};  // an accumulation member's bias: its z is no variance
+  for (double z : {1.0, -7.0}) {
+    EnvelopeMember r;
+    r.systematic = {stat("gain", z, 1e-4)};
+    e.rounding.push_back(r);
+  }
+  EXPECT_NEAR(with_envelope(quantized(), e).systematic.gain_z, 6.0 * 5.0, 1e-12);  // RMS of (1, -7) = 5
+}
+
 TEST(Envelope, StatisticsThatDidNotRunOrAreNotFiniteAreLeftOut) {
   Envelope e = perfect(2, 1, 1);
   StatisticRecord not_run = stat("gain", 50.0, 1.0);
@@ -119,7 +130,10 @@ TEST(Envelope, JsonRoundTripKeepsEveryMeasurementAndNan) {
   e.members[1].token_rel[2] = 0.125;
   e.members[0].mismatch_fraction = 0.5;
   e.members[0].systematic = {stat("gain", 1.5, -2e-4)};
+  e.rounding.push_back(e.members[0]);
   const Envelope r = envelope_from_json(envelope_to_json(e));
+  ASSERT_EQ(r.rounding.size(), 1u);
+  EXPECT_EQ(r.rounding[0].systematic[0].effect, -2e-4);
   ASSERT_EQ(r.members.size(), 2u);
   EXPECT_EQ(r.model, "test");
   EXPECT_EQ(r.tokens, 7);

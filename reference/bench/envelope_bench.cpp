@@ -1,0 +1,77 @@
+// The simulated envelope's cost against the references it sits beside, on the nightly's shapes, in one process on
+// the same OpenMP threads: per shape, `References` (contract + ideal, what every judged case computes) and
+// `Ensemble` (the members of reference/moe/ensemble.hpp); the envelope's cost is Ensemble / References.
+//   build/cpu/reference/envelope_bench --benchmark_out=env.json --benchmark_out_format=json
+#include <benchmark/benchmark.h>
+#include <omp.h>
+
+#include <memory>
+
+#include "fixtures/checkpoint.hpp"
+#include "reference/moe/ensemble.hpp"
+#include "reference/moe/reference_moe.hpp"
+
+namespace moe {
+namespace {
+
+// Qwen3.5-35B-A3B at TP4 (local I 128, shared 512 / 4), fp8 per-channel weights and per-token activations for
+// both expert kinds; DeepSeek-V3 at TP8 EP8 (local I 256, 32 local experts), fp8 128 x 128 blocks and 1 x 128 groups.
+ProblemSpec qwen35(std::int64_t tokens) {
+  ProblemSpec s;
+  s.hidden = 2048; s.inter = 512; s.tp = 4; s.experts = 256; s.topk = 8; s.tokens = tokens; s.seed = 3;
+  s.n_shared = 1; s.shared_inter = 512;
+  s.quant.weight = s.shared_quant.weight = WeightFormat::fp8_channel;
+  s.quant.act = s.shared_quant.act = ActFormat::fp8_token;
+  return s;
+}
+ProblemSpec deepseek(std::int64_t tokens) {
+  ProblemSpec s;
+  s.hidden = 7168; s.inter = 2048; s.tp = 8; s.ep = 8; s.experts = 256; s.topk = 8; s.tokens = tokens; s.seed = 4;
+  s.n_shared = 1; s.shared_inter = 2048;
+  s.routing = {RoutingKind::grouped_sigmoid, true, 8, 4, 2.5f};
+  s.quant.weight = s.shared_quant.weight = WeightFormat::fp8_block;
+  s.quant.act = s.shared_quant.act = ActFormat::fp8_group128;
+  return s;
+}
+
+struct Prepared {
+  ProblemSpec spec;
+  Checkpoint ckpt;
+  RoutingResult routing;
+};
+Prepared& prepared(int key) {
+  static std::unique_ptr<Prepared> cache[5];
+  if (!cache[key]) {
+    auto p = std::make_unique<Prepared>();
+    p->spec = key == 0 ? qwen35(1) : key == 1 ? qwen35(16) : key == 2 ? qwen35(128) : key == 3 ? deepseek(1) : deepseek(16);
+    p->ckpt = generate_checkpoint(p->spec);
+    p->routing = route(p->spec, p->ckpt);
+    cache[key] = std::move(p);
+  }
+  return *cache[key];
+}
+
+void references(benchmark::State& st) {
+  Prepared& p = prepared(int(st.range(0)));
+  for (auto _ : st) {
+    benchmark::DoNotOptimize(reference_moe(p.spec, p.ckpt, p.routing, ReferenceKind::contract));
+    benchmark::DoNotOptimize(reference_moe(p.spec, p.ckpt, p.routing, ReferenceKind::ideal));
+  }
+  st.counters["threads"] = omp_get_max_threads();
+}
+void ensemble(benchmark::State& st) {
+  Prepared& p = prepared(int(st.range(0)));
+  EnsembleSpec e;
+  e.tokens = ensemble_tokens(p.spec.tokens);
+  for (auto _ : st) benchmark::DoNotOptimize(reference_ensemble(p.spec, p.ckpt, p.routing, e));
+  st.counters["threads"] = omp_get_max_threads();
+  st.counters["members"] = e.members;
+}
+
+}  // namespace
+}  // namespace moe
+
+// Arguments: 0 qwen3.5 T1, 1 qwen3.5 T16, 2 qwen3.5 T128, 3 deepseek T1, 4 deepseek T16.
+BENCHMARK(moe::references)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
+BENCHMARK(moe::ensemble)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
+BENCHMARK_MAIN();
