@@ -5,7 +5,8 @@ serving engine does:
 
   begin(kernel, fixture)  every tensor of the judged call's fixture uploaded once to the device (the fixture the
                           calls below get: moe_harness.torch.DeviceTensor's, .spec and .case as on the fixture),
-                          or the reason the probes cannot run here (a str: no torch, no CUDA device);
+                          or the reason the probes cannot run here (a str: no torch, no CUDA device, a native kernel
+                          of this build, whose device work `run` drives itself);
   stream_order(out)       kernel(fixture, device out) on a stream of its own (non-blocking), the default stream held
                           busy by a sleep kernel queued before it, the output read back on that stream only, then
                           checked that the default stream was still busy then (else again with a longer sleep);
@@ -20,6 +21,7 @@ side (TorchCuda); the tests put a fake there.
 """
 import contextlib
 
+from moe_harness import _moe_harness as _native
 from moe_harness.torch import DeviceTensor, to_torch
 
 # Sleep lengths (GPU clock cycles) tried in turn to hold the default stream busy through a stream_order run: about
@@ -34,6 +36,7 @@ class TorchCuda:
         self.torch = torch
         self.device = torch.device("cuda", torch.cuda.current_device())
         self.stream = torch.cuda.Stream(device=self.device)  # a pool stream: created non-blocking
+        self._pinned = None
 
     def upload(self, host):
         return host.to(self.device)
@@ -44,17 +47,25 @@ class TorchCuda:
     def synchronize(self):
         self.torch.cuda.synchronize(self.device)
 
+    def _pinned_like(self, dev):
+        """One page-locked host buffer for the output, made outside any gate (allocating page-locked memory is an
+        implicit synchronization point between streams, which would wait the gate out)."""
+        if self._pinned is None or self._pinned.shape != dev.shape or self._pinned.dtype != dev.dtype:
+            self._pinned = self.torch.empty(dev.shape, dtype=dev.dtype, pin_memory=True)
+        return self._pinned
+
     def read_back(self, dev):
         """dev copied to the host on the probes' stream, waiting for that stream only."""
-        pinned = self.torch.empty(dev.shape, dtype=dev.dtype, pin_memory=True)
+        pinned = self._pinned_like(dev)
         with self.on_stream():
             pinned.copy_(dev, non_blocking=True)
         self.stream.synchronize()
-        return pinned
+        return pinned.clone()
 
     def gated(self, call, dev_out, cycles):
         """call() on the probes' stream behind a sleep of `cycles` on the default stream; (its output read back on
         the probes' stream, whether the default stream was still busy after that read)."""
+        self._pinned_like(dev_out)
         self.synchronize()
         with self.torch.cuda.stream(self.torch.cuda.default_stream(self.device)):
             self.torch.cuda._sleep(int(cycles))
@@ -68,11 +79,15 @@ class TorchCuda:
     def capture(self, call):
         graph = self.torch.cuda.CUDAGraph()
         failed = None
-        with self.torch.cuda.graph(graph, stream=self.stream):
-            try:
-                call()
-            except BaseException as e:  # the capture's own end then fails too: the first error is the one to say
-                failed = e
+        try:
+            with self.torch.cuda.graph(graph, stream=self.stream):
+                try:
+                    call()
+                except BaseException as e:  # the capture's end then fails too: the call's error is the one to say
+                    failed = e
+        except BaseException:
+            if failed is None:
+                raise
         if failed is not None:
             raise failed
         return graph
@@ -96,6 +111,8 @@ backend = _torch_cuda
 
 
 def begin(kernel, fixture):
+    if isinstance(kernel, _native.NativeKernel):
+        return "a native kernel of this build: `moe-harness run` drives its device work itself"
     side = backend()
     if isinstance(side, str):
         return side

@@ -92,6 +92,11 @@ def test_without_torch_the_probes_say_so_with_the_reason(monkeypatch):
     assert why.startswith("torch is not importable (") and "driven through torch" in why, why
 
 
+def test_a_native_kernel_of_this_build_is_left_to_run_with_the_reason(fake):
+    why = _device_probes.begin(moe_harness.native_kernel("host"), smoke_case().fixture())
+    assert why == "a native kernel of this build: `moe-harness run` drives its device work itself"
+
+
 def test_the_device_fixture_holds_every_tensor_once_with_the_fixtures_attributes(fake):
     case = smoke_case()
     fx = case.fixture()
