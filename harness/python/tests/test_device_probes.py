@@ -1,7 +1,8 @@
 """The device probes' Python side (moe_harness._device_probes, docs/python.md "Device probes") on this machine's
 CPU torch: the reasons they do not run, and the bookkeeping of a probe run (inputs copied into the storage the
 capture read, the output reset to the sentinel before each replay, the default-stream gate retried longer) through a
-fake device whose "graph" replays the recorded call. The comparisons and checks are the harness's
+fake device whose "graph" replays the recorded call; and TorchCuda's order of calls (the gate, the call on the
+probes' stream, the read-back) and its capture errors against a recording stand-in for torch. The comparisons and checks are the harness's
 (harness/pipeline/tests/device_probes_test.cpp, DrivenDeviceProbes); the real device is the H200 run's
 (results/runs/2026-12-06-h200-python-graphs)."""
 import contextlib
@@ -170,3 +171,89 @@ def test_a_capture_the_framework_refuses_raises_its_own_error(fake):
     run = _device_probes.begin(CopiesX(), case.fixture())
     with pytest.raises(RuntimeError, match="operation not permitted when stream is capturing"):
         run.capture()
+
+
+class RecordingTorch:
+    """Enough of torch's CUDA API for TorchCuda, recording the order of what it does: the stream_order run's order is
+    what makes the gate hold (the CUDA programming guide, "Implicit Synchronization": a page-locked host allocation
+    between two streams' commands keeps them from overlapping, so it must come before the sleep is queued)."""
+
+    def __init__(self, graph_end_error=None):
+        self.log, self.current, self.graph_end_error = [], "default", graph_end_error
+        outer = self
+
+        class Stream:
+            def __init__(self, name="probe", device=None):
+                self.name = name
+
+            def synchronize(self):
+                outer.log.append(f"sync {self.name}")
+
+            def query(self):
+                outer.log.append(f"query {self.name}")
+                return False  # still busy: the gate held
+
+        @contextlib.contextmanager
+        def stream(s):
+            before, outer.current = outer.current, s.name
+            yield
+            outer.current = before
+
+        @contextlib.contextmanager
+        def graph(g, stream):
+            outer.log.append("capture begin")
+            yield
+            if outer.graph_end_error:
+                raise outer.graph_end_error
+            outer.log.append("capture end")
+
+        self.cuda = type("cuda", (), {
+            "Stream": Stream, "stream": staticmethod(stream), "graph": staticmethod(graph),
+            "current_device": staticmethod(lambda: 0),
+            "default_stream": staticmethod(lambda device=None: Stream("default")),
+            "synchronize": staticmethod(lambda device=None: outer.log.append("sync device")),
+            "_sleep": staticmethod(lambda cycles: outer.log.append(f"sleep {cycles} on {outer.current}")),
+            "CUDAGraph": type("CUDAGraph", (), {}),
+        })
+        self.device = lambda kind, index: f"{kind}:{index}"
+
+    def empty(self, shape, dtype, pin_memory):
+        self.log.append("allocate page-locked")
+        outer = self
+
+        class Pinned:
+            def __init__(self):
+                self.shape, self.dtype = shape, dtype
+
+            def copy_(self, src, non_blocking):
+                outer.log.append(f"copy back on {outer.current}")
+
+            def clone(self):
+                return "host copy"
+        return Pinned()
+
+
+class DeviceOut:
+    shape, dtype = (3, 4), "bf16"
+
+
+def test_the_gate_is_queued_after_the_page_locked_buffer_and_before_the_call_on_the_probes_stream():
+    t = RecordingTorch()
+    side = _device_probes.TorchCuda(t)
+    host, held = side.gated(lambda: t.log.append(f"kernel on {t.current}"), DeviceOut(), 7)
+    assert (host, held) == ("host copy", True)
+    assert t.log == ["allocate page-locked", "sync device", "sleep 7 on default", "kernel on probe",
+                     "copy back on probe", "sync probe", "query default", "sync device"]
+
+
+def test_a_refused_capture_raises_the_calls_error_not_the_captures_end():
+    t = RecordingTorch(graph_end_error=RuntimeError("operation failed due to a previous error during capture"))
+    side = _device_probes.TorchCuda(t)
+
+    def host_sync():
+        raise RuntimeError("operation not permitted when stream is capturing")
+    with pytest.raises(RuntimeError, match="operation not permitted when stream is capturing"):
+        side.capture(host_sync)
+    # And an end that fails on its own (the call returned) is raised as itself.
+    with pytest.raises(RuntimeError, match="previous error during capture"):
+        side.capture(lambda: None)
