@@ -14,6 +14,32 @@
 
 namespace moe {
 
+// A kernel whose device work goes through a framework the harness does not drive itself (a Python kernel's: torch's
+// streams and CUDA graphs, harness/python/native/python_kernel.hpp) runs the probes' device work on its side and
+// hands each output back; the inputs of the replays, the comparisons, the checks and their messages stay here, the
+// same as for a DeviceRun. A KernelUnderTest that also derives from it is driven this way. Every output handed in
+// holds the sentinel, in the output's dtype and shape; the driver writes the device output there.
+class DrivenDeviceProbes {
+ public:
+  virtual ~DrivenDeviceProbes() = default;
+  // Takes the device copies of the case (the working checkpoint with `routing`) that both probes run on: "" when
+  // they can run, else why not (no CUDA device for the framework): then neither runs, with that reason.
+  virtual std::string begin_device_probes(const ProblemSpec& p, const Checkpoint& working,
+                                          const RoutingResult& routing) = 0;
+  // Why graph_replay does not run on this kernel (it declares itself not graph-safe), or "".
+  virtual std::string graph_replay_declined() const = 0;
+  // One run on a stream the driver created, the default stream held busy until the output was read back on that
+  // stream only, into `out`.
+  virtual void stream_order_run(Tensor& out) = 0;
+  // One run captured into a graph on that stream: "" or the framework's words when it could not be captured.
+  virtual std::string capture_graph() = 0;
+  // x and the routing written into the storage the capture read, the device output reset to `out`'s sentinel, the
+  // graph replayed and its output read back into `out`.
+  virtual void replay_graph(const Tensor& x, const RoutingResult& routing, Tensor& out) = 0;
+  // Drops the device copies and the graph.
+  virtual void end_device_probes() = 0;
+};
+
 // `out` is the judged output on `routing`; `failed_first` the record's failed check so far (nothing runs after a
 // failure); `on`: the run's token-probe switch (`run --no-token-probes` turns these off too).
 ProbeOutcome run_device_probes(const ProblemSpec& p, KernelUnderTest& kernel, const Checkpoint& working,

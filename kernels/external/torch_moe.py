@@ -10,6 +10,11 @@ kernels sort them) and each expert's blocks run as one GEMM pair, in fp32, on th
 fixture. Element codes are decoded by tables written here from the format definitions (docs/numerics.md "Element
 formats"), not by the harness's codecs.
 
+On a device (TorchMoe(device="cuda")) the layer runs with no data-dependent shape and no host sync, so that a CUDA
+graph can capture a call (the harness's graph_replay probe, docs/python.md "Device probes"): every local expert on
+every token, its rows kept where the token routes a slot to it, constant tables made on the device once; on the CPU
+the slots go through the expert-sorted blocks (TorchMoe(capturable=...) picks either).
+
 Injectable defects (TorchMoe(bug=NAME) or MOE_TORCH_BUG=NAME), each a bug fused MoE kernels have shipped:
   swiglu_layout        gate/up split with the other layout: interleaved rows read as chunked, chunked as interleaved
   router_weight_twice  the router weight applied twice (on the output twice, or on the input and the output)
@@ -28,6 +33,27 @@ BLOCK = 16  # slots per block of the expert-sorted order
 
 
 _POW2 = {}
+_ON_DEVICE = {}
+
+
+def _on(table, key, device):
+    """A constant table on `device`, copied there once (a copy from host memory inside a CUDA graph capture is
+    refused; the first call of a case, eager, makes it)."""
+    k = (key, str(device))
+    if k not in _ON_DEVICE:
+        _ON_DEVICE[k] = table.to(device)
+    return _ON_DEVICE[k]
+
+
+def _repeat_each(x, n, dim):
+    """x with each element repeated n times along dim: repeat_interleave's values, without the host sync its
+    output size costs on a device."""
+    y = x.unsqueeze(dim + 1)
+    expand = list(y.shape)
+    expand[dim + 1] = n
+    shape = list(x.shape)
+    shape[dim] *= n
+    return y.expand(expand).reshape(shape)
 
 
 def _pow2(e):
@@ -63,6 +89,13 @@ def _e8m0_table(edges):
     if edges == "triton":
         t[0] = 0.0
     return torch.tensor(t, dtype=torch.float32)
+
+
+_E8M0 = {edges: _e8m0_table(edges) for edges in ("ocp", "triton")}
+
+
+def _e8m0(edges, device):
+    return _on(_E8M0[edges], "e8m0_" + edges, device)
 
 
 class DeviceFixture:
@@ -124,7 +157,7 @@ def _e4m3_round(v, fnuz):
     a = v.abs()
     _, e = torch.frexp(a)
     q = _pow2((e - 1).clamp(min=-7 if fnuz else -6) - 3)
-    r = torch.minimum(torch.round(a / q) * q, torch.tensor(240.0 if fnuz else 448.0, device=v.device))
+    r = torch.clamp(torch.round(a / q) * q, max=240.0 if fnuz else 448.0)  # NaN stays NaN
     return torch.copysign(r, v)
 
 
@@ -138,15 +171,15 @@ def _fake_fp8(x, block, q):
     """dequant(quant(x)) by 1 x block groups along K: s = max(amax, floor) / qmax (pow2: rounded up to 2^n), codes
     e4m3(clamp(x / s, +-qmax)), values code * s."""
     fnuz = q["flavor"] == "fnuz"
-    qmax = torch.tensor(q["qmax"] or (240.0 if fnuz else 448.0), dtype=torch.float32, device=x.device)
+    qmax = float(q["qmax"] or (240.0 if fnuz else 448.0))
     xb, nb = _blocks(torch.where(torch.isnan(x), torch.zeros_like(x), x.abs()), block)
-    s = torch.maximum(xb.amax(-1), torch.tensor(q["amax_floor"], dtype=torch.float32, device=x.device)) / qmax
+    s = torch.clamp(xb.amax(-1), min=float(q["amax_floor"])) / qmax
     if q["scale_pow2"]:
         m, e = torch.frexp(s)
         s = torch.where(m == 0.5, s, _pow2(e))
-    s = s.repeat_interleave(block, dim=1)[:, : x.shape[1]]
+    s = _repeat_each(s, block, 1)[:, : x.shape[1]]
     v = x / s
-    return _e4m3_round(torch.maximum(torch.minimum(v, qmax), -qmax), fnuz) * s  # NaN passes the clamp
+    return _e4m3_round(torch.clamp(v, -qmax, qmax), fnuz) * s  # NaN passes the clamp
 
 
 def _mx_exponent(amax, mode):
@@ -171,7 +204,7 @@ def _fake_mxfp8(x, q):
     nan = torch.isnan(xb).any(-1)
     amax = torch.where(torch.isnan(xb), torch.zeros_like(xb), xb.abs()).amax(-1)
     se = _mx_exponent(amax, q["mx_mode"])
-    scale = _e8m0_table(q["e8m0_edges"]).to(x.device)[(torch.where(nan, torch.full_like(se, 128), se) + 127).long()]
+    scale = _e8m0(q["e8m0_edges"], x.device)[(torch.where(nan, torch.full_like(se, 128), se) + 127).long()]
     v = xb * _pow2(-se).unsqueeze(-1)
     return (_e4m3_round(v, False) * scale.unsqueeze(-1)).view(x.shape[0], -1)[:, : x.shape[1]]
 
@@ -192,7 +225,7 @@ def _scaled(w, s, rows, cols, gate_up_halves):
     if gate_up_halves:
         half, sb = rows // 2, s.shape[0] // 2
         return torch.cat([_scaled(w[:half], s[:sb], half, cols, False), _scaled(w[half:], s[sb:], half, cols, False)])
-    full = s.repeat_interleave(128, 0)[:rows].repeat_interleave(128, 1)[:, :cols]
+    full = _repeat_each(_repeat_each(s, 128, 0)[:rows], 128, 1)[:, :cols]
     return w * full
 
 
@@ -206,13 +239,13 @@ def dequantize(fx, prefix, name, e, q, device, bug):
     if fmt == "mxfp4":
         lo, hi = codes & 15, codes >> 4
         codes = torch.stack([lo, hi], -1).view(codes.shape[0], -1)  # the even element in the low nibble
-        vals = _E2M1.to(device)[codes]
+        vals = _on(_E2M1, "e2m1", device)[codes]
     else:
-        vals = _E4M3[t.format].to(device)[codes]
+        vals = _on(_E4M3[t.format], t.format, device)[codes]
     s = fx[prefix + name + "_scale"]
     if fmt in ("mxfp8", "mxfp4"):
-        scale = _e8m0_table(q["e8m0_edges"]).to(device)[_codes(s, device)[e].long()]
-        return vals * scale.repeat_interleave(32, 1)
+        scale = _e8m0(q["e8m0_edges"], device)[_codes(s, device)[e].long()]
+        return vals * _repeat_each(scale, 32, 1)
     scale = _float(s, device, e)
     if fmt == "fp8_tensor":
         return vals if bug == "fp8_scale_ignored" else vals * scale
@@ -274,10 +307,47 @@ def sorted_blocks(ids, first, local, bug):
     return blocks[:-1] if bug == "drop_last_block" else blocks
 
 
-def moe_forward(fx, spec, device="cpu", bug=None, slot=None):
+def _last_block(hits):
+    """Of hits [local, T, k] (slot (t, j) routed to local expert e), the slots the expert-sorted order's last block
+    holds, with no host sync: the last expert with a slot, its slots from rank BLOCK * ((count - 1) // BLOCK) on
+    (sorted_blocks' last block)."""
+    local = hits.shape[0]
+    flat = hits.reshape(local, -1)
+    counts = flat.sum(1)
+    rank = flat.long().cumsum(1) - 1
+    idx = torch.arange(local, device=hits.device)
+    last = torch.where(counts > 0, idx, torch.full_like(idx, -1)).max()
+    start = BLOCK * torch.div(counts - 1, BLOCK, rounding_mode="floor")
+    return (flat & (idx == last).unsqueeze(1) & (rank >= start.unsqueeze(1))).view_as(hits)
+
+
+def routed_by_expert(x, xq, ids, w, fx, spec, device, bug, slot):
+    """The routed sum, capturable: each local expert on every token (the weight of the token's slot routed to it, 0
+    where none), its rows kept by torch.where where the token has such a slot, so a poisoned row of a token without
+    one never reaches the sum; the experts added in ascending order, as the sorted blocks add them."""
+    shape, q = spec["shape"], spec["quant"]
+    on_input = spec["routing"]["router_weight_on"] == "input"
+    hits = torch.stack([ids.long() - shape["first_local_expert"] == e for e in range(shape["local_experts"])])
+    if bug == "drop_last_block":
+        hits = hits & ~_last_block(hits)
+    routed = torch.zeros_like(x)
+    for e in range(shape["local_experts"]):
+        weight = torch.where(hits[e], w, torch.zeros_like(w)).sum(1, keepdim=True)  # one slot at most per expert
+        if on_input:
+            y = expert(fake_quantize(_round_to(x * weight, spec["dtypes"]["input"]), q), fx, "", e, q, spec, True,
+                       device, bug)
+        else:
+            y = expert(xq, fx, "", e, q, spec, True, device, bug) * weight
+        if bug == "router_weight_twice":
+            y = y * weight
+        routed = routed + torch.where(hits[e].any(1, keepdim=True), _round_to(y, slot), torch.zeros_like(y))
+    return routed
+
+
+def moe_forward(fx, spec, device="cpu", bug=None, slot=None, capturable=False):
     """The layer's output [T, H] in fp32 before the output rounding, and the routed and shared sums apart. `slot`
     (None or a case dtype) rounds each slot's weighted down-projection before the top-k sum (the contract's slot
-    point)."""
+    point); `capturable` computes the routed sum by routed_by_expert (no host sync) instead of the sorted blocks."""
     shape, routing = spec["shape"], spec["routing"]
     x = _float(fx["x"], device)
     ids, w = _to(fx["topk_ids"], device), _to(fx["topk_weights"], device)
@@ -285,6 +355,9 @@ def moe_forward(fx, spec, device="cpu", bug=None, slot=None):
     on_input = routing["router_weight_on"] == "input"
     q, in_dtype = spec["quant"], spec["dtypes"]["input"]
     xq = None if on_input else fake_quantize(x, q)  # once per token and scheme
+    if capturable:
+        return routed_by_expert(x, xq, ids, w, fx, spec, device, bug, slot), shared_forward(fx, spec, x, device, bug,
+                                                                                             slot)
     routed = torch.zeros_like(x)
     for e, slots in sorted_blocks(ids, shape["first_local_expert"], shape["local_experts"], bug):
         tok, weight = torch.div(slots, k, rounding_mode="floor"), w.reshape(-1)[slots].unsqueeze(1)
@@ -314,14 +387,15 @@ def shared_forward(fx, spec, x, device, bug, slot):
 
 
 class TorchMoe:
-    """The kernel object: TorchMoe(bug=None, device="cpu", slot=None)(fixture, out). slot="bf16" rounds every slot
-    to bf16 before the top-k sum, as kernels that write each slot's down-projection in bf16 do, and declares it
-    (rounding_contract "slot=bf16"); forward(fx, spec, device, bug, slot) is the layer (moe_forward here)."""
+    """The kernel object: TorchMoe(bug=None, device="cpu", slot=None, capturable=None)(fixture, out). slot="bf16"
+    rounds every slot to bf16 before the top-k sum, as kernels that write each slot's down-projection in bf16 do, and
+    declares it (rounding_contract "slot=bf16"); forward(fx, spec, device, bug, slot, capturable) is the layer
+    (moe_forward here). capturable (default: on a device) runs the layer with no host sync and declares graph_safe."""
 
     id = "torch-moe"
     forward = staticmethod(moe_forward)
 
-    def __init__(self, bug=None, device="cpu", slot=None):
+    def __init__(self, bug=None, device="cpu", slot=None, capturable=None):
         bug = bug if bug is not None else (os.environ.get("MOE_TORCH_BUG") or None)
         if bug is not None and bug not in BUGS:
             raise ValueError(f"torch_moe: unknown bug {bug!r}; one of {', '.join(BUGS)}")
@@ -329,6 +403,8 @@ class TorchMoe:
         self.needs_device = str(device) != "cpu"
         self.version = f"torch {torch.__version__}" + (f" bug {bug}" if bug else "")
         self.rounding_contract = f"slot={slot}" if slot else "default"
+        self.capturable = self.needs_device if capturable is None else bool(capturable)
+        self.graph_safe = self.capturable
 
     def supports(self, case):
         if case.spec["dtypes"]["output"] == "bf16" and not hasattr(torch, "bfloat16"):
@@ -339,7 +415,8 @@ class TorchMoe:
         spec = fx.spec
         od = spec["dtypes"]["output"]
         with torch.no_grad():
-            routed, shared = self.forward(DeviceFixture(fx, self.device), spec, self.device, self.bug, self.slot)
+            routed, shared = self.forward(DeviceFixture(fx, self.device), spec, self.device, self.bug, self.slot,
+                                          self.capturable)
             if spec["execution"]["shared_path"] == "separate":
                 y = _round_to(_round_to(routed, od) + _round_to(shared, od), od)
             else:
@@ -349,4 +426,4 @@ class TorchMoe:
         return self.variant()
 
     def variant(self):
-        return f"torch/{self.device}/block{BLOCK}"
+        return f"torch/{self.device}/" + ("by-expert" if self.capturable else f"block{BLOCK}")

@@ -16,6 +16,11 @@ The GEMMs run on the experts' weights dequantized to fp32 (the element tables of
 (tl.dot, input_precision "ieee": no TF32), so the kernel keeps the contract's default points; TritonMoe(slot="bf16")
 rounds each slot before the sum and declares it.
 
+On a device (TritonMoe(device="cuda"); capturable= picks) the alignment has the sizes a CUDA graph can hold (room for
+the most blocks any routing needs, the unused ones all sentinel slots; align_block_size_static) and every local
+expert is dequantized, so a call has no host sync and the harness's graph_replay probe can capture it; the used
+blocks and their products are the same.
+
 Without Triton (the CPU machine) the same launches run through an emulation of the GEMM program in torch, block by
 block with the same gathers, masks and epilogue; its variant says "emulated". The CPU tests pin the alignment,
 the blocks and the injected defects that way; the H200 runs the Triton programs.
@@ -97,6 +102,32 @@ def align_block_size(ids, first, local, block, bug=None):
     return sorted_ids, block_expert
 
 
+def align_block_size_static(ids, first, local, block, bug=None):
+    """align_block_size with the sizes a CUDA graph can hold, computed with no host sync: room for the most blocks
+    any routing needs (ceil(T * k / block) + local), the same blocks first, then unused blocks of sentinel slots
+    with expert 0 (the GEMM program masks every row of them)."""
+    flat = ids.reshape(-1).long() - first
+    n, dev = flat.numel(), ids.device
+    max_blocks = -(-n // block) + local
+    key = torch.where((flat >= 0) & (flat < local), flat, torch.full_like(flat, local))  # other ranks' slots last
+    experts, order = torch.sort(key, stable=True)
+    counts = (key.unsqueeze(1) == torch.arange(local, device=dev)).sum(0)
+    blocks = (counts + block - 1) // block
+    padded_start = torch.cumsum(blocks * block, 0) - blocks * block
+    start = torch.cumsum(counts, 0) - counts
+    e = experts.clamp(max=local - 1)
+    pos = padded_start[e] + torch.arange(n, device=dev) - start[e]
+    pos = torch.where(experts < local, pos, torch.full_like(pos, max_blocks * block))  # a spare element, dropped
+    sorted_ids = torch.full((max_blocks * block + 1,), n, dtype=torch.int32, device=dev)
+    sorted_ids = sorted_ids.scatter(0, pos, order.to(torch.int32))[:-1].contiguous()
+    ends = torch.cumsum(blocks, 0)
+    b = torch.arange(max_blocks, device=dev)
+    block_expert = torch.where(b < ends[-1], torch.searchsorted(ends, b, right=True), torch.zeros_like(b))
+    if bug == "drop_last_block":  # the last used block's slots become sentinels, as a grid one block short
+        sorted_ids = sorted_ids.view(max_blocks, block).masked_fill((b == ends[-1] - 1).unsqueeze(1), n).view(-1)
+    return sorted_ids, block_expert.to(torch.int32)
+
+
 def _emulated_gemm(a, b, bias, w, c, sorted_ids, block_expert, n_slots, a_div, w_power):
     """The Triton program's semantics in torch, block by block (the CPU machine)."""
     for blk in range(block_expert.numel()):
@@ -133,8 +164,10 @@ def _expert_weights(fx, name, hit, q, device, bug):
     return torch.stack([dequantize(fx, "", name, int(e), q, device, bug) for e in hit])
 
 
-def triton_forward(fx, spec, device="cpu", bug=None, slot=None):
-    """The layer's routed and shared sums [T, H] in fp32 before the output rounding (TorchMoe.forward's contract)."""
+def triton_forward(fx, spec, device="cpu", bug=None, slot=None, capturable=False):
+    """The layer's routed and shared sums [T, H] in fp32 before the output rounding (TorchMoe.forward's contract).
+    capturable: the alignment of align_block_size_static and every local expert's weights (no host sync, a fixed
+    grid), else the blocks' own count and the hit experts only."""
     shape, routing = spec["shape"], spec["routing"]
     q, act, dtypes = spec["quant"], spec["activation"], spec["dtypes"]
     x = _float(fx["x"], device)
@@ -142,17 +175,20 @@ def triton_forward(fx, spec, device="cpu", bug=None, slot=None):
     w = _to(fx["topk_weights"], device).reshape(-1).float().contiguous()
     tokens, k = ids.shape
     n_slots = tokens * k
-    sorted_ids, block_expert = align_block_size(ids, shape["first_local_expert"], shape["local_experts"], BLOCK_M,
-                                                bug)
+    align = align_block_size_static if capturable else align_block_size
+    sorted_ids, block_expert = align(ids, shape["first_local_expert"], shape["local_experts"], BLOCK_M, bug)
     shared = shared_forward(fx, spec, x, device, bug, slot)
     if block_expert.numel() == 0:  # no slot of this EP rank (or the one block dropped)
         return torch.zeros_like(x), shared
-    # Only the experts the blocks use are dequantized; the blocks then index them by position.
-    hit, block_pos = torch.unique(block_expert.long(), return_inverse=True)
-    block_pos = block_pos.to(torch.int32).contiguous()
+    if capturable:  # every local expert, indexed by its id
+        hit, block_pos = range(shape["local_experts"]), block_expert.contiguous()
+    else:  # only the experts the blocks use are dequantized; the blocks then index them by position
+        hit, block_pos = torch.unique(block_expert.long(), return_inverse=True)
+        block_pos = block_pos.to(torch.int32).contiguous()
     w13, w2 = _expert_weights(fx, "w13", hit, q, device, bug), _expert_weights(fx, "w2", hit, q, device, bug)
-    b13 = _to(fx["w13_bias"], device).float()[hit].contiguous() if "w13_bias" in fx else None
-    b2 = _to(fx["w2_bias"], device).float()[hit].contiguous() if "w2_bias" in fx else None
+    index = slice(None) if capturable else hit
+    b13 = _to(fx["w13_bias"], device).float()[index].contiguous() if "w13_bias" in fx else None
+    b2 = _to(fx["w2_bias"], device).float()[index].contiguous() if "w2_bias" in fx else None
     twice = 1 if bug == "router_weight_twice" else 0
     if routing["router_weight_on"] == "input":
         tok = torch.div(torch.arange(n_slots, device=x.device), k, rounding_mode="floor")
@@ -175,11 +211,11 @@ class TritonMoe(TorchMoe):
     id = "triton-moe"
     forward = staticmethod(triton_forward)
 
-    def __init__(self, bug=None, device="cuda", slot=None):
-        super().__init__(bug=bug, device=device, slot=slot)
+    def __init__(self, bug=None, device="cuda", slot=None, capturable=None):
+        super().__init__(bug=bug, device=device, slot=slot, capturable=capturable)
         engine = f"triton {triton.__version__}" if triton is not None else "no triton"
         self.version = f"{engine}, torch {torch.__version__}" + (f" bug {self.bug}" if self.bug else "")
 
     def variant(self):
         engine = "triton" if triton is not None and str(self.device) != "cpu" else "triton-emulated"
-        return f"{engine}/{self.device}/bm{BLOCK_M}-bn{BLOCK_N}-bk{BLOCK_K}"
+        return f"{engine}/{self.device}/bm{BLOCK_M}-bn{BLOCK_N}-bk{BLOCK_K}" + ("/static" if self.capturable else "")

@@ -115,7 +115,8 @@ class Case:
         inverse sentinel, and with router weights doubled). `kernel` is a callable kernel(fixture, out) -> None
         or a variant string; it may have supports(case) -> None | reason (a reason is a skip), deterministic(case)
         -> bool (False: no bit-exact rerun or linearity probes), rereads_expert_weights -> bool (True: the expert
-        relabeling probe runs), prepare(fixture), id, version, needs_device.
+        relabeling probe runs), graph_safe -> bool (False: the graph_replay device probe does not run; docs/python.md
+        "Device probes"), prepare(fixture), id, version, needs_device.
         An exception in the kernel is the verdict's error (status "error", the traceback in its reason)."""
         version = kernel_version if kernel_version is not None else str(getattr(kernel, "version", ""))
         where = "moe_harness.Case.run()"

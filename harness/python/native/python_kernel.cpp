@@ -61,6 +61,10 @@ PythonKernel::PythonKernel(py::object kernel, py::object case_obj, py::object sp
     rereads_expert_weights_ = kernel_bool(*r, "kernel " + id_, "rereads_expert_weights",
                                           "True when every call reads the expert tensors from the fixture it is "
                                           "given (none kept from prepare()), else False");
+  if (const auto g = ask(kernel_, "graph_safe", case_))
+    graph_safe_ = kernel_bool(*g, "kernel " + id_, "graph_safe",
+                              "False when a call cannot be captured into a CUDA graph and replayed (host syncs, "
+                              "data-dependent shapes: an eager-only kernel), else True");
   if (const auto c = ask(kernel_, "rounding_contract", case_); c && !c->is_none()) {
     const std::string text = kernel_text(*c, "kernel " + id_, "rounding_contract",
                                          "a contract text such as \"gate_up=bf16,slot=bf16\" (or a method of the case "
@@ -71,7 +75,7 @@ PythonKernel::PythonKernel(py::object kernel, py::object case_obj, py::object sp
 
 PythonKernel::~PythonKernel() {
   py::gil_scoped_acquire gil;  // the Python references below are dropped here, with the GIL
-  kernel_ = case_ = spec_ = fixture_ = py::object();
+  kernel_ = case_ = spec_ = fixture_ = probe_run_ = py::object();
   interrupt_type_ = interrupt_value_ = interrupt_trace_ = py::object();
 }
 
@@ -158,6 +162,74 @@ api::RunInfo PythonKernel::run(const api::ProblemSpec& p, const api::Checkpoint&
     python_failed(e, "the kernel call kernel(fixture, out)");
   }
   return info;
+}
+
+// The device probes through moe_harness._device_probes (its docstring says what each call does on the device).
+std::string PythonKernel::begin_device_probes(const api::ProblemSpec&, const api::Checkpoint&,
+                                              const api::RoutingResult& routing) {
+  py::gil_scoped_acquire gil;
+  if (!data_) api::throw_harness_error(id_, "device probes before prepare()", "");
+  try {
+    data_->set_routing(routing);  // the judged call's fixture: the probes' runs are that call again
+    const py::object r = py::module_::import("moe_harness._device_probes").attr("begin")(kernel_, fixture_);
+    if (py::isinstance<py::str>(r)) return r.cast<std::string>();
+    probe_run_ = r;
+  } catch (py::error_already_set& e) {
+    python_failed(e, "taking the fixture to the device for the device probes");
+  }
+  return "";
+}
+
+std::string PythonKernel::graph_replay_declined() const {
+  return graph_safe_ ? "" : "the kernel declares graph_safe False: it runs eagerly only, never captured into a graph";
+}
+
+void PythonKernel::stream_order_run(api::Tensor& out) {
+  py::gil_scoped_acquire gil;
+  try {
+    const TensorView view = owned_view(out.clone());
+    probe_run_.attr("stream_order")(py::cast(view));
+    std::memcpy(out.bytes(), view.tensor->bytes(), out.nbytes());
+  } catch (py::error_already_set& e) {
+    python_failed(e, "the stream_order run of kernel(fixture, out)");
+  }
+}
+
+std::string PythonKernel::capture_graph() {
+  py::gil_scoped_acquire gil;
+  try {
+    probe_run_.attr("capture")();
+  } catch (py::error_already_set& e) {
+    if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) python_failed(e, "the graph capture");
+    // The framework refused the capture (a host sync, an allocation it cannot hold): the probe's failure, in its words.
+    return std::string(py::str(py::type::of(e.value()).attr("__name__"))) + ": " + std::string(py::str(e.value()));
+  }
+  return "";
+}
+
+void PythonKernel::replay_graph(const api::Tensor& x, const api::RoutingResult& routing, api::Tensor& out) {
+  py::gil_scoped_acquire gil;
+  try {
+    data_->set_routing(routing);
+    const TensorView x_view = owned_view(x.clone());
+    const TensorView view = owned_view(out.clone());
+    probe_run_.attr("replay")(py::cast(x_view), fixture_["topk_ids"], fixture_["topk_weights"], py::cast(view));
+    std::memcpy(out.bytes(), view.tensor->bytes(), out.nbytes());
+  } catch (py::error_already_set& e) {
+    python_failed(e, "a replay of the captured graph");
+  }
+}
+
+void PythonKernel::end_device_probes() {
+  py::gil_scoped_acquire gil;
+  if (probe_run_) {
+    try {
+      probe_run_.attr("close")();
+    } catch (py::error_already_set&) {
+      // Dropping the device copies cannot fail in a way the verdict should carry; the reference goes regardless.
+    }
+  }
+  probe_run_ = py::object();
 }
 
 }  // namespace moe::python

@@ -16,6 +16,11 @@
 // tensors (copied back into the pipeline's output afterwards); a call on another checkpoint (a token probe's) gets a
 // FixtureData owning a copy of it. So a view the kernel keeps after the call never points into freed memory.
 //
+// The device probes (docs/python.md "Device probes"): on a kernel that needs a device, PythonKernel is the
+// DrivenDeviceProbes of harness/pipeline/device_probes.hpp over moe_harness._device_probes, which runs the calls on
+// torch's streams and captures one into a torch CUDA graph; graph_safe (a bool, or a method of the case returning
+// one; default True) False declines graph_replay with that reason, as eager-only ops are kept out of serving graphs.
+//
 // The rounding contract: kernel.rounding_contract, a string in the contract's text form ("gate_up=bf16,slot=bf16",
 // "default") or a method rounding_contract(case) returning one (None: the default), read when the kernel object is
 // taken, as supports and deterministic are; a text the parser refuses raises moe_harness.Error before anything runs.
@@ -24,11 +29,12 @@
 #include <optional>
 #include <string>
 
+#include "harness/pipeline/device_probes.hpp"
 #include "harness/python/native/handles.hpp"
 
 namespace moe::python {
 
-class PythonKernel final : public api::KernelUnderTest {
+class PythonKernel final : public api::KernelUnderTest, public moe::DrivenDeviceProbes {
  public:
   // `case_obj` is what supports()/deterministic() are given; `spec` is set as the fixture's .spec.
   PythonKernel(py::object kernel, py::object case_obj, py::object spec, std::string id, std::string version,
@@ -53,13 +59,20 @@ class PythonKernel final : public api::KernelUnderTest {
   bool rows_exact_across_layouts(const api::ProblemSpec&) const override { return false; }
   bool rereads_expert_weights() const override { return rereads_expert_weights_; }
   api::RoundingContract rounding_contract(const api::ProblemSpec&) const override { return contract_; }
-  // The device probes drive a kernel's device work on the harness's stream; a Python kernel's is torch's or Triton's,
-  // which they do not capture (docs/judging.md "Streams and graph replay").
+  // The device probes reach a Python kernel as DrivenDeviceProbes (below): its device work is torch's or Triton's,
+  // which only torch can put on a stream or capture (docs/judging.md "Streams and graph replay").
   std::unique_ptr<moe::DeviceRun> device_run(const api::ProblemSpec&, const api::Checkpoint&, const api::RoutingResult&,
                                              std::string& why_not) override {
-    why_not = "a Python kernel: its device work goes through torch or Triton, which the probes do not capture";
+    why_not = "a Python kernel: its device work goes through torch, which drives the device probes";
     return nullptr;
   }
+  std::string begin_device_probes(const api::ProblemSpec& p, const api::Checkpoint& working,
+                                  const api::RoutingResult& routing) override;
+  std::string graph_replay_declined() const override;
+  void stream_order_run(api::Tensor& out) override;
+  std::string capture_graph() override;
+  void replay_graph(const api::Tensor& x, const api::RoutingResult& routing, api::Tensor& out) override;
+  void end_device_probes() override;
 
   // Raises the KeyboardInterrupt or SystemExit a call ended with, if any (GIL held).
   void reraise_interrupt();
@@ -72,6 +85,8 @@ class PythonKernel final : public api::KernelUnderTest {
   api::Support support_;
   bool deterministic_ = true;
   bool rereads_expert_weights_ = false;
+  bool graph_safe_ = true;
+  py::object probe_run_;  // moe_harness._device_probes' run of this case, between begin and end_device_probes
   api::RoundingContract contract_;
   std::shared_ptr<FixtureData> data_;
   py::object fixture_;  // the moe_harness.Fixture over data_

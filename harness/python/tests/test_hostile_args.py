@@ -82,7 +82,7 @@ def test_rounding_contract_not_utf8_is_bad_input_naming_it():
         case.run(Contract())
 
 
-@pytest.mark.parametrize("key", ["deterministic", "rereads_expert_weights"])
+@pytest.mark.parametrize("key", ["deterministic", "rereads_expert_weights", "graph_safe"])
 @pytest.mark.parametrize("value", ["yes", 1, None])
 def test_a_declaration_that_is_not_a_bool_is_bad_input_naming_it(key, value):
     class Declares:
@@ -94,7 +94,7 @@ def test_a_declaration_that_is_not_a_bool_is_bad_input_naming_it(key, value):
         case.run(Declares())
 
 
-@pytest.mark.parametrize("key", ["deterministic", "rereads_expert_weights"])
+@pytest.mark.parametrize("key", ["deterministic", "rereads_expert_weights", "graph_safe"])
 def test_a_numpy_bool_declaration_is_taken(key):
     np = pytest.importorskip("numpy")
     seen = []
