@@ -3,7 +3,8 @@
 // ensemble.hpp: the declared accumulation precision, the activation's last bits, every rounding and requantization
 // after them) and measures each member like a kernel output against the contract reference; this file keeps those
 // measurements and derives from them, with the stated margin kEnvelopeMargin:
-//   band allowance   max(1, ceil(margin x (the most members' band tokens / sampled tokens) x T))
+//   band allowance   ceil(margin x (the most members' band tokens / sampled tokens) x T), at least the default
+//                    max(1, ceil(band_fraction x T))
 //   min_cos, max_rel widened to margin x the members' worst non-band token, where that is beyond the defaults
 //   mismatch limit   max(default, margin x the members' largest mismatch fraction)
 //   gain, rounding_bias, offset (one z each): z threshold x max(1, RMS of the rounding members' z): the

@@ -34,6 +34,7 @@ Envelope simulate_envelope(const ProblemSpec& p, const Checkpoint& pristine, con
   EnsembleSpec rounding = spec;
   rounding.seed = spec.seed + 1;
   rounding.act_noise = half_ulp_noise(p.intermediate);
+  rounding.gemm_noise = false;
   const std::vector<Values> rounding_members = reference_ensemble(p, pristine, routing, rounding);
   e.model = fmt::format("members={} tokens={}/{} accum={}", spec.members, n, p.tokens,
                         p.accum_bits >= 24 ? "f32" : fmt::format("mma{}", p.accum_bits));

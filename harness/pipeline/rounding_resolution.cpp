@@ -1,26 +1,6 @@
 #include "harness/pipeline/rounding_resolution.hpp"
 
 namespace moe {
-namespace {
-
-// The points of `d` whose value differs from `base`'s.
-RoundingContract differing(const RoundingContract& d, const RoundingContract& base) {
-  RoundingContract r;
-  if (d.gate_up && d.gate_up != base.gate_up) r.gate_up = d.gate_up;
-  if (d.act && d.act != base.act) r.act = d.act;
-  if (d.slot && d.slot != base.slot) r.slot = d.slot;
-  if (d.reduce && d.reduce != base.reduce) r.reduce = d.reduce;
-  if (d.shared && d.shared != base.shared) r.shared = d.shared;
-  if (d.output && d.output != base.output) r.output = d.output;
-  if (d.token_floor && d.token_floor != base.token_floor) r.token_floor = d.token_floor;
-  if (d.group_floor && d.group_floor != base.group_floor) r.group_floor = d.group_floor;
-  if (d.token_scale && d.token_scale != base.token_scale) r.token_scale = d.token_scale;
-  if (d.group_scale && d.group_scale != base.group_scale) r.group_scale = d.group_scale;
-  if (d.weight && d.weight != base.weight) r.weight = d.weight;
-  return r;
-}
-
-}  // namespace
 
 ResolvedContract case_contract(const ProblemSpec& p, bool pinned) {
   const std::string text = contract_text(p);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "fixtures/distributions.hpp"
+#include "fixtures/philox.hpp"
 #include "formats/bf16.hpp"
 #include "formats/fp16.hpp"
 #include "formats/omp_errors.hpp"
@@ -20,20 +21,40 @@ struct MemberKeys {
   PhiloxKey gemm1, act, gemm2;
 };
 
-double normal(const PhiloxKey& k, std::uint64_t i) { return sample(k, i, DistributionSpec{}); }
+// Unit-variance draws xi_i, uniform on [-sqrt(3), sqrt(3)]: each Philox4x32-10 call gives four (index i takes word
+// i % 4 of the call at counter i / 4), and a stream read in index order calls it once per four draws. The
+// members draw millions of them, and their distribution only has to be a zero-mean unit-variance perturbation.
+class Noise {
+ public:
+  explicit Noise(PhiloxKey key) : key_(key) {}
+  double operator()(std::uint64_t i) {
+    const std::uint64_t block = i >> 2;
+    if (block != block_) {
+      words_ = philox4x32_10({std::uint32_t(block), std::uint32_t(block >> 32), 0u, 0u}, key_);
+      block_ = block;
+    }
+    return (double(words_[i & 3]) * 0x1p-32 - 0.5) * 3.4641016151377544;  // sqrt(12)
+  }
+
+ private:
+  PhiloxKey key_;
+  std::uint64_t block_ = ~std::uint64_t(0);
+  PhiloxCounter words_{};
+};
 
 // One draw of a GEMM output's accumulation error (ensemble.hpp): scale 2^-bits ||a|| ||w||, biased toward zero by
 // kTruncationBias scales where the accumulator keeps fewer than fp32's 24 bits.
-float accumulation_error(float v, int bits, double a_norm, double w_norm, const PhiloxKey& key, std::uint64_t i) {
+float accumulation_error(float v, int bits, double a_norm, double w_norm, Noise& noise, std::uint64_t i) {
   const double sigma = std::ldexp(1.0, -bits) * a_norm * w_norm;
   const double bias = bits < 24 ? kTruncationBias * (v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0) : 0.0;
-  return float(sigma * (normal(key, i) - bias));
+  return float(sigma * (noise(i) - bias));
 }
 
 struct Run {
   const ProblemSpec& s;
   int members;
   double act_noise;
+  bool gemm_noise;
   std::vector<MemberKeys> keys;
   std::int64_t n_tok, k, per_token;
   std::vector<float> slots;  // [members][n_tok][per_token][H]
@@ -65,27 +86,30 @@ void run_expert_members(Run& r, const ExpertJob& job, const float* x, const MapM
   gemm_with_dequant(job, WeightMatrix::w13, h, a, h1, wbuf, sq13.data());
   const float* b13 = job.weights->w13_bias.empty() ? nullptr : job.weights->w13_bias.span<float>().data() + job.index * 2 * inter;
   ActivationParams ap{s.activation, s.layout, s.swiglu_alpha, s.swiglu_limit, !job.shared || s.clamp_shared, s.act_gate_dtype};
-  for (int m = 0; m < r.members; ++m)
+  for (int m = 0; m < r.members; ++m) {
+    Noise gemm1(r.keys[m].gemm1), act(r.keys[m].act);
     for (std::int64_t i = 0; i < n; ++i) {
       const Assignment& as = job.rows[i];
       const double a_norm = a.row(i).norm();
       const std::uint64_t base = std::uint64_t(as.slot) * std::uint64_t(2 * inter);
       for (std::int64_t c = 0; c < 2 * inter; ++c) {
         const float v = h1(i, c);
-        hm[c] = v + accumulation_error(v, bits, a_norm, std::sqrt(double(sq13[c])), r.keys[m].gemm1, base + c);
+        hm[c] = r.gemm_noise ? v + accumulation_error(v, bits, a_norm, std::sqrt(double(sq13[c])), gemm1, base + c) : v;
         if (b13) hm[c] += b13[c];
       }
       round_point(hm.data(), 2 * inter, s.gate_up_dtype);
       float* z = zm.row(m * n + i).data();
       apply_activation(hm.data(), z, inter, ap);
       const std::uint64_t zbase = std::uint64_t(as.slot) * std::uint64_t(inter);
-      for (std::int64_t c = 0; c < inter; ++c) z[c] *= float(1.0 + r.act_noise * normal(r.keys[m].act, zbase + c));
+      for (std::int64_t c = 0; c < inter; ++c) z[c] *= float(1.0 + r.act_noise * act(zbase + c));
     }
+  }
   round_point(zm.data(), nm * inter, s.intermediate);
   fake_quantize_activation_rows(zm.data(), nm, inter, *job.quant);
   gemm_with_dequant(job, WeightMatrix::w2, h, zm, ym, wbuf, sq2.data());
   const float* b2 = job.weights->w2_bias.empty() ? nullptr : job.weights->w2_bias.span<float>().data() + job.index * h;
-  for (int m = 0; m < r.members; ++m)
+  for (int m = 0; m < r.members; ++m) {
+    Noise gemm2(r.keys[m].gemm2);
     for (std::int64_t i = 0; i < n; ++i) {
       const Assignment& as = job.rows[i];
       const std::int64_t row = m * n + i;
@@ -95,11 +119,12 @@ void run_expert_members(Run& r, const ExpertJob& job, const float* x, const MapM
       const std::uint64_t base = std::uint64_t(as.slot) * std::uint64_t(h);
       for (std::int64_t c = 0; c < h; ++c) {
         const float v = ym(row, c);
-        const float y = v + accumulation_error(v, bits, z_norm, std::sqrt(double(sq2[c])), r.keys[m].gemm2, base + c);
+        const float y = r.gemm_noise ? v + accumulation_error(v, bits, z_norm, std::sqrt(double(sq2[c])), gemm2, base + c) : v;
         dst[c] = (y + (b2 ? b2[c] : 0.0f)) * w;
       }
       round_point(dst, h, s.slot_dtype);
     }
+  }
 }
 
 }  // namespace
@@ -123,7 +148,7 @@ int gemm_accum_bits(const ProblemSpec& p, const QuantScheme& q) {
 std::vector<Values> reference_ensemble(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& routing,
                                        const EnsembleSpec& e) {
   const std::int64_t h = s.hidden, k = routing.k, ns = s.n_shared, per_token = k + ns, n_tok = std::int64_t(e.tokens.size());
-  Run r{s, e.members, e.act_noise, {}, n_tok, k, per_token, {}};
+  Run r{s, e.members, e.act_noise, e.gemm_noise, {}, n_tok, k, per_token, {}};
   for (int m = 0; m < e.members; ++m) {
     const std::string tag = "envelope/member" + std::to_string(m);
     r.keys.push_back({stream_key(e.seed, tag + "/gemm1"), stream_key(e.seed, tag + "/act"), stream_key(e.seed, tag + "/gemm2")});

@@ -2,7 +2,7 @@
 // recomputed under draws of what a correct kernel may do differently from the reference while keeping the contract:
 //  - each GEMM's accumulation error: an output element v = a . w of a GEMM accumulating with b significand bits
 //    (24 for exact fp32; the contract point `accum` for GEMMs whose operands are both 8-bit) is moved by
-//    2^-b ||a|| ||w|| (xi - beta sign(v)), xi standard normal; beta = kTruncationBias for b < 24 (a matrix unit
+//    2^-b ||a|| ||w|| (xi - beta sign(v)), xi of zero mean and unit variance (uniform); beta = kTruncationBias for b < 24 (a matrix unit
 //    truncates its aligned addends toward zero), 0 for fp32 (rounding to nearest: no bias);
 //  - the activation's last bits (exp, tanh, erf of another library): act(g) * u moved by 2^-22 relative
 //    (act_noise; a "rounding" ensemble moves it by half an ulp of the intermediate's dtype instead, so that about a
@@ -22,7 +22,7 @@
 
 namespace moe {
 
-inline constexpr int kEnsembleMembers = 16;
+inline constexpr int kEnsembleMembers = 8;
 inline constexpr std::int64_t kEnsembleMaxTokens = 32;
 inline constexpr double kActivationNoise = 1.0 / (1 << 22);  // relative, the activation's last bits
 inline constexpr double kTruncationBias = 1.0;               // beta, in units of the accumulation's sigma
@@ -31,6 +31,7 @@ struct EnsembleSpec {
   int members = kEnsembleMembers;
   std::uint64_t seed = 0;
   double act_noise = kActivationNoise;  // relative, on act(g) * u before the intermediate's rounding
+  bool gemm_noise = true;               // false: the GEMMs' accumulation error is not drawn (a rounding ensemble)
   std::vector<std::int64_t> tokens;  // the simulated tokens, ascending, each in [0, T)
 };
 

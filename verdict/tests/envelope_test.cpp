@@ -53,10 +53,10 @@ TEST(Envelope, NoEnvelopeOrTheExactTierChangesNothing) {
   EXPECT_EQ(with_envelope(exact, perfect(4, 8, 8)).band_allowance, -1);
 }
 
-TEST(Envelope, PerfectMembersKeepTheDefaultsAndAllowOneBandToken) {
+TEST(Envelope, PerfectMembersKeepTheDefaults) {
   const Thresholds t = quantized();
   const Thresholds a = with_envelope(t, perfect(16, 32, 128));
-  EXPECT_EQ(a.band_allowance, 1);  // max(1, ceil(2 x 0 / 32 x 128))
+  EXPECT_EQ(a.band_allowance, 4);  // the default max(1, ceil(128 / 32)) over ceil(2 x 0 / 32 x 128)
   EXPECT_EQ(a.min_cos, 0.9998);
   EXPECT_EQ(a.max_rel, 0.04);
   EXPECT_EQ(a.max_mismatch_fraction, 0.01);
