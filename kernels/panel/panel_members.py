@@ -32,7 +32,7 @@ from panel_formats import bf16_bits_to_f32, round_to
 from panel_quant import Fp8Formula, quantize
 from panel_weights import block_rows, dequantized, stored
 
-MEMBERS = ("vllm", "aiter", "splitk", "finalize", "vllm-torch")
+MEMBERS = ("vllm", "aiter", "splitk", "finalize", "vllm-torch", "vllm-fastaccum", "vllm-triton")
 
 
 def _f32(t):
@@ -367,7 +367,8 @@ class Finalize(Member):
 
 
 def make(name, seed=0):
-    if name == "vllm-torch":  # torch is imported only for this member
-        from panel_torch import TorchVllmStyle
-        return TorchVllmStyle()
+    if name in ("vllm-torch", "vllm-fastaccum", "vllm-triton"):  # torch (and triton) only for these members
+        import panel_torch
+        return {"vllm-torch": panel_torch.TorchVllmStyle, "vllm-fastaccum": panel_torch.TorchFastAccum,
+                "vllm-triton": panel_torch.TritonVllmStyle}[name]()
     return {"vllm": VllmStyle, "aiter": lambda: AiterStyle(seed), "splitk": SplitK, "finalize": Finalize}[name]()
