@@ -42,6 +42,18 @@ def test_aiter_scale_is_amax_times_the_reciprocal_of_qmax():
     x = np.array([[3.0, -1.5, 0.75, 0.0]], np.float32)
     q = {"act": "fp8_token", "flavor": "fn", "qmax": 0, "amax_floor": 1e-10, "scale_pow2": False}
     assert float(quantize(x, q, Fp8Formula()).s[0, 0]) == float.fromhex("0x1.b6db6ep-8")
-    assert float(quantize(x, q, AiterStyle.formula).s[0, 0]) == float.fromhex("0x1.b6db70p-8")
+    source = AiterStyle(source_scale=True).formula
+    assert float(quantize(x, q, source).s[0, 0]) == float.fromhex("0x1.b6db70p-8")
     # the formula's declared points: the reciprocal codes only (the scale's form has no contract point)
-    assert AiterStyle.formula.contract_points() == ["token_scale=reciprocal", "group_scale=reciprocal"]
+    assert source.contract_points() == ["token_scale=reciprocal", "group_scale=reciprocal"]
+
+
+def test_aiter_scale_form_moves_codes_at_the_ties_bf16_values_make():
+    # x = 0.6328125 and amax 2.625 (both bf16): s = 2.625 / 448 = 0.005859375 exactly (2.625 = 21 / 8, 448 = 7 * 64:
+    # s = 3 / 512), x * fp32(1 / s) = 108 exactly (fp32(512 / 3) is 3e-8 relative high, under half an ulp of 108),
+    # the midpoint of e4m3's 104 and 112 (spacing 8 on [64, 128)): ties to even, 112. fp32(1 / 448) is above 1 / 448,
+    # so AITER's s is above 3 / 512 and x * fp32(1 / s) falls below 108 by more than half an ulp: 104.
+    x = np.array([[0.6328125, 2.625]], np.float32)
+    q = {"act": "fp8_token", "flavor": "fn", "qmax": 0, "amax_floor": 1e-10, "scale_pow2": False}
+    assert quantize(x, q, AiterStyle().formula).v[0, 0] == 112
+    assert quantize(x, q, AiterStyle(source_scale=True).formula).v[0, 0] == 104
