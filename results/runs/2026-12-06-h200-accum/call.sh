@@ -2,7 +2,7 @@
 # Device call (issue 45 item 3), from the repository root on the H200: build the Python module, then
 #   - measure_accum.py: the fp8 matrix units' accumulation (torch._scaled_mm with and without use_fast_accum, the
 #     panel's Triton tl.dot) and a bf16 GEMM against fp64, K = 128 / 512 / 2048 / 7168, with the fitted N;
-#   - the two GPU panel members that declare accum=mma<N> (vllm-fastaccum, vllm-triton) over smoke at seeds 0 and 1,
+#   - the two GPU panel members that declare accum=mmaN (vllm-fastaccum, vllm-triton) over smoke at seeds 0 and 1,
 #     two shards per member, beside vllm-torch (precise accumulation) at the same seeds as the baseline.
 # Every step is timed and interrupted at the call's deadline (BUDGET, default 280 s); logs and JSON in $OUT/logs.tgz.
 O=${OUT:-/tmp/out}; L=$O/l; mkdir -p $L; T=$L/times.txt; start=$SECONDS

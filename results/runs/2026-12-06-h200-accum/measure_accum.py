@@ -16,7 +16,7 @@ max, at K = 128, 512, 2048, 7168. Then the fit: the same operands through a simu
 32-wide K slice's exact dot (one wgmma k-step for fp8) and keeps N significant bits, rounding to nearest even
 (rne) or toward zero (rz), for N = 8..24; per fp8 method and K, the N whose mean error is nearest (in log) the
 measured one. A method whose error is the fp32 accumulator's (N = 24) is accum=f32; one with N < 24 is
-accum=mma<N>.
+accum=mmaN.
 
   measure_accum.py [--m 256] [--n 256] [--seed 0] [--json FILE]
 
