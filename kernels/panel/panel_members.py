@@ -19,8 +19,8 @@ Python kernel object for moe_harness: case.run(member) or case.judge(member.forw
             fp32 epilogue, stored once in bf16, requantized with codes x * fp32(1 / s) (csrc/kernels/quant_kernels.cu)
             but s = amax / qmax: AITER's s = amax * fp32(1 / qmax) has no contract point yet, and on bf16 values
             x / s often lands on an exact tie of e4m3, so the two forms disagree on codes (`aiter-source` computes
-            AITER's form: 3 false alarms in 58 smoke verdicts, seeds 0-1); stage 2 scales and weights each slot in fp32 and
-            atomically adds it into the bf16 output (InMemoryDataOperationEnum::AtomicAdd): every slot rounded to
+            AITER's form: 3 false alarms in 58 smoke verdicts, seeds 0-1); stage 2 scales and weights each slot in
+            fp32 and atomically adds it into the bf16 output (InMemoryDataOperationEnum::AtomicAdd): every slot rounded to
             bf16, the sum rounded after each add, in a shuffled order (not deterministic); shared experts fused as
             extra slots.
   splitk    the case's own contract with every GEMM split along K into four fp32 partial sums (stage 1) and summed

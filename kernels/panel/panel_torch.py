@@ -13,7 +13,8 @@ dimensions not multiples of 16), a GEMM runs in fp32 on the device (or the CPU).
   vllm-triton     our own Triton fp8 GEMM (panel_triton.py: tl.dot on fp8 operands with the accumulator carried
                   through the K loop), Triton's default accumulation on the device.
 
-The last two declare accum=mmaN, N = MMA_BITS (accum=mma14), on a case whose routed or shared GEMMs run on the fp8 units.
+The last two declare accum=mmaN, N = MMA_BITS (accum=mma14), on a case whose routed or shared GEMMs run on the
+fp8 units.
 """
 import numpy as np
 import torch

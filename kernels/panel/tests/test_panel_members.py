@@ -37,8 +37,9 @@ def test_vllm_swiglu_oai_keeps_one_rounding():
 
 
 def test_aiter_scale_is_amax_times_the_reciprocal_of_qmax():
-    # amax 3, qmax 448: 3 / 448 = 1.b6db6db6...p-8 rounds up to 0x1.b6db6ep-8. fp32(1 / 448) = 0x1.24924ap-9 (1.249249..
-    # rounded up); 3 * 0x1.24924ap-9 = 0x1.b6db6f p-8 exactly, a tie at 23 fraction bits that goes to even: 0x1.b6db70p-8.
+    # amax 3, qmax 448: 3 / 448 = 1.b6db6db6...p-8 rounds up to 0x1.b6db6ep-8. fp32(1 / 448) = 0x1.24924ap-9
+    # (1.249249... rounded up); 3 * 0x1.24924ap-9 = 0x1.b6db6f p-8 exactly, a tie at 23 fraction bits that goes to
+    # even: 0x1.b6db70p-8.
     x = np.array([[3.0, -1.5, 0.75, 0.0]], np.float32)
     q = {"act": "fp8_token", "flavor": "fn", "qmax": 0, "amax_floor": 1e-10, "scale_pow2": False}
     assert float(quantize(x, q, Fp8Formula()).s[0, 0]) == float.fromhex("0x1.b6db6ep-8")
