@@ -25,8 +25,12 @@ Python kernel object for moe_harness: case.run(member) or case.judge(member.forw
             extra slots.
   splitk    the case's own contract with every GEMM split along K into four fp32 partial sums (stage 1) and summed
             in reverse K order (stage 2), on weights dequantized first.
-  finalize  TensorRT-LLM style: fp32 intermediate, the down projection kept unweighted per slot in fp32, the router
-            weights and the shared expert applied in a finalize pass in slot order.
+  finalize  TensorRT-LLM's cutlass MoE (cpp/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/moe_kernels.cu, the same
+            code as FlashInfer's cutlass backend): GEMM1 stored in the activation dtype T, doActivationKernel's
+            activation in fp32 rounded once, GEMM2 stored unweighted in T per slot, finalizeMoeRoutingKernel's fp32
+            sum of w * slot in slot order, rounded once; a shared expert as the model's separate MLP added to the
+            routed output. TensorRT-LLM adds b13 and b2 after the rounding of h and of the slot; no contract point
+            states that yet (docs/numerics.md), so this member adds them before, as the contract does.
 """
 import numpy as np
 
@@ -337,8 +341,9 @@ class Finalize(Member):
     id = "panel-finalize"
 
     def contract_points(self, spec):
-        return ["gate_up=f32", "slot=f32", "reduce=f32", "weight=finalize"] + (
-            ["shared=fused"] if spec["shape"]["n_shared"] > 0 else [])
+        t = spec["dtypes"]["input"]
+        return [f"gate_up={t}", f"slot={t}", "reduce=f32", "weight=finalize"] + (
+            ["shared=separate"] if spec["shape"]["n_shared"] > 0 else [])
 
     def _gemm(self, a, vals, scale, name):
         if scale is not None and scale[0] == "block" and not isinstance(a, np.ndarray):
@@ -353,21 +358,25 @@ class Finalize(Member):
 
     def forward(self, fx, spec):
         T, H = spec["shape"]["tokens"], spec["shape"]["hidden"]
-        k = spec["shape"]["topk"]
+        k, t, od = spec["shape"]["topk"], spec["dtypes"]["input"], spec["dtypes"]["output"]
         q = spec["quant"]
-        unweighted = np.zeros((T, k, H), np.float32)  # GEMM2's fp32 output per slot, router weight not applied
+        unweighted = np.zeros((T, k, H), np.float32)  # GEMM2's output per slot in T, router weight not applied
         weights = np.zeros((T, k), np.float32)
         for e, tok, j, w in self.routed_rows(fx, spec):
             a, on_input = self.inputs(fx, spec, tok, w)
-            unweighted[tok, j] = self.expert(a, fx, "", e, q, spec, True, "f32")
+            unweighted[tok, j] = round_to(self.expert(a, fx, "", e, q, spec, True, t), t)
             weights[tok, j] = 1.0 if on_input else w
         out = np.zeros((T, H), np.float32)
         for j in range(k):  # finalize: slot order, the router weight applied here
             out += unweighted[:, j] * weights[:, j:j + 1]
+        if not len(self.shared_ranks(spec)):
+            return out
         x = _f32(fx["x"])
+        shared = np.zeros_like(out)
         for s in self.shared_ranks(spec):
-            out += self.expert(x, fx, "shared_", s, spec["shared_quant"], spec, spec["activation"]["clamp_shared"], "f32")
-        return out
+            shared += round_to(self.expert(x, fx, "shared_", s, spec["shared_quant"], spec,
+                                           spec["activation"]["clamp_shared"], t), t)
+        return round_to(round_to(out, od) + round_to(shared, od), od)
 
 
 def make(name, seed=0):
