@@ -5,8 +5,11 @@
   MXFP8 (32-blocks along K, E8M0 scale, e4m3 elements), the case's scale mode: floor, rceil or even.
 
 vLLM's dynamic per-token fp8 quantizer is s = max(amax / qmax, 1 / (qmax * 512)) (an amax floor of 1/512) and
-multiplies by the reciprocal; its per-token-group quantizer is max(amax, 1e-10) / qmax and divides (the DeepSeek
-1 x 128 groups, ue8m0 rounding the scale up).
+divides (csrc/quantization/fp8/common.cuh: scaled_fp8_conversion<false>); its per-token-group quantizer is
+max(amax, 1e-10) / qmax and divides (the DeepSeek 1 x 128 groups, ue8m0 rounding the scale up). AITER's forms the
+scale as amax * fp32(1 / qmax) and multiplies by the scale's reciprocal (csrc/kernels/quant_kernels.cu:
+data_to_per_row_scale, dynamic_per_group_scaled_quant_kernel). Where the formulas come from: docs/numerics.md
+"Where production pipelines round".
 """
 import numpy as np
 
@@ -15,10 +18,13 @@ from panel_formats import E4M3_MAX, e8m0_values, round_e4m3
 
 class Fp8Formula:
     """How a member computes a dynamic fp8 activation scale: the amax floor per token and per group (None: the
-    case's `amax_floor`), and whether it divides by the scale or multiplies by its fp32 reciprocal."""
+    case's `amax_floor`), whether it divides by the scale or multiplies by its fp32 reciprocal, and whether the
+    scale is amax / qmax or amax * fp32(1 / qmax) (`qmax_reciprocal`, AITER's; no contract point states it: it
+    moves the scale by an fp32 ulp and a code only at an exact tie)."""
 
-    def __init__(self, token_floor=None, group_floor=None, reciprocal=False):
+    def __init__(self, token_floor=None, group_floor=None, reciprocal=False, qmax_reciprocal=False):
         self.token_floor, self.group_floor, self.reciprocal = token_floor, group_floor, reciprocal
+        self.qmax_reciprocal = qmax_reciprocal
 
     def contract_points(self):
         """The contract points that state this formula (docs/numerics.md "The rounding contract")."""
@@ -55,7 +61,10 @@ def _fp8_groups(x, group, q, formula):
     pad[:, :k] = x
     blocks = pad.reshape(n, nb, group)
     amax = np.max(np.where(np.isnan(blocks), 0, np.abs(blocks)), axis=-1)
-    s = (np.maximum(amax, floor) / qmax).astype(np.float32)
+    if formula.qmax_reciprocal:
+        s = (np.maximum(amax, floor).astype(np.float32) * (np.float32(1) / qmax)).astype(np.float32)
+    else:
+        s = (np.maximum(amax, floor) / qmax).astype(np.float32)
     if q["scale_pow2"]:
         m, e = np.frexp(s)
         s = np.where(m == 0.5, s, np.ldexp(np.float32(1), e)).astype(np.float32)

@@ -1,10 +1,20 @@
-"""A panel member on a GPU's own arithmetic (docs/judging.md "The independent panel"): the vLLM-style pipeline of
-panel_members.VllmStyle with its GEMMs on the device through torch: fp8 x fp8 products on the fp8 matrix units
-(torch._scaled_mm with unit scales, fp32 out; the activation and weight scales applied in fp32 after, per 128-wide K
-block for block scales, as a Triton fused-MoE kernel's epilogue does) and every other GEMM in fp32 (TF32 off).
-Its legitimate variation is the hardware's: the matrix units' accumulation order and precision, which no CPU
-member reproduces. Without CUDA, or for an operand the fp8 units do not take (fnuz codes, MX blocks, dimensions
-not multiples of 16), a GEMM runs in fp32 on the device (or the CPU).
+"""Panel members on a GPU's own arithmetic (docs/judging.md "The independent panel"): the vLLM pipeline of
+panel_members.VllmStyle with its fp8 x fp8 GEMMs on the device's fp8 matrix units, the activation and weight scales
+applied in fp32 after (per 128-wide K block for block scales, as vLLM's fused_moe_kernel does), every other GEMM in
+fp32 (TF32 off). Their legitimate variation is the hardware's: the matrix units' accumulation order and precision,
+which no CPU member reproduces. Without CUDA, or for an operand the fp8 units do not take (fnuz codes, MX blocks,
+dimensions not multiples of 16), a GEMM runs in fp32 on the device (or the CPU).
+
+  vllm-torch      torch._scaled_mm with unit scales and fp32 out, use_fast_accum=False: cuBLASLt promotes the
+                  partial sums into fp32 (accum=f32, the default).
+  vllm-fastaccum  the same with use_fast_accum=True: cuBLASLt's fast accumulation keeps the whole K on the matrix
+                  units' accumulator, as vLLM's Triton per-tensor / per-channel path does (fused_moe_kernel's
+                  `tl.dot(a, b, acc=accumulator)` with Triton's sm_90 default max_num_imprecise_acc = 2^30).
+  vllm-triton     our own Triton fp8 GEMM (panel_triton.py: tl.dot on fp8 operands with the accumulator carried
+                  through the K loop), Triton's default accumulation on the device.
+
+The last two declare accum=mmaN, N = MMA_BITS (accum=mma14), on a case whose routed or shared GEMMs run on the
+fp8 units.
 """
 import numpy as np
 import torch
@@ -12,9 +22,15 @@ import torch
 from panel_members import VllmStyle
 from panel_weights import block_rows, dequantized
 
+# The significand the Hopper fp8 matrix units keep when they accumulate without promotion. About 14 bits in the
+# DeepSeek-V3 technical report (section 3.3.2, H800); results/runs/2026-12-06-h200-accum/measure_accum.py measures
+# it on the H200 (fit line "fit ... N"): this number is the one that run's fit must confirm or replace.
+MMA_BITS = 14
+
 
 class TorchVllmStyle(VllmStyle):
     id = "panel-vllm-torch"
+    fast_accum = False
 
     def __init__(self, device=None):
         super().__init__()
@@ -34,7 +50,8 @@ class TorchVllmStyle(VllmStyle):
         at = self._t(np.pad(a, ((0, pad), (0, 0)))).to(torch.float8_e4m3fn)
         wt = self._t(w).to(torch.float8_e4m3fn)
         one = torch.ones((), device=self.device, dtype=torch.float32)
-        out = torch._scaled_mm(at, wt.t(), scale_a=one, scale_b=one, out_dtype=torch.float32)
+        out = torch._scaled_mm(at, wt.t(), scale_a=one, scale_b=one, out_dtype=torch.float32,
+                               use_fast_accum=self.fast_accum)
         return out[:m].cpu().numpy()
 
     def _fits(self, a, vals):
@@ -73,3 +90,31 @@ class TorchVllmStyle(VllmStyle):
             return super().expert(a, fx, prefix, e, q, spec, clamp, gate_up_dt, weight_scale)
         finally:
             self.flavor = saved
+
+
+def on_fp8_units(spec):
+    """Whether a case has a scheme whose GEMMs take fp8 x fp8 operands on the fn grid (the fp8 units' input)."""
+    schemes = [spec["quant"]] + ([spec["shared_quant"]] if spec["shape"]["n_shared"] > 0 else [])
+    return any(q["weight"] in ("fp8_tensor", "fp8_channel", "fp8_block") and q["act"] in ("fp8_token", "fp8_group128")
+               and q["flavor"] == "fn" for q in schemes)
+
+
+class TorchFastAccum(TorchVllmStyle):
+    id = "panel-vllm-fastaccum"
+    fast_accum = True
+
+    def contract_points(self, spec):
+        return super().contract_points(spec) + ([f"accum=mma{MMA_BITS}"] if on_fp8_units(spec) else [])
+
+
+class TritonVllmStyle(TorchFastAccum):
+    id = "panel-vllm-triton"
+
+    def __init__(self, device=None):
+        super().__init__(device)
+        import triton
+        self.version += f", triton {triton.__version__}"
+
+    def _fp8_dot(self, a, w):
+        from panel_triton import fp8_matmul
+        return fp8_matmul(self._t(a), self._t(w)).cpu().numpy()

@@ -27,8 +27,8 @@ def parse():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--suite", required=True)
     p.add_argument("--filter", action="append", default=[])
-    p.add_argument("--members", default=",".join(MEMBERS[:4]), help="default: the four NumPy members; vllm-torch "
-                   "runs its GEMMs through torch (the fp8 matrix units on a CUDA GPU)")
+    p.add_argument("--members", default=",".join(MEMBERS[:4]), help="default: the four NumPy members; vllm-torch, "
+                   "vllm-fastaccum and vllm-triton run their fp8 GEMMs on a CUDA GPU's fp8 matrix units")
     p.add_argument("--seeds", type=int, default=1, help="seeds 0..N-1 replace each case's seed (default: its own)")
     p.add_argument("--first-seed", type=int, default=0, help="with --seeds N: seeds S..S+N-1 instead of 0..N-1")
     p.add_argument("--shard", default="0/1", help="I/N: the suite's cases I, I + N, ... (file order)")
