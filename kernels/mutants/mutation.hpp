@@ -45,6 +45,8 @@ bool exact_tier_only(Mutation m, bool gpu);
 // expert_gain_2pct on a quantized-activation scheme: a correct vLLM-style pipeline with its fp8 GEMMs on the
 // H200's fp8 matrix units gives one slot's own gain of -0.7 % to -1.5 % (results/runs/2026-12-02-h200-panel), so
 // the per-expert floor there is 3e-2 (verdict/thresholds.cpp) and a 2 % expert gain is within 1.5x of that.
+// intermediate_toward_zero on a quantized-activation case of fewer than 16 tokens: the intermediate's requantization
+// turns the shift into code flips whose signs disagree, and no output statistic reaches its z (mutation.cpp).
 std::string_view inside_legitimate_envelope(Mutation m, const ProblemSpec& p);
 // Bugs only a GPU kernel can have (the host contract kernel indexes with 64-bit size_t throughout; the faults are
 // device faults).
