@@ -362,7 +362,7 @@ cases:
   HostContractKernel clean;
   const CaseRecord e = execute_case(exact.cases[0], clean, DeviceDetection{}, {});
   EXPECT_EQ(e.status, Status::pass) << e.reason;
-  ASSERT_EQ(e.systematic.size(), 6u);
+  ASSERT_EQ(e.systematic.size(), 9u);
   for (const auto& st : e.systematic) EXPECT_EQ(st.status, "not run: exact tier: bit equality decides") << st.name;
 }
 }  // namespace moe
