@@ -8,7 +8,7 @@ namespace moe {
 namespace {
 constexpr std::array<std::pair<Status, std::string_view>, 4> kStatuses = {
     {{Status::pass, "pass"}, {Status::fail, "fail"}, {Status::skip, "skip"}, {Status::error, "error"}}};
-constexpr std::array<std::pair<Check, std::string_view>, 27> kChecks = {{
+constexpr std::array<std::pair<Check, std::string_view>, 30> kChecks = {{
     {Check::none, ""},
     {Check::unwritten, "unwritten"},
     {Check::non_finite, "non_finite"},
@@ -23,6 +23,9 @@ constexpr std::array<std::pair<Check, std::string_view>, 27> kChecks = {{
     {Check::expert, "expert"},
     {Check::offset, "offset"},
     {Check::token_gain, "token_gain"},
+    {Check::expert_partial, "expert_partial"},
+    {Check::slot_direction, "slot_direction"},
+    {Check::channel_group, "channel_group"},
     {Check::rerun, "rerun"},
     {Check::linearity, "linearity"},
     {Check::token_isolation, "token_isolation"},

@@ -18,8 +18,8 @@ enum class Check : std::uint8_t {
   // The judge (verdict/judge.cpp), in the order it checks.
   unwritten, non_finite, zero_output, bitwise, min_cos, max_rel, mismatch_fraction,
   // Systematic-error statistics (gain, per-channel error, rounding bias, one expert's error, a signed offset, one
-  // token's gain).
-  gain, channel, rounding_bias, expert, offset, token_gain,
+  // token's gain, an error on some of an expert's token-slots, one direction of every slot, a channel group's gain).
+  gain, channel, rounding_bias, expert, offset, token_gain, expert_partial, slot_direction, channel_group,
   // The structural probes after a pass (harness/pipeline/probes.hpp), then the token probes
   // (harness/pipeline/token_probes.hpp): padding rows, guard bytes, permuted tokens, relabeled experts; then the
   // device probes (harness/pipeline/device_probes.hpp): the harness's own stream, graph capture and replay.

@@ -7,7 +7,9 @@
 #include <limits>
 #include <tuple>
 
+#include "verdict/systematic_partial.hpp"
 #include "verdict/systematic_stats.hpp"
+#include "verdict/systematic_sums.hpp"
 #include "fixtures/tensor_element.hpp"
 
 namespace moe {
@@ -22,21 +24,14 @@ StatisticRecord blank(const char* name, const SystematicThresholds& th) {
   const std::string n = name;
   const std::pair<double, double> limits[] = {{th.gain_z, th.gain_floor},     {th.channel_z, th.channel_floor},
                                               {th.rounding_z, th.rounding_floor}, {th.expert_z, th.expert_floor},
-                                              {th.offset_z, th.offset_floor},     {th.token_gain_z, th.token_gain_floor}};
+                                              {th.offset_z, th.offset_floor},     {th.token_gain_z, th.token_gain_floor},
+                                              {th.expert_partial_z, th.expert_partial_floor},
+                                              {th.slot_direction_z, th.slot_direction_floor},
+                                              {th.channel_group_z, th.channel_group_floor}};
+  static_assert(std::size(limits) == std::size(kSystematicNames));
   for (std::size_t i = 0; i < std::size(kSystematicNames); ++i)
     if (n == kSystematicNames[i]) std::tie(s.z_threshold, s.effect_floor) = limits[i];
   return s;
-}
-StatisticRecord& not_run(StatisticRecord& s, const std::string& why) {
-  s.status = "not run: " + why;
-  s.z = s.effect = kNaN;
-  s.failed = false;
-  return s;
-}
-// z of an estimate with its standard error; a zero standard error around a nonzero estimate is as certain as it gets.
-double z_of(double estimate, double se) {
-  if (se > 0) return std::clamp(estimate / se, -kZCap, kZCap);
-  return estimate == 0 ? kNaN : (estimate > 0 ? kZCap : -kZCap);
 }
 void decide(StatisticRecord& s) {
   s.failed = s.ran() && s.tested_z() > s.z_threshold && std::fabs(s.effect) > s.effect_floor;
@@ -48,45 +43,6 @@ struct View {
   double o(std::int64_t i) const { return element_as_f32(in.out, i); }
   double e(std::int64_t i) const { return o(i) - r(i); }  // exact in double: both are floats
   std::int64_t n() const { return in.tokens * in.hidden; }
-};
-
-// The standard errors below are the larger of two estimates of the same variance. The element-wise one treats the
-// T x H errors as independent; the token-clustered one treats each token's summed contribution as one independent
-// draw (an upstream rounding flip moves every channel of its token together through W2, so a token's channels do
-// not err independently; the element-wise estimate then understates the variance, by up to H times). With few
-// tokens the clustered estimate is noisy (at T = 1 it is 0 by construction), hence the larger of the two.
-// `clusters` counts the tokens; the clustered sum gets the small-sample factor G / (G - 1).
-double robust_se(double element_var, double cluster_var, std::int64_t clusters) {
-  const double c = clusters >= 2 ? cluster_var * double(clusters) / double(clusters - 1) : 0.0;
-  return std::sqrt(std::max(element_var, c));
-}
-
-// Per token: the sums a group's slope and its two variances are made of (groups are unions of tokens). er, rr and
-// the r^2-weighted terms are sums over the token's elements; the cluster terms are products of the token's own sums
-// (er_t^2, er_t rr_t, rr_t^2), so that sum over the group's tokens of (er_t - g rr_t)^2 expands into them.
-struct TokenSums {
-  double er = 0, rr = 0, rree = 0, rrre = 0, rrrr = 0;
-  double cer2 = 0, cerrr = 0, crr2 = 0, tokens = 0;
-  TokenSums& operator+=(const TokenSums& o) {
-    er += o.er; rr += o.rr; rree += o.rree; rrre += o.rrre; rrrr += o.rrrr;
-    cer2 += o.cer2; cerrr += o.cerrr; crr2 += o.crr2; tokens += o.tokens;
-    return *this;
-  }
-  TokenSums operator-(const TokenSums& o) const {
-    return {er - o.er, rr - o.rr, rree - o.rree, rrre - o.rrre, rrrr - o.rrrr,
-            cer2 - o.cer2, cerrr - o.cerrr, crr2 - o.crr2, tokens - o.tokens};
-  }
-  // A finished token's cluster terms from its element sums.
-  void close_token() { cer2 = er * er; cerrr = er * rr; crr2 = rr * rr; tokens = 1; }
-  double slope() const { return er / rr; }
-  // The slope's variance, the larger of sum r^2 (e - g r)^2 / (sum r^2)^2 and sum_t (er_t - g rr_t)^2 / (sum r^2)^2.
-  double variance() const {
-    const double g = slope();
-    const double element = std::max(0.0, rree - 2 * g * rrre + g * g * rrrr) / (rr * rr);
-    const double cluster = std::max(0.0, cer2 - 2 * g * cerrr + g * g * crr2) / (rr * rr);
-    const double se = robust_se(element, cluster, std::llround(tokens));
-    return se * se;
-  }
 };
 
 // Each token's sums, and their total over all tokens.
@@ -364,6 +320,9 @@ std::vector<StatisticRecord> systematic_checks(const SystematicInput& in, const 
   expert(v, sums, stats[3]);
   offset(v, stats[4]);
   token_gain(sums, stats[5]);
+  expert_partial(in, stats[6]);
+  slot_direction(in, stats[7]);
+  channel_group(in, stats[8]);
   // No error where the reference is nonzero: a slope and a mean of zero with no spread, 0 / 0.
   for (int i : {0, 2, 5})
     if (stats[i].ran() && std::isnan(stats[i].z))
@@ -381,7 +340,8 @@ const StatisticRecord* first_failure(const std::vector<StatisticRecord>& stats) 
 namespace {
 const char* effect_label(const std::string& n) {
   return n == "gain" ? "b-1" : n == "channel" ? "rel" : n == "rounding_bias" ? "mean (ulp)" : n == "offset" ? "mean/mean|r|"
-         : n == "token_gain" ? "b_t-1" : "gain difference";
+         : n == "token_gain" ? "b_t-1" : n == "expert_partial" ? "beta_tj" : n == "slot_direction" ? "slot slope"
+         : n == "channel_group" ? "group b-1" : "gain difference";
 }
 }  // namespace
 

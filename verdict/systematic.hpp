@@ -14,6 +14,8 @@
 //                  reference (with the slots), else the gain of its tokens minus the others'; z = slope / se;
 //   offset         the mean signed error over every element; z = mean / se, effect the mean over mean |r|;
 //   token_gain     each token's own slope b_t - 1 with its element-wise se; the token closest to failing.
+//   expert_partial, slot_direction, channel_group: part of an expert's tokens, one direction of every slot, a group
+//                  of channels (verdict/systematic_partial.hpp).
 // A statistic that cannot be computed (one token, no error at all, non-finite output) is "not run: <why>".
 #pragma once
 #include <cstdint>
@@ -28,7 +30,9 @@
 
 namespace moe {
 
-inline constexpr const char* kSystematicNames[] = {"gain", "channel", "rounding_bias", "expert", "offset", "token_gain"};
+inline constexpr const char* kSystematicNames[] = {"gain",       "channel",        "rounding_bias",  "expert",
+                                                   "offset",     "token_gain",     "expert_partial", "slot_direction",
+                                                   "channel_group"};
 inline constexpr double kRoundingClipUlps = 2.0;  // |error| beyond 2 ulps is upstream noise, not output rounding
 inline constexpr double kZCap = 1e9;               // z of an error with no spread around a nonzero mean
 
@@ -43,10 +47,10 @@ struct SystematicInput {
   std::span<const float> slots = {};
 };
 
-// The four statistics, in the order above (the verdict's order). Never throws for an output it can read.
+// The statistics, in kSystematicNames' order (the verdict's order). Never throws for an output it can read.
 std::vector<StatisticRecord> systematic_checks(const SystematicInput& in, const SystematicThresholds& th);
 
-// The four statistics, each "not run: <why>" (the exact tier, a failed gate).
+// The statistics, each "not run: <why>" (the exact tier, a failed gate).
 std::vector<StatisticRecord> systematic_not_run(const std::string& why, const SystematicThresholds& th);
 
 // The first failing statistic, or nullptr.

@@ -1,5 +1,6 @@
 #include "verdict/systematic_stats.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -62,6 +63,15 @@ double z_from_log_sf(double log_p) {
     (log_normal_sf(mid) > log_p ? lo : hi) = mid;
   }
   return 0.5 * (lo + hi);
+}
+
+double multiplicity_z(double z, double m) {
+  if (!(m > 1) || std::isnan(z)) return z;
+  const double log_p = std::log(2.0) + log_normal_sf(std::fabs(z));  // two-sided p of one test
+  // 1 - (1 - p)^m; below e^-30, m p to a relative 1e-13 m (and p itself may underflow a double there).
+  const double log_pm = log_p < -30.0 ? std::min(0.0, log_p + std::log(m)) : std::log(-std::expm1(m * std::log1p(-std::exp(log_p))));
+  const double zc = std::max(0.0, z_from_log_sf(log_pm - std::log(2.0)));
+  return z < 0 ? -zc : zc;
 }
 
 }  // namespace moe

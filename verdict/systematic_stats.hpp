@@ -16,4 +16,9 @@ double z_from_log_sf(double log_p);
 // log P(N(0, 1) > z).
 double log_normal_sf(double z);
 
+// The largest |z| of m two-sided tests, corrected for their number (Sidak): the signed z whose two-sided normal
+// probability is 1 - (1 - p)^m for p = P(|N(0, 1)| > |z|), so that the max over m null tests passes the corrected z's
+// threshold as often as one test passes it. m <= 1 and a NaN z return z; the correction never makes |z| negative.
+double multiplicity_z(double z, double m);
+
 }  // namespace moe

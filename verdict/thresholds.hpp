@@ -31,7 +31,15 @@ struct SystematicThresholds {
   double offset_z = 6.0;        // |mean error| / se: two-sided p = 2e-9 per case
   double offset_floor = 5e-4;   // |mean error| / mean |reference|
   double token_gain_z = 6.0;    // one token's |b_t - 1| / se_t: two-sided p = 2e-9 per token (2e-5 over 8192)
-  double token_gain_floor = 1e-2;  // |b_t - 1|: above 2^-7, one flipped bf16 rounding of a token's dominant element
+  // |b_t - 1|: above 2^-7 = 7.8e-3, one flipped bf16 rounding of a token's dominant element, and below 9.2e-3, the
+  // smallest effect a 1 % token gain showed after rounding (docs/judging.md "token_gain").
+  double token_gain_floor = 8.5e-3;
+  double expert_partial_z = 6.0;   // one token-slot's |beta| / se, Sidak-corrected over its expert's token-slots
+  double expert_partial_floor = 5e-2;  // |beta_tj|: above 2^-3 x 40 % of a slot's energy (one fp8 code flip)
+  double slot_direction_z = 6.0;   // the mean sign of the token-slots' error projections / se (a sign test)
+  double slot_direction_floor = 1e-3;  // |the pooled slope of the error on the slots|, as gain's floor
+  double channel_group_z = 6.0;    // a channel group's |b - 1| / se, Sidak-corrected over the groups
+  double channel_group_floor = 5e-3;   // |b_G - 1|: 1/8 of the channels x1.01 is twice it
 };
 
 // The requantization band's defaults on dynamic-activation schemes (docs/judging.md "The requantization band").

@@ -124,7 +124,8 @@ def main():
     for i in (0, 4):
         case_i, d_i = CASES[i], f"{work}/ex{i}"
         _, clean, _ = judge(case_i, f"{d_i}/out.safetensors", f"clean-sys{i}")
-        assert set(clean["cases"][0]["systematic"]) == {"gain", "channel", "rounding_bias", "expert", "offset", "token_gain"}, clean["cases"][0]
+        assert set(clean["cases"][0]["systematic"]) == {"gain", "channel", "rounding_bias", "expert", "offset", "token_gain",
+                                                          "expert_partial", "slot_direction", "channel_group"}, clean["cases"][0]
         assert not any(s["failed"] for s in clean["cases"][0]["systematic"].values()), clean["cases"][0]["systematic"]
         hidden = numpy_runner.read_safetensors(f"{d_i}/out.safetensors")[0]["out"][1].shape[1]
         for bug, stat, first in [("dead_channel", "channel", None), ("gain_3pct", "gain", None),

@@ -197,12 +197,15 @@ std::vector<float> expert_forward(const ProblemSpec& p, const ExpertWeights& w, 
   matvec({&w, &q, true, e, 2 * inter, h, inter}, b13, a, n, hv, hooks);
   for (float& v : hv) v = round_to(v, p.gate_up_dtype);  // h as the activation reads it
   GateParams ap{p.activation, p.layout, p.swiglu_alpha, p.swiglu_limit, !shared || p.clamp_shared, p.act_gate_dtype};
-  hooks.activation(ap, shared);
+  hooks.activation(ap, shared, e);
   std::vector<float> z(static_cast<std::size_t>(n * inter));
   for (std::int64_t i = 0; i < n; ++i) {
     std::vector<float> zi(static_cast<std::size_t>(inter));
     const float* hi = hv.data() + i * 2 * inter;
-    for (std::int64_t j = 0; j < inter; ++j) zi[j] = round_to(gated(hi, inter, j, ap), p.intermediate);
+    for (std::int64_t j = 0; j < inter; ++j) {
+      const float g = gated(hi, inter, j, ap);
+      zi[j] = hooks.intermediate_rounded(g, p.intermediate, round_to(g, p.intermediate));
+    }
     if (hooks.quantize_intermediate()) quantize_activation_row(zi, q);
     std::copy(zi.begin(), zi.end(), z.begin() + i * inter);
   }

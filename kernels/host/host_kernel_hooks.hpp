@@ -41,8 +41,12 @@ struct HostKernelHooks {
   // intermediate_quantization: whether the rounded intermediate is quantized with the scheme's activation format
   // before stage 2 (contract: yes, where the scheme quantizes activations).
   virtual bool quantize_intermediate() const { return true; }
-  // activation: the stage-1 activation's parameters for a routed or a shared expert (contract: as given).
-  virtual void activation(GateParams& ap, bool shared) const {}
+  // activation: the stage-1 activation's parameters for a routed or a shared expert (its local or shared index
+  // `expert`) (contract: as given).
+  virtual void activation(GateParams& ap, bool shared, std::int64_t expert) const {}
+  // intermediate_rounding: the stage-1 intermediate element v as stage 2 reads it, given the contract's rounding of v
+  // to dtype d (contract: that rounding).
+  virtual float intermediate_rounded(float v, IntermediateDtype d, float contract) const { return contract; }
   // slot_sum: whether token tok's routed slot j reaches the token's sum (contract: every local slot).
   virtual bool slot_summed(std::int64_t tok, std::int64_t j) const { return true; }
   // reduce_dtype: the accumulator token tok's slots are summed in (contract: the problem's reduce point).

@@ -43,7 +43,26 @@ struct PerTensorActScale : HostKernelHooks {
 };
 
 struct SwigluClampDropped : HostKernelHooks {
-  void activation(GateParams& ap, bool) const override { ap.clamp = false; }
+  void activation(GateParams& ap, bool, std::int64_t) const override { ap.clamp = false; }
+};
+
+// The most-used local expert's gate and up halves read the wrong way round (a per-expert reorder applied twice).
+struct GateUpSwappedOneExpert : HostKernelHooks {
+  std::int64_t expert = -1;
+  void begin_run(const ProblemSpec& p, const Checkpoint&, const RoutingResult& r) override {
+    expert = most_used_local_expert(p, r);
+  }
+  void activation(GateParams& ap, bool shared, std::int64_t e) const override {
+    if (shared || e != expert || ap.layout == GateUpLayout::interleaved) return;
+    ap.layout = ap.layout == GateUpLayout::gate_up ? GateUpLayout::up_gate : GateUpLayout::gate_up;
+  }
+};
+
+// The stage-1 intermediate rounded toward zero instead of to nearest even (a conversion with the wrong rounding mode).
+struct IntermediateTowardZero : HostKernelHooks {
+  float intermediate_rounded(float v, IntermediateDtype d, float) const override {
+    return rounded_toward_zero(v, d == IntermediateDtype::bf16 ? DType::bf16 : d == IntermediateDtype::f16 ? DType::f16 : DType::f32);
+  }
 };
 
 struct IntermediateRequantSkipped : HostKernelHooks {
@@ -85,6 +104,8 @@ std::unique_ptr<HostKernelHooks> host_mutant_hooks(Mutation m) {
     case Mutation::intermediate_requant_skipped: return std::make_unique<IntermediateRequantSkipped>();
     case Mutation::token_position_dependent: return std::make_unique<TokenPositionDependent>();
     case Mutation::expert_label_dependent: return std::make_unique<ExpertLabelDependent>();
+    case Mutation::gate_up_swapped_one_expert: return std::make_unique<GateUpSwappedOneExpert>();
+    case Mutation::intermediate_toward_zero: return std::make_unique<IntermediateTowardZero>();
     default: break;
   }
   throw_harness_error("host_mutant_hooks",

@@ -13,22 +13,30 @@ namespace {
 // The output mutants that change the kernel's output before its rounding: the kernel is asked for f32.
 bool needs_unrounded_output(Mutation m) {
   return m == Mutation::output_gain_3pct || m == Mutation::output_gain_0p3pct || m == Mutation::output_truncated ||
-         m == Mutation::output_offset || m == Mutation::sparse_token_gain;
+         m == Mutation::output_offset || m == Mutation::sparse_token_gain || m == Mutation::channel_block_gain ||
+         m == Mutation::token_orthogonal_3pct;
 }
 
-// v rounded toward zero to t (bf16, f16; f32: v). NaN stays NaN.
-float truncated(float v, DType t) {
-  if (t == DType::f32 || std::isnan(v)) return v;
-  if (t == DType::bf16) {
-    std::uint32_t u;
-    std::memcpy(&u, &v, 4);
-    u &= 0xFFFF0000u;
-    std::memcpy(&v, &u, 4);
-    return v;
+// channel_block_gain's channels: H/4 .. H/4 + H/8 - 1 (one aligned block of H/8).
+bool block_channel(std::size_t c, std::size_t hidden) { return c >= hidden / 4 && c < hidden / 4 + hidden / 8; }
+
+// token_orthogonal_3pct: frac x ||x|| along the alternating-sign vector (+1, -1, +1, ...) less its projection on x,
+// normalized: an error no gain, offset or cosine-of-direction shortcut explains (zero where x or that vector is 0 or
+// not finite).
+std::vector<double> orthogonal_error(const float* x, std::size_t n, double frac) {
+  std::vector<double> u(n);
+  double xx = 0, xu = 0;
+  for (std::size_t c = 0; c < n; ++c) {
+    u[c] = c % 2 ? -1.0 : 1.0;
+    xx += double(x[c]) * x[c];
+    xu += double(x[c]) * u[c];
   }
-  std::uint16_t h = fp16_from_f32(v);  // nearest even; one code back toward zero where that went past v
-  if (std::fabs(fp16_to_f32(h)) > std::fabs(v)) h = std::uint16_t(h - 1);
-  return fp16_to_f32(h);
+  if (!(xx > 0) || !std::isfinite(xx)) return std::vector<double>(n, 0.0);
+  double uu = 0;
+  for (std::size_t c = 0; c < n; ++c) u[c] -= xu / xx * x[c], uu += u[c] * u[c];
+  if (!(uu > 0)) return std::vector<double>(n, 0.0);
+  for (double& v : u) v *= frac * std::sqrt(xx / uu);
+  return u;
 }
 
 // The bug applied to the f32 output `raw` the kernel wrote in place of `out`; elements it left as they were
@@ -44,12 +52,16 @@ void finish_output(Mutation m, const Tensor& raw, const std::vector<float>& befo
       if (written(i) && std::isfinite(r[i])) abs_sum += std::fabs(r[i]), ++n;
   const float offset = n ? float(1e-3 * abs_sum / double(n)) : 0.0f;
   const std::size_t hidden = out.dim(0) > 0 ? r.size() / std::size_t(out.dim(0)) : 1;
+  const std::vector<double> orthogonal =
+      m == Mutation::token_orthogonal_3pct && r.size() >= hidden ? orthogonal_error(r.data(), hidden, 0.03) : std::vector<double>{};
   for (std::size_t i = 0; i < r.size(); ++i) {
     if (!written(i)) continue;
     float v = r[i] * gain;
-    if (m == Mutation::output_truncated) v = truncated(r[i], out.dtype());
+    if (m == Mutation::output_truncated) v = rounded_toward_zero(r[i], out.dtype());
     if (m == Mutation::output_offset) v = r[i] + offset;
     if (m == Mutation::sparse_token_gain && (i / hidden) % 32 == 0) v = r[i] * 1.02f;
+    if (m == Mutation::channel_block_gain && block_channel(i % hidden, hidden)) v = r[i] * 1.01f;
+    if (m == Mutation::token_orthogonal_3pct && i < hidden) v = float(r[i] + orthogonal[i]);
     store_element(out, std::int64_t(i), v);
   }
 }
@@ -116,7 +128,9 @@ ProblemSpec mutated_problem(Mutation m, const ProblemSpec& p) {
     case Mutation::output_gain_0p3pct:
     case Mutation::output_truncated:
     case Mutation::output_offset:
-    case Mutation::sparse_token_gain: g.output_dtype = DType::f32; break;
+    case Mutation::sparse_token_gain:
+    case Mutation::channel_block_gain:
+    case Mutation::token_orthogonal_3pct: g.output_dtype = DType::f32; break;
     default: break;
   }
   return g;
@@ -142,14 +156,16 @@ RoutingResult mutated_routing(Mutation m, const ProblemSpec& p, const Checkpoint
         if (e >= 0 && e < local) g.ids[0] = std::int32_t(first + (e + 1) % local);
       }
       break;
-    case Mutation::expert_gain_2pct: {  // the most-used local expert's weights 2% too large
-      std::vector<std::int64_t> uses(static_cast<std::size_t>(std::max<std::int64_t>(local, 0)), 0);
-      for (std::int32_t id : g.ids)
-        if (const std::int64_t e = local_of(id); e >= 0 && e < local) ++uses[e];
-      const auto most = std::max_element(uses.begin(), uses.end());
-      if (most != uses.end() && *most > 0)
-        for (std::size_t i = 0; i < g.ids.size(); ++i)
-          if (local_of(g.ids[i]) == most - uses.begin()) g.weights[i] *= 1.02f;
+    case Mutation::expert_gain_2pct:      // the most-used local expert's weights 2% too large
+    case Mutation::expert_partial_gain: {  // ... 10% too large on its slots but the first
+      const std::int64_t most = most_used_local_expert(p, r);
+      bool first_seen = false;
+      for (std::size_t i = 0; i < g.ids.size(); ++i) {
+        if (most < 0 || local_of(g.ids[i]) != most) continue;
+        if (m == Mutation::expert_gain_2pct) g.weights[i] *= 1.02f;
+        else if (first_seen) g.weights[i] *= 1.10f;
+        first_seen = true;
+      }
       break;
     }
     case Mutation::duplicate_slot_dropped:  // a slot on an expert the token already holds contributes nothing

@@ -45,6 +45,8 @@ bool exact_tier_only(Mutation m, bool gpu);
 // expert_gain_2pct on a quantized-activation scheme: a correct vLLM-style pipeline with its fp8 GEMMs on the
 // H200's fp8 matrix units gives one slot's own gain of -0.7 % to -1.5 % (results/runs/2026-12-02-h200-panel), so
 // the per-expert floor there is 3e-2 (verdict/thresholds.cpp) and a 2 % expert gain is within 1.5x of that.
+// intermediate_toward_zero on a quantized-activation case of fewer than 16 tokens: the intermediate's requantization
+// turns the shift into code flips whose signs disagree, and no output statistic reaches its z (mutation.cpp).
 std::string_view inside_legitimate_envelope(Mutation m, const ProblemSpec& p);
 // Bugs only a GPU kernel can have (the host contract kernel indexes with 64-bit size_t throughout; the faults are
 // device faults).
@@ -67,6 +69,11 @@ inline constexpr std::uint64_t kFaultMutantSeed = 0xfa17;
 // What several mutants need to know, computed one way for the host and the GPU kernels:
 // the first local expert the routing hits (e8m0_scale_off_by_one), -1 if none;
 std::int64_t first_hit_local_expert(const ProblemSpec& p, const RoutingResult& r);
+// the local expert the most routed slots go to (expert_gain_2pct, expert_partial_gain, gate_up_swapped_one_expert),
+// -1 if none (the first of a tie);
+std::int64_t most_used_local_expert(const ProblemSpec& p, const RoutingResult& r);
+// v rounded toward zero to t (bf16, f16; f32 and NaN: v): output_truncated, intermediate_toward_zero;
+float rounded_toward_zero(float v, DType t);
 // the one per-tensor scale a per_tensor_act_scale kernel uses for every token's stage-1 input;
 float per_tensor_act_scale(const ProblemSpec& p, const Checkpoint& c);
 // what token tok's selected softmax probabilities sum to (routing_not_renormalized multiplies its weights by it);

@@ -41,6 +41,12 @@ enum class Mutation : int {
   token_position_dependent, // tokens at odd positions sum their slots with a bf16 accumulator
   expert_label_dependent,   // local experts with odd labels round their slot outputs to bf16
   workspace_init_once,      // an accumulator workspace kept across calls, cleared only as far as the first call's T
+  expert_partial_gain,      // the most-used local expert's contributions 10% too large on all its token-slots but the
+                            // first (an error on part of an expert's rows: one tile of its sorted tokens)
+  intermediate_toward_zero, // the stage-1 intermediate rounded toward zero instead of to nearest even
+  channel_block_gain,       // output channels H/4 .. H/4 + H/8 - 1 1% too large (one epilogue tile of columns)
+  token_orthogonal_3pct,    // token 0's output plus an error orthogonal to it of 3% of its norm
+  gate_up_swapped_one_expert, // the most-used local expert's gate and up halves read from each other's rows
   offsets_32bit,            // GPU only: weight element offsets computed in 32 bits (wrap past 2^32 elements)
   graph_baked_inputs,       // GPU only: the router weights uploaded from a host copy taken when the launch was made
                             // (a graph replays the copy of the capture's values; vLLM #52383's class)

@@ -75,6 +75,29 @@ TEST(MutantKernel, RouterWeightMutantsChangeTheWeightsHandedIn) {
   // expert_gain_2pct: experts 2 and 3 hold two slots each; the most used, the lower id on a tie, is 2 (slots 3, 4).
   EXPECT_EQ(run_mutant(Mutation::expert_gain_2pct, p, routing()).routing.weights,
             (std::vector<float>{0.5f, 0.25f, 0.75f, 0.125f * 1.02f, 1.0f * 1.02f, 2.0f}));
+  // expert_partial_gain: the same expert 2, its first slot (3) as it was, its second (4) 10% too large.
+  EXPECT_EQ(run_mutant(Mutation::expert_partial_gain, p, routing()).routing.weights,
+            (std::vector<float>{0.5f, 0.25f, 0.75f, 0.125f, 1.0f * 1.10f, 2.0f}));
+}
+
+// The recorder writes 1.0 into every element of the f32 output it is asked for; bf16 [2, 16] comes back.
+// channel_block_gain: channels H/4 = 4 and 5 (H/8 = 2 of them) times 1.01 = 1.28 ulps of 2^-7 above 1 -> 1.0078125
+// (0x3F81). token_orthogonal_3pct: token 0's alternating-sign vector is orthogonal to its all-ones row already, norm
+// 4 = the row's, so +-0.03 per element: 1.03 -> 1.03125 (0x3F84, 4 ulps of 2^-7), 0.97 -> 0.96875 (0x3F78, 248 ulps
+// of 2^-8); token 1 untouched (0x3F80).
+TEST(MutantKernel, ChannelBlockGainAndOrthogonalTokenErrorApplyToTheUnroundedOutput) {
+  ProblemSpec p = problem();
+  p.tokens = 2; p.hidden = 16;
+  RoutingResult r{2, 2, {0, 1, 2, 3}, {0.5f, 0.5f, 0.5f, 0.5f}};
+  Tensor out("out", DType::bf16, {2, 16});
+  for (std::uint16_t& b : out.span<std::uint16_t>()) b = 0x7FA5;
+  run_mutant(Mutation::channel_block_gain, p, r, &out);
+  for (int i = 0; i < 32; ++i)
+    EXPECT_EQ(out.span<std::uint16_t>()[i], i % 16 == 4 || i % 16 == 5 ? 0x3F81 : 0x3F80) << i;
+  for (std::uint16_t& b : out.span<std::uint16_t>()) b = 0x7FA5;  // the harness's sentinel: what differs is written
+  run_mutant(Mutation::token_orthogonal_3pct, p, r, &out);
+  for (int i = 0; i < 32; ++i)
+    EXPECT_EQ(out.span<std::uint16_t>()[i], i >= 16 ? 0x3F80 : i % 2 ? 0x3F78 : 0x3F84) << i;
 }
 
 TEST(MutantKernel, RoutingNotRenormalizedHandsInTheSelectedSoftmaxMass) {
@@ -177,11 +200,12 @@ TEST(MutantKernel, EveryCatalogMutantHasALevelAndAReason) {
     EXPECT_FALSE(mutant_level_reason(m).empty()) << mutation_name(m);
     io += mutant_level(m) == MutantLevel::io;
   }
-  EXPECT_EQ(io, 26);  // the catalog's input/output mutants (mutation.cpp), the other 10 in-kernel
+  EXPECT_EQ(io, 29);  // the catalog's input/output mutants (mutation.cpp), the other 12 in-kernel
   for (Mutation m : {Mutation::bf16_accumulation, Mutation::e8m0_scale_off_by_one, Mutation::fp4_nibbles_swapped,
                      Mutation::per_tensor_act_scale, Mutation::swiglu_clamp_dropped, Mutation::lost_atomic_update,
                      Mutation::intermediate_requant_skipped, Mutation::offsets_32bit,
-                     Mutation::token_position_dependent, Mutation::expert_label_dependent})
+                     Mutation::token_position_dependent, Mutation::expert_label_dependent,
+                     Mutation::intermediate_toward_zero, Mutation::gate_up_swapped_one_expert})
     EXPECT_EQ(mutant_level(m), MutantLevel::in_kernel) << mutation_name(m);
 }
 

@@ -109,6 +109,10 @@ TEST(Systematic, CorrectOutputsStayInsideTheirNull) {
             EXPECT_EQ(st.status, "not run: one token: no other tokens to compare an expert's tokens with");
             continue;
           }
+          if (st.name == "expert_partial" || st.name == "slot_direction") {  // no slots here
+            EXPECT_EQ(st.status.rfind("not run: no slot contributions", 0), 0u) << st.status;
+            continue;
+          }
           EXPECT_TRUE(st.ran()) << st.name << " " << st.status << " T=" << t << " seed " << seed;
           EXPECT_FALSE(st.failed) << st.name << " T=" << t << " seed " << seed << systematic_lines(v);
           // The channel statistic is one-sided: far below 0 where the errors are ulp flips (less than chi-square).

@@ -145,8 +145,8 @@ TEST(Api, JudgeOfTheReferenceItselfPassesExactly) {
   ASSERT_EQ(rec.token_cos.size(), std::size_t(f.problem.tokens));
   ASSERT_EQ(rec.token_rel.size(), std::size_t(f.problem.tokens));
   for (double rel : rec.token_rel) EXPECT_EQ(rel, 0.0);
-  // The six systematic statistics of docs/judging.md, none with an error to test.
-  ASSERT_EQ(rec.systematic.size(), 6u);
+  // The nine systematic statistics of docs/judging.md, none with an error to test.
+  ASSERT_EQ(rec.systematic.size(), 9u);
   for (const auto& st : rec.systematic)
     EXPECT_EQ(st.status, "not run: the output equals the reference element for element: no error to test") << st.name;
   // The same bytes as a raw buffer.

@@ -346,7 +346,8 @@ TEST(HostPipeline, SystematicStatisticsJudgeStatisticalCasesAfterThePerTokenChec
   EXPECT_EQ(r.status, Status::fail);
   EXPECT_EQ(r.failed_check, Check::gain) << r.reason;
   EXPECT_LT(r.metrics.at("max_rel"), 0.012);  // what the per-token checks saw: a pass
-  ASSERT_EQ(r.systematic.size(), 6u);  // gain, channel, rounding_bias, expert, offset, token_gain
+  ASSERT_EQ(r.systematic.size(), 9u);  // gain, channel, rounding_bias, expert, offset, token_gain, expert_partial,
+                                       // slot_direction, channel_group
   EXPECT_EQ(r.systematic[0].name, "gain");
   EXPECT_TRUE(r.systematic[0].failed);
   EXPECT_NEAR(r.systematic[0].effect, 0.003, 5e-4);
@@ -361,7 +362,7 @@ cases:
   HostContractKernel clean;
   const CaseRecord e = execute_case(exact.cases[0], clean, DeviceDetection{}, {});
   EXPECT_EQ(e.status, Status::pass) << e.reason;
-  ASSERT_EQ(e.systematic.size(), 6u);
+  ASSERT_EQ(e.systematic.size(), 9u);
   for (const auto& st : e.systematic) EXPECT_EQ(st.status, "not run: exact tier: bit equality decides") << st.name;
 }
 }  // namespace moe
