@@ -10,6 +10,7 @@
 #include "fixtures/error.hpp"
 #include "harness/batch/batch_judge.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/run/report_dir.hpp"
 #include "kernels/external/external_output_kernel.hpp"
 
 namespace moe::cli {
@@ -79,6 +80,7 @@ void add_judge_command(CLI::App& app, int& exit_code) {
     std::uint64_t case_fingerprint = 0;  // only needed when the output records one
     if (k->recorded_fingerprint()) case_fingerprint = api::make_fixture(c).fingerprint;
     k->check_fixture(case_fingerprint, c.id, *allow_missing);
+    run_output_guard(*opt).input(*output, "--output").check();  // the output judged is no report file
     opt->extra_kernels.push_back(k);
     opt->filters = {c.id};
     exit_code = api::run_suite(*opt);
