@@ -71,6 +71,7 @@ void add_judge_command(CLI::App& app, int& exit_code) {
       throw_bad_input("command line", "--recompute", "only --dir uses exported references",
                       "drop --recompute: judge CASE always computes the references");
     if (!suite_given->empty()) opt->suite = *suite_given;
+    run_output_guard(*opt).input(*output, "--output").check();  // the output judged is no report file
     // Every input problem is found before anything runs or is written (exit 2).
     const api::Suite s = api::load_suite(opt->suite);
     const api::CaseSpec& c = api::find_case(s, *id);
@@ -80,7 +81,6 @@ void add_judge_command(CLI::App& app, int& exit_code) {
     std::uint64_t case_fingerprint = 0;  // only needed when the output records one
     if (k->recorded_fingerprint()) case_fingerprint = api::make_fixture(c).fingerprint;
     k->check_fixture(case_fingerprint, c.id, *allow_missing);
-    run_output_guard(*opt).input(*output, "--output").check();  // the output judged is no report file
     opt->extra_kernels.push_back(k);
     opt->filters = {c.id};
     exit_code = api::run_suite(*opt);
