@@ -76,17 +76,16 @@ void check_fields(const JournalJson& o, const std::map<std::string, Field>& fiel
 
 }  // namespace journal_schema
 
-using namespace journal_schema;
 
-JournalLine check_journal_line(const JournalJson& l, const std::string& where) {
-  if (!l.is_object()) throw_bad_input(where, "type", "the line is not a JSON object", kFix);
+JournalLine check_journal_line(const journal_schema::JournalJson& l, const std::string& where) {
+  if (!l.is_object()) throw_bad_input(where, "type", "the line is not a JSON object", journal_schema::kFix);
   if (!l.contains("type") || !l["type"].is_string())
-    throw_bad_input(where, "type", "missing, or not a string", kFix);
+    throw_bad_input(where, "type", "missing, or not a string", journal_schema::kFix);
   const std::string type = l["type"];
-  const Field time{Kind::string, false};
+  const journal_schema::Field time{journal_schema::Kind::string, false};
   if (type == "start") {
-    check_fields(l, {{"type", {Kind::string, true}}, {"journal_version", {Kind::unsigned_int, true}},
-                     {"provenance", {Kind::object, true}}, {"run", {Kind::object, true}}, {"time", time}},
+    journal_schema::check_fields(l, {{"type", {journal_schema::Kind::string, true}}, {"journal_version", {journal_schema::Kind::unsigned_int, true}},
+                     {"provenance", {journal_schema::Kind::object, true}}, {"run", {journal_schema::Kind::object, true}}, {"time", time}},
                  where, "");
     if (l["journal_version"].get<std::uint64_t>() != std::uint64_t(kJournalVersion))
       throw_bad_input(where, "journal_version", fmt::format("{} is not {}", l["journal_version"].dump(), kJournalVersion),
@@ -94,58 +93,58 @@ JournalLine check_journal_line(const JournalJson& l, const std::string& where) {
     return JournalLine::start;
   }
   if (type == "plan") {
-    check_fields(l, {{"type", {Kind::string, true}}, {"tests", {Kind::unsigned_int, true}}, {"time", time}}, where, "");
+    journal_schema::check_fields(l, {{"type", {journal_schema::Kind::string, true}}, {"tests", {journal_schema::Kind::unsigned_int, true}}, {"time", time}}, where, "");
     if (l["tests"].get<std::uint64_t>() > kMaxJournalSlot)
-      throw_bad_input(where, "tests", fmt::format("{} is past the largest run, {} tests", l["tests"].dump(), kMaxJournalSlot), kFix);
+      throw_bad_input(where, "tests", fmt::format("{} is past the largest run, {} tests", l["tests"].dump(), kMaxJournalSlot), journal_schema::kFix);
     return JournalLine::plan;
   }
   if (type == "record") {
-    check_fields(l, {{"type", {Kind::string, true}}, {"slot", {Kind::unsigned_int, false}},
-                     {"record", {Kind::object, true}}, {"time", time}},
+    journal_schema::check_fields(l, {{"type", {journal_schema::Kind::string, true}}, {"slot", {journal_schema::Kind::unsigned_int, false}},
+                     {"record", {journal_schema::Kind::object, true}}, {"time", time}},
                  where, "");
-    const JournalJson& slot = l.contains("slot") ? l["slot"] : JournalJson();  // a test's index among the run's registered tests
+    const journal_schema::JournalJson& slot = l.contains("slot") ? l["slot"] : journal_schema::JournalJson();  // a test's index among the run's registered tests
     if (!slot.is_number_unsigned() || slot.get<std::uint64_t>() >= kMaxJournalSlot)
       throw_bad_input(where, "slot", slot.dump() + " is not a test index in [0, " + std::to_string(kMaxJournalSlot) + ")",
-                      kFix);
+                      journal_schema::kFix);
     return JournalLine::record;
   }
   if (type == "resume") {
-    check_fields(l, {{"type", {Kind::string, true}}, {"harness_commit", {Kind::string, true}}, {"time", time}}, where, "");
+    journal_schema::check_fields(l, {{"type", {journal_schema::Kind::string, true}}, {"harness_commit", {journal_schema::Kind::string, true}}, {"time", time}}, where, "");
     return JournalLine::resume;
   }
   if (type == "end") {
-    check_fields(l, {{"type", {Kind::string, true}}, {"interrupted", {Kind::string, true}}, {"time", time}}, where, "");
+    journal_schema::check_fields(l, {{"type", {journal_schema::Kind::string, true}}, {"interrupted", {journal_schema::Kind::string, true}}, {"time", time}}, where, "");
     static const std::set<std::string> signals = {"", "SIGINT", "SIGTERM"};
     if (!signals.count(l["interrupted"].get<std::string>()))
-      throw_bad_input(where, "interrupted", l["interrupted"].dump() + " is not \"\", \"SIGINT\" or \"SIGTERM\"", kFix);
+      throw_bad_input(where, "interrupted", l["interrupted"].dump() + " is not \"\", \"SIGINT\" or \"SIGTERM\"", journal_schema::kFix);
     return JournalLine::end;
   }
   throw_bad_input(where, "type", "unknown line type " + l["type"].dump(),
-                  "a journal holds start, plan, record, resume and end lines only; " + std::string(kFix));
+                  "a journal holds start, plan, record, resume and end lines only; " + std::string(journal_schema::kFix));
 }
 
-void check_journal_run(const JournalJson& start, const std::string& where) {
-  const JournalJson& run = start["run"];
-  check_fields(run,
-               {{"suite_file", {Kind::string, true}}, {"filters", {Kind::strings, true}}, {"kernels", {Kind::strings, true}},
-                {"plugins", {Kind::strings, true}}, {"seed", {Kind::seed, true}}, {"junit", {Kind::string, true}},
-                {"json", {Kind::string, true}}, {"device_required", {Kind::boolean, true}},
-                {"device_arch", {Kind::string, true}}, {"reference_cache", {Kind::string, true}},
-                {"timing", {Kind::boolean, true}}, {"token_probes", {Kind::boolean, false}},
-                {"sequence_seed", {Kind::seed, false}}, {"host_budget", {Kind::budget, true}},
-                {"dispatch", {Kind::object, false}}, {"dispatch_table", {Kind::string, false}},
-                {"gtest_args", {Kind::strings, true}}, {"gtest_total_shards", {Kind::string, false}},
-                {"gtest_shard_index", {Kind::string, false}}},
+void check_journal_run(const journal_schema::JournalJson& start, const std::string& where) {
+  const journal_schema::JournalJson& run = start["run"];
+  journal_schema::check_fields(run,
+               {{"suite_file", {journal_schema::Kind::string, true}}, {"filters", {journal_schema::Kind::strings, true}}, {"kernels", {journal_schema::Kind::strings, true}},
+                {"plugins", {journal_schema::Kind::strings, true}}, {"seed", {journal_schema::Kind::seed, true}}, {"junit", {journal_schema::Kind::string, true}},
+                {"json", {journal_schema::Kind::string, true}}, {"device_required", {journal_schema::Kind::boolean, true}},
+                {"device_arch", {journal_schema::Kind::string, true}}, {"reference_cache", {journal_schema::Kind::string, true}},
+                {"timing", {journal_schema::Kind::boolean, true}}, {"token_probes", {journal_schema::Kind::boolean, false}},
+                {"sequence_seed", {journal_schema::Kind::seed, false}}, {"host_budget", {journal_schema::Kind::budget, true}},
+                {"dispatch", {journal_schema::Kind::object, false}}, {"dispatch_table", {journal_schema::Kind::string, false}},
+                {"gtest_args", {journal_schema::Kind::strings, true}}, {"gtest_total_shards", {journal_schema::Kind::string, false}},
+                {"gtest_shard_index", {journal_schema::Kind::string, false}}},
                where, "run.");
   // The provenance states the seed the run judged at ("case": each case's own); the options must say the same.
-  const JournalJson& p = start["provenance"];
+  const journal_schema::JournalJson& p = start["provenance"];
   if (p.contains("seed") && p["seed"].is_string()) {
     const std::string said = p["seed"], run_seed = run["seed"].is_null() ? "case" : std::to_string(run["seed"].get<std::uint64_t>());
     if (said != run_seed)
       throw_bad_input(where, "run.seed",
                       fmt::format("{} disagrees with provenance.seed \"{}\" (the seed the run judged at)",
                                   run["seed"].dump(), said),
-                      kFix);
+                      journal_schema::kFix);
   }
   if (run.contains("sequence_seed") && !run["sequence_seed"].is_null() && p.contains("sequence") &&
       p["sequence"].is_string()) {
@@ -153,7 +152,7 @@ void check_journal_run(const JournalJson& start, const std::string& where) {
     const std::size_t at = seq.find("seed ");
     if (at != std::string::npos && seq.substr(at) != want)
       throw_bad_input(where, "run.sequence_seed",
-                      fmt::format("{} disagrees with provenance.sequence \"{}\"", run["sequence_seed"].dump(), seq), kFix);
+                      fmt::format("{} disagrees with provenance.sequence \"{}\"", run["sequence_seed"].dump(), seq), journal_schema::kFix);
   }
 }
 

@@ -13,7 +13,7 @@ namespace moe {
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace output_guard {  // named: the unity build joins this file with others
 
 // A path as an error message shows it: a 4096-byte path would bury the message.
 std::string shown(const std::string& s) { return s.size() <= 120 ? s : s.substr(0, 100) + "...(" + std::to_string(s.size()) + " bytes)"; }
@@ -50,7 +50,8 @@ struct Output {
   Identity id;
 };
 
-}  // namespace
+}  // namespace output_guard
+
 
 void check_path_limits(const fs::path& path, const std::string& key, std::size_t reserve) {
   if (path.empty()) return;
@@ -62,16 +63,16 @@ void check_path_limits(const fs::path& path, const std::string& key, std::size_t
   for (const fs::path& c : path) {
     const std::size_t limit = NAME_MAX - (++i == components ? reserve : 0);
     if (c.string().size() > limit)
-      throw_bad_input(shown(path.string()), key,
+      throw_bad_input(output_guard::shown(path.string()), key,
                       fmt::format("its component '{}' is {} bytes; the file system takes at most {} (NAME_MAX {}{})",
-                                  shown(c.string()), c.string().size(), limit, NAME_MAX,
+                                  output_guard::shown(c.string()), c.string().size(), limit, NAME_MAX,
                                   i == components && reserve ? ", less the temporary file's suffix" : ""),
                       fix);
   }
   std::error_code ec;
   const std::size_t bytes = fs::absolute(path, ec).string().size();
   if (bytes + reserve >= PATH_MAX)
-    throw_bad_input(shown(path.string()), key,
+    throw_bad_input(output_guard::shown(path.string()), key,
                     fmt::format("the path is {} bytes as an absolute path; the system takes paths below {} (PATH_MAX){}",
                                 bytes, PATH_MAX, reserve ? ", less the temporary file's suffix" : ""),
                     fix);
@@ -96,33 +97,33 @@ OutputGuard& OutputGuard::output_dir(const fs::path& path, std::string key, std:
 }
 
 void OutputGuard::check() const {
-  std::vector<Output> outputs;
+  std::vector<output_guard::Output> outputs;
   for (const Named& f : files_) {
     check_path_limits(f.path, f.key, kTempSuffixBytes);
     check_output_path(f.path, f.key);
-    outputs.push_back({f.path, f.key, identify(f.path)});
+    outputs.push_back({f.path, f.key, output_guard::identify(f.path)});
   }
   for (std::size_t d = 0; d < dirs_.size(); ++d) {
     check_path_limits(dirs_[d].path, dirs_[d].key, 0);
     for (const std::string& name : dir_files_[d]) check_path_limits(dirs_[d].path / name, dirs_[d].key, kTempSuffixBytes);
     check_output_dir(dirs_[d].path, dirs_[d].key);
     for (const std::string& name : dir_files_[d])
-      outputs.push_back({dirs_[d].path / name, dirs_[d].key, identify(dirs_[d].path / name)});
+      outputs.push_back({dirs_[d].path / name, dirs_[d].key, output_guard::identify(dirs_[d].path / name)});
   }
   for (const Named& in : inputs_) {
-    const Identity id = identify(in.path);
+    const output_guard::Identity id = output_guard::identify(in.path);
     if (!id.exists) continue;  // its reader refuses it, naming it
-    for (const Output& o : outputs)
-      if (same(o.id, id))
-        throw_bad_input(shown(o.path.string()), o.key,
+    for (const output_guard::Output& o : outputs)
+      if (output_guard::same(o.id, id))
+        throw_bad_input(output_guard::shown(o.path.string()), o.key,
                         fmt::format("{} writes this file, which is the input {} ({}): writing it would destroy the input",
-                                    o.key, shown(in.path.string()), in.key),
+                                    o.key, output_guard::shown(in.path.string()), in.key),
                         fmt::format("write {} to another path than {}", o.key, in.key));
   }
   for (std::size_t i = 0; i < outputs.size(); ++i)
     for (std::size_t j = i + 1; j < outputs.size(); ++j)
-      if (same(outputs[i].id, outputs[j].id))
-        throw_bad_input(shown(outputs[j].path.string()), outputs[j].key,
+      if (output_guard::same(outputs[i].id, outputs[j].id))
+        throw_bad_input(output_guard::shown(outputs[j].path.string()), outputs[j].key,
                         fmt::format("{} and {} both write this file: one would replace the other", outputs[i].key,
                                     outputs[j].key),
                         fmt::format("give {} and {} different paths", outputs[i].key, outputs[j].key));

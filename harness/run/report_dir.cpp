@@ -21,7 +21,7 @@ namespace moe {
 
 namespace fs = std::filesystem;
 
-namespace {
+namespace report_dir_lock {  // named: the unity build joins this file with others
 
 std::string own_command_line() {
   std::ifstream in("/proc/self/cmdline", std::ios::binary);
@@ -50,7 +50,8 @@ std::string holder_of(int fd) {
   return "pid " + pid + " (" + (command.empty() ? "command line unknown" : command) + ")";
 }
 
-}  // namespace
+}  // namespace report_dir_lock
+
 
 ReportDirLock::ReportDirLock(const fs::path& dir, const std::string& key) : file_(dir / kReportDirLockFile) {
   const std::string fix = "wait for that run to end, or give this one another report directory";
@@ -62,7 +63,7 @@ ReportDirLock::ReportDirLock(const fs::path& dir, const std::string& key) : file
                       "give a report directory you can write");
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
-      const std::string holder = holder_of(fd_);
+      const std::string holder = report_dir_lock::holder_of(fd_);
       ::close(fd_);
       fd_ = -1;
       if (err == EWOULDBLOCK)
@@ -80,11 +81,11 @@ ReportDirLock::ReportDirLock(const fs::path& dir, const std::string& key) : file
     ::close(fd_);
     fd_ = -1;
   }
-  if (const std::string stale = holder_of(fd_); !stale.empty())
+  if (const std::string stale = report_dir_lock::holder_of(fd_); !stale.empty())
     std::fprintf(stderr, "moe-harness: %s: took over the report directory from %s, which ended without releasing it "
                  "(killed?)\n",
                  dir.c_str(), stale.c_str());
-  const std::string me = "pid " + std::to_string(::getpid()) + "\ncommand " + own_command_line() + "\n";
+  const std::string me = "pid " + std::to_string(::getpid()) + "\ncommand " + report_dir_lock::own_command_line() + "\n";
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, me.data(), me.size(), 0) != ssize_t(me.size()))
     std::fprintf(stderr, "moe-harness: %s: could not write the holder into the lock file: %s\n", file_.c_str(),
                  std::strerror(errno));
