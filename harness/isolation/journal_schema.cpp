@@ -7,6 +7,7 @@
 
 #include "fixtures/error.hpp"
 #include "harness/isolation/journal.hpp"
+#include "harness/tuning/sha256.hpp"
 
 namespace moe {
 
@@ -85,7 +86,8 @@ JournalLine check_journal_line(const journal_schema::JournalJson& l, const std::
   const journal_schema::Field time{journal_schema::Kind::string, false};
   if (type == "start") {
     journal_schema::check_fields(l, {{"type", {journal_schema::Kind::string, true}}, {"journal_version", {journal_schema::Kind::unsigned_int, true}},
-                     {"provenance", {journal_schema::Kind::object, true}}, {"run", {journal_schema::Kind::object, true}}, {"time", time}},
+                     {"provenance", {journal_schema::Kind::object, true}}, {"run", {journal_schema::Kind::object, true}},
+                     {"run_digest", {journal_schema::Kind::object, false}}, {"time", time}},
                  where, "");
     if (l["journal_version"].get<std::uint64_t>() != std::uint64_t(kJournalVersion))
       throw_bad_input(where, "journal_version", fmt::format("{} is not {}", l["journal_version"].dump(), kJournalVersion),
@@ -123,6 +125,12 @@ JournalLine check_journal_line(const journal_schema::JournalJson& l, const std::
                   "a journal holds start, plan, record, resume and end lines only; " + std::string(journal_schema::kFix));
 }
 
+nlohmann::ordered_json run_digests(const nlohmann::ordered_json& run) {
+  nlohmann::ordered_json d = nlohmann::ordered_json::object();
+  for (const auto& [key, value] : run.items()) d[key] = sha256_hex(value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)).substr(0, 16);
+  return d;
+}
+
 void check_journal_run(const journal_schema::JournalJson& start, const std::string& where) {
   const journal_schema::JournalJson& run = start["run"];
   journal_schema::check_fields(run,
@@ -136,6 +144,17 @@ void check_journal_run(const journal_schema::JournalJson& start, const std::stri
                 {"gtest_args", {journal_schema::Kind::strings, true}}, {"gtest_total_shards", {journal_schema::Kind::string, false}},
                 {"gtest_shard_index", {journal_schema::Kind::string, false}}},
                where, "run.");
+  if (start.contains("run_digest")) {  // an option edited since the run wrote it is named, never used
+    const nlohmann::ordered_json& digest = start["run_digest"];
+    const nlohmann::ordered_json now = run_digests(run);
+    for (const auto& [key, d] : now.items())
+      if (!digest.contains(key) || digest[key] != d)
+        throw_bad_input(where, "run." + key,
+                        fmt::format("{} is not the value the run wrote (run_digest.{} differs)", run[key].dump(), key),
+                        journal_schema::kFix);
+    for (const auto& [key, d] : digest.items())
+      if (!now.contains(key)) throw_bad_input(where, "run." + key, "missing (run_digest names it)", journal_schema::kFix);
+  }
   // The provenance states the seed the run judged at ("case": each case's own); the options must say the same.
   const journal_schema::JournalJson& p = start["provenance"];
   if (p.contains("seed") && p["seed"].is_string()) {

@@ -174,6 +174,7 @@ def journal(exe, work):
         ("run.seed 7", lambda ls: ls[0]["run"].update(seed=7), "run.seed"),
         ("run.seed -1", lambda ls: ls[0]["run"].update(seed=-1), "run.seed"),
         ("run.host_budget -5", lambda ls: ls[0]["run"].update(host_budget=-5), "run.host_budget"),
+        ("run.host_budget 1000", lambda ls: ls[0]["run"].update(host_budget=1000.0), "run.host_budget"),
         ("interrupted SIGKILL", lambda ls: ls[-1].update(interrupted="SIGKILL"), "interrupted"),
         ("plan 2^64-1", lambda ls: ls[1].update(tests=2**64 - 1), "tests"),
         ("a record at slot 99999", lambda ls: ls[2].update(slot=99999), "slot"),
@@ -193,6 +194,14 @@ def journal(exe, work):
         expect(f"resume: {name}", run(exe, "run", "--resume", e), 2, key)
         if os.path.exists(f"{e}/report.json"):
             failures.append(f"{name}: a refused journal got a report.json")
+    # A start line without its run_digest: `report` rebuilds from it, a resume cannot tell its options from edited ones.
+    ls = [json.loads(l) for l in lines]
+    del ls[0]["run_digest"]
+    e = f"{work}/no_digest"
+    os.makedirs(e, exist_ok=True)
+    write(f"{e}/journal.jsonl", "".join(json.dumps(l) + "\n" for l in ls))
+    expect("report: no run_digest", run(exe, "report", e), 0, None)
+    expect("resume: no run_digest", run(exe, "run", "--resume", e), 2, "run_digest")
     e = f"{work}/bom"
     os.makedirs(e, exist_ok=True)
     write(f"{e}/journal.jsonl", "\ufeff" + "\n".join(lines) + "\n")
