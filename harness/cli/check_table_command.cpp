@@ -18,7 +18,9 @@
 namespace moe::cli {
 namespace {
 
-std::filesystem::path resolve_suite_if(const std::string& s) { return s.empty() ? std::filesystem::path() : resolve_suite(s); }
+std::filesystem::path resolve_suite_if(const std::string& s) {
+  return s.empty() ? std::filesystem::path() : resolve_suite(s);
+}
 
 struct CheckTableArgs {
   std::vector<std::string> tables, more_tables, acknowledged;

@@ -49,7 +49,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--kernel", *kernels, "compare only this kernel's cases (host, gpu or a full id; repeatable)")
       ->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
-    OutputGuard().input(*base, "BASE").input(*next, "NEW").output_file(*json, "--json").output_file(*md, "--markdown").check();
+    OutputGuard().input(*base, "BASE").input(*next, "NEW").output_file(*json, "--json").output_file(*md, "--markdown")
+        .check();
     // The two reports are read at once (each read is one thread's parse): about half the wall time on two cores.
     auto reading = std::async(std::launch::async, [&] { return read_report(*next); });
     const ReadReport b = read_report(*base), n = reading.get();

@@ -39,7 +39,11 @@ void add_tune_command(CLI::App& app, int& exit_code) {
     // The table and its .partial are written; the suite is read (--merge-into's table is read and rewritten).
     const std::string& table = merge->empty() ? *out : *merge;
     const char* key = merge->empty() ? "--out" : "--merge-into";
-    OutputGuard().input(resolve_suite(o->suite), "--suite").output_file(table, key).output_file(partial_path(table), key).check();
+    OutputGuard()
+        .input(resolve_suite(o->suite), "--suite")
+        .output_file(table, key)
+        .output_file(partial_path(table), key)
+        .check();
     if (!merge->empty()) {
       const MergeInto m = tune_merge_into(*o, *merge);
       for (const std::string& line : m.lines) fmt::print("tune: {}\n", line);

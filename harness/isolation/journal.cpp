@@ -102,8 +102,9 @@ Journal read_journal(const std::filesystem::path& dir) {
           const nlohmann::ordered_json& was = j.start["provenance"].value("harness_commit", nlohmann::ordered_json());
           if (l["harness_commit"] != was)
             throw_bad_input(where, "harness_commit",
-                            fmt::format("{} is not the build that started the run ({}): a run resumes only with its own "
-                                        "build", l["harness_commit"].dump(), was.dump()),
+                            fmt::format("{} is not the build that started the run ({}): a run resumes only with "
+                                        "its own build",
+                                        l["harness_commit"].dump(), was.dump()),
                             fix);
           ++j.resumes;
           ended = j.finished = false;

@@ -1,7 +1,7 @@
 // The run journal, DIR/journal.jsonl: one JSON object per line, each appended with one write(2) the moment it
 // exists, so a run killed at any point (SIGKILL, a CI time-out, a crash of the harness itself) keeps every record
 // it had. Lines:
-//   {"type":"start", "journal_version":1, "provenance":{...}, "run":{the run's options}, "time"}
+//   {"type":"start", "journal_version":1, "provenance":{...}, "run":{the run's options}, "run_digest":{...}, "time"}
 //   {"type":"plan", "tests":N, "time"}           the number of tests GoogleTest selected (filters, sharding)
 //   {"type":"record", "slot":S, "record":{...}, "time"}   report.json's per-case form (reports/record_json.hpp)
 //   {"type":"resume", "harness_commit", "time"}  `run --resume DIR` continues the run here

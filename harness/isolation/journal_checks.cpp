@@ -23,7 +23,8 @@ void check_journal_records(const Journal& j) {
   try {
     const nlohmann::ordered_json& run = j.start.at("run");
     std::optional<std::uint64_t> sequence_seed;
-    if (run.contains("sequence_seed") && !run["sequence_seed"].is_null()) sequence_seed = run["sequence_seed"].get<std::uint64_t>();
+    if (run.contains("sequence_seed") && !run["sequence_seed"].is_null())
+      sequence_seed = run["sequence_seed"].get<std::uint64_t>();
     const auto filters = run.at("filters").get<std::vector<std::string>>();
     const Suite s = load_suite_file(p.suite_file, sequence_seed);
     if (s.file_hash == p.suite_hash) {
@@ -42,10 +43,10 @@ void check_journal_records(const Journal& j) {
       throw_bad_input(where, "record.kernel",
                       fmt::format("foreign record: kernel '{}' ({}) is not a kernel of this run", r.kernel, r.id), fix);
     if (suite_known && !case_set.count(r.id))
-      throw_bad_input(where, "record.id",
-                      fmt::format("foreign record: case '{}' is not a case the run selected from its suite {}", r.id,
-                                  p.suite_file),
-                      fix);
+      throw_bad_input(
+          where, "record.id",
+          fmt::format("foreign record: case '{}' is not a case the run selected from its suite {}", r.id, p.suite_file),
+          fix);
     const CaseRecord& kept = j.records.at(r.slot);
     if (kept.kernel != r.kernel || kept.id != r.id)
       throw_bad_input(where, "slot",
@@ -65,15 +66,17 @@ void check_journal_records(const Journal& j) {
     if (!suite_known) continue;
     // The slot the run registered this (case, kernel) under (harness/run/runner.cpp: kernels outer, cases inner).
     if (cases.empty() || slot >= kernels.size() * cases.size())
-      throw_bad_input(where, "slot", fmt::format("foreign record: slot {} ({} {}) is past the run's {} test(s)", slot,
-                                                 r.kernel, r.id, kernels.size() * cases.size()),
+      throw_bad_input(where, "slot",
+                      fmt::format("foreign record: slot {} ({} {}) is past the run's {} test(s)", slot, r.kernel, r.id,
+                                  kernels.size() * cases.size()),
                       fix);
     const std::string& kernel = kernels[slot / cases.size()];
     const std::string& id = cases[slot % cases.size()];
     if (r.kernel != kernel || r.id != id)
-      throw_bad_input(where, "slot", fmt::format("foreign record: slot {} holds {} {}, the run has {} {} there", slot,
-                                                 r.kernel, r.id, kernel, id),
-                      fix);
+      throw_bad_input(
+          where, "slot",
+          fmt::format("foreign record: slot {} holds {} {}, the run has {} {} there", slot, r.kernel, r.id, kernel, id),
+          fix);
   }
 }
 

@@ -1,9 +1,9 @@
 #include "harness/run/output_guard.hpp"
 
+#include <fmt/format.h>
 #include <sys/stat.h>
 
 #include <climits>
-#include <fmt/format.h>
 #include <system_error>
 
 #include "fixtures/atomic_file.hpp"
@@ -16,7 +16,9 @@ namespace fs = std::filesystem;
 namespace output_guard {  // named: the unity build joins this file with others
 
 // A path as an error message shows it: a 4096-byte path would bury the message.
-std::string shown(const std::string& s) { return s.size() <= 120 ? s : s.substr(0, 100) + "...(" + std::to_string(s.size()) + " bytes)"; }
+std::string shown(const std::string& s) {
+  return s.size() <= 120 ? s : s.substr(0, 100) + "...(" + std::to_string(s.size()) + " bytes)";
+}
 
 struct Identity {
   bool exists = false;
@@ -27,7 +29,7 @@ struct Identity {
 
 Identity identify(const fs::path& p) {
   Identity id;
-  struct stat st{};
+  struct stat st {};
   if (::stat(p.c_str(), &st) == 0) {
     id.exists = true;
     id.dev = st.st_dev;
@@ -52,7 +54,6 @@ struct Output {
 
 }  // namespace output_guard
 
-
 void check_path_limits(const fs::path& path, const std::string& key, std::size_t reserve) {
   if (path.empty()) return;
   const std::string fix = "choose a shorter path (a name of at most " + std::to_string(NAME_MAX - reserve) +
@@ -72,10 +73,11 @@ void check_path_limits(const fs::path& path, const std::string& key, std::size_t
   std::error_code ec;
   const std::size_t bytes = fs::absolute(path, ec).string().size();
   if (bytes + reserve >= PATH_MAX)
-    throw_bad_input(output_guard::shown(path.string()), key,
-                    fmt::format("the path is {} bytes as an absolute path; the system takes paths below {} (PATH_MAX){}",
-                                bytes, PATH_MAX, reserve ? ", less the temporary file's suffix" : ""),
-                    fix);
+    throw_bad_input(
+        output_guard::shown(path.string()), key,
+        fmt::format("the path is {} bytes as an absolute path; the system takes paths below {} (PATH_MAX){}", bytes,
+                    PATH_MAX, reserve ? ", less the temporary file's suffix" : ""),
+        fix);
 }
 
 OutputGuard& OutputGuard::input(const fs::path& path, std::string key) {
@@ -105,7 +107,8 @@ void OutputGuard::check() const {
   }
   for (std::size_t d = 0; d < dirs_.size(); ++d) {
     check_path_limits(dirs_[d].path, dirs_[d].key, 0);
-    for (const std::string& name : dir_files_[d]) check_path_limits(dirs_[d].path / name, dirs_[d].key, kTempSuffixBytes);
+    for (const std::string& name : dir_files_[d])
+      check_path_limits(dirs_[d].path / name, dirs_[d].key, kTempSuffixBytes);
     check_output_dir(dirs_[d].path, dirs_[d].key);
     for (const std::string& name : dir_files_[d])
       outputs.push_back({dirs_[d].path / name, dirs_[d].key, output_guard::identify(dirs_[d].path / name)});
@@ -115,18 +118,19 @@ void OutputGuard::check() const {
     if (!id.exists) continue;  // its reader refuses it, naming it
     for (const output_guard::Output& o : outputs)
       if (output_guard::same(o.id, id))
-        throw_bad_input(output_guard::shown(o.path.string()), o.key,
-                        fmt::format("{} writes this file, which is the input {} ({}): writing it would destroy the input",
-                                    o.key, output_guard::shown(in.path.string()), in.key),
-                        fmt::format("write {} to another path than {}", o.key, in.key));
+        throw_bad_input(
+            output_guard::shown(o.path.string()), o.key,
+            fmt::format("{} writes this file, which is the input {} ({}): writing it would destroy the input", o.key,
+                        output_guard::shown(in.path.string()), in.key),
+            fmt::format("write {} to another path than {}", o.key, in.key));
   }
   for (std::size_t i = 0; i < outputs.size(); ++i)
     for (std::size_t j = i + 1; j < outputs.size(); ++j)
       if (output_guard::same(outputs[i].id, outputs[j].id))
-        throw_bad_input(output_guard::shown(outputs[j].path.string()), outputs[j].key,
-                        fmt::format("{} and {} both write this file: one would replace the other", outputs[i].key,
-                                    outputs[j].key),
-                        fmt::format("give {} and {} different paths", outputs[i].key, outputs[j].key));
+        throw_bad_input(
+            output_guard::shown(outputs[j].path.string()), outputs[j].key,
+            fmt::format("{} and {} both write this file: one would replace the other", outputs[i].key, outputs[j].key),
+            fmt::format("give {} and {} different paths", outputs[i].key, outputs[j].key));
 }
 
 }  // namespace moe

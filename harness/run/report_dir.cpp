@@ -71,7 +71,8 @@ ReportDirLock::ReportDirLock(const fs::path& dir, const std::string& key) : file
                         "another run is writing into this report directory: " +
                             (holder.empty() ? std::string("a process that has not yet named itself") : holder),
                         fix);
-      throw_bad_input(dir.string(), key, std::string("cannot lock ") + kReportDirLockFile + ": " + std::strerror(err), fix);
+      throw_bad_input(dir.string(), key, std::string("cannot lock ") + kReportDirLockFile + ": " + std::strerror(err),
+                      fix);
     }
     // The holder before us removes the file as it releases it: the lock counts only on the file the path still names.
     struct stat held{}, named{};
@@ -85,7 +86,8 @@ ReportDirLock::ReportDirLock(const fs::path& dir, const std::string& key) : file
     std::fprintf(stderr, "moe-harness: %s: took over the report directory from %s, which ended without releasing it "
                  "(killed?)\n",
                  dir.c_str(), stale.c_str());
-  const std::string me = "pid " + std::to_string(::getpid()) + "\ncommand " + report_dir_lock::own_command_line() + "\n";
+  const std::string me =
+      "pid " + std::to_string(::getpid()) + "\ncommand " + report_dir_lock::own_command_line() + "\n";
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, me.data(), me.size(), 0) != ssize_t(me.size()))
     std::fprintf(stderr, "moe-harness: %s: could not write the holder into the lock file: %s\n", file_.c_str(),
                  std::strerror(errno));

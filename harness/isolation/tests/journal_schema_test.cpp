@@ -1,6 +1,8 @@
 // The run journal's schema and order (harness/isolation/journal_schema.hpp, read_journal()) and that a record of
 // another run is refused wherever it stands (journal_checks.hpp): each malformed journal is bad input naming the key
 // docs/reliability.md ("Run journal") gives it.
+#include "harness/isolation/journal_schema.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,7 +16,6 @@
 #include "harness/case/case_loader.hpp"
 #include "harness/isolation/journal.hpp"
 #include "harness/isolation/journal_checks.hpp"
-#include "harness/isolation/journal_schema.hpp"
 #include "harness/isolation/run_session.hpp"
 #include "reports/record_json.hpp"
 
@@ -44,8 +45,12 @@ std::vector<json> valid_journal(const std::string& suite_file = "none.yaml", std
   RunOptions o;
   o.suite = suite_file;
   json run = run_options_to_json(o);
-  return {{{"type", "start"}, {"journal_version", 1}, {"provenance", provenance_to_json(p)}, {"run", run},
-           {"run_digest", run_digests(run)}, {"time", "t"}},
+  return {{{"type", "start"},
+           {"journal_version", 1},
+           {"provenance", provenance_to_json(p)},
+           {"run", run},
+           {"run_digest", run_digests(run)},
+           {"time", "t"}},
           {{"type", "plan"}, {"tests", ids.size()}, {"time", "t"}},
           {{"type", "record"}, {"slot", 0}, {"record", case_record_to_json(record(ids[0]))}, {"time", "t"}},
           {{"type", "record"}, {"slot", 1}, {"record", case_record_to_json(record(ids[1]))}, {"time", "t"}},
@@ -102,20 +107,34 @@ TEST_F(JournalSchema, EachMalformedLineIsRefusedNamingItsKey) {
       {"plan fewer than the records", [](auto& l) { l[1]["tests"] = 1; }, "tests"},
       {"plan 2.5", [](auto& l) { l[1]["tests"] = 2.5; }, "tests"},
       {"a record before the plan", [](auto& l) { std::swap(l[1], l[2]); }, "type"},
-      {"an unknown line type", [](auto& l) { l.insert(l.begin() + 2, json{{"type", "note"}}); }, "type"},
+      {"an unknown line type",
+       [](auto& l) {
+         l.insert(l.begin() + 2, json{{"type", "note"}});
+       },
+       "type"},
       {"an unknown key", [](auto& l) { l[1]["extra"] = 1; }, "extra"},
       {"a resume line's commit a number",
-       [](auto& l) { l.insert(l.begin() + 3, json{{"type", "resume"}, {"harness_commit", 42}}); }, "harness_commit"},
+       [](auto& l) {
+         l.insert(l.begin() + 3, json{{"type", "resume"}, {"harness_commit", 42}});
+       },
+       "harness_commit"},
       {"a resume line of another build",
-       [](auto& l) { l.insert(l.begin() + 3, json{{"type", "resume"}, {"harness_commit", "def"}}); }, "harness_commit"},
+       [](auto& l) {
+         l.insert(l.begin() + 3, json{{"type", "resume"}, {"harness_commit", "def"}});
+       },
+       "harness_commit"},
       {"run.seed -1", [](auto& l) { l[0]["run"]["seed"] = -1; }, "run.seed"},
       {"run.seed 7 at the case seeds", [](auto& l) { l[0]["run"]["seed"] = 7; }, "run.seed"},
       {"run.seed 7 against provenance.seed, no run_digest",
-       [](auto& l) { l[0].erase("run_digest"); l[0]["run"]["seed"] = 7; }, "run.seed"},
+       [](auto& l) {
+         l[0].erase("run_digest");
+         l[0]["run"]["seed"] = 7;
+       },
+       "run.seed"},
       {"run.seed 2^64-1 at the case seeds", [](auto& l) { l[0]["run"]["seed"] = std::uint64_t(-1); }, "run.seed"},
       {"run.host_budget -5", [](auto& l) { l[0]["run"]["host_budget"] = -5; }, "run.host_budget"},
-      {"run.host_budget 1000, in range but not what the run wrote", [](auto& l) { l[0]["run"]["host_budget"] = 1000.0; },
-       "run.host_budget"},
+      {"run.host_budget 1000, in range but not what the run wrote",
+       [](auto& l) { l[0]["run"]["host_budget"] = 1000.0; }, "run.host_budget"},
       {"run.filters edited", [](auto& l) { l[0]["run"]["filters"] = json::array({"*"}); }, "run.filters"},
       {"run.host_budget NaN as a string", [](auto& l) { l[0]["run"]["host_budget"] = "nan"; }, "run.host_budget"},
       {"run.timing not a bool", [](auto& l) { l[0]["run"]["timing"] = 1; }, "run.timing"},

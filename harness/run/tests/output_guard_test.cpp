@@ -1,4 +1,6 @@
 // The output guard (harness/run/output_guard.hpp) and the report directory's lock (harness/run/report_dir.hpp).
+#include "harness/run/output_guard.hpp"
+
 #include <gtest/gtest.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -10,7 +12,6 @@
 #include <string>
 
 #include "fixtures/error.hpp"
-#include "harness/run/output_guard.hpp"
 #include "harness/run/report_dir.hpp"
 
 namespace moe {
@@ -75,7 +76,8 @@ TEST_F(OutputGuardTest, AFileADirectoryOutputWrites_IsRefusedWhenItIsAnInput) {
 }
 
 TEST_F(OutputGuardTest, TwoOutputsOfOneFile_AreRefused) {
-  const std::string r = refusal(OutputGuard().output_file(dir / "x.json", "--json").output_file(dir / "x.json", "--markdown"));
+  const std::string r =
+      refusal(OutputGuard().output_file(dir / "x.json", "--json").output_file(dir / "x.json", "--markdown"));
   EXPECT_NE(r.find("--json and --markdown"), std::string::npos) << r;
 }
 
