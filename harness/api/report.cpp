@@ -5,6 +5,7 @@
 
 #include "fixtures/atomic_file.hpp"
 #include "harness/isolation/worker.hpp"
+#include "harness/run/output_guard.hpp"
 #include "moe_harness/runner.hpp"
 
 namespace moe::api {
@@ -21,10 +22,17 @@ Provenance make_provenance(const Suite& suite, const std::vector<std::pair<std::
 
 std::string utc_now() { return utc_now_iso8601(); }
 
-void check_report_dir(const std::filesystem::path& dir, const std::string& key) { check_output_dir(dir, key); }
+namespace {
+const std::vector<std::string> kReportFileNames = {"report.json", "junit.xml", "summary.md", "report.html"};
+}
+
+void check_report_dir(const std::filesystem::path& dir, const std::string& key) {
+  OutputGuard().output_dir(dir, key, kReportFileNames).check();
+}
 
 ReportFiles write_reports(const RunReport& report, const std::filesystem::path& dir) {
-  check_output_dir(dir, "dir");
+  // The suite the verdicts come from is read again by whoever reads the report: it may be none of its files.
+  OutputGuard().input(report.provenance.suite_file, "suite").output_dir(dir, "dir", kReportFileNames).check();
   std::filesystem::create_directories(dir);
   const ReportFiles files = ReportFiles::in(dir);
   write_report_files(report, files);

@@ -162,9 +162,12 @@ int judge_directory(const BatchJudgeOptions& opt) {
   if (std::filesystem::path(opt.output).is_absolute() || opt.output.empty())
     throw_bad_input("command line", "--output", "'" + opt.output + "' is not a file name inside each case directory",
                     "give the output's name relative to the case directories, e.g. out.safetensors");
-  check_output_dir(opt.report_dir.empty() ? "reports-out" : opt.report_dir, "--report-dir");
-  check_output_path(opt.junit, "--junit");
-  check_output_path(opt.json, "--json");
+  RunOptions outputs;  // where the reports go; none of them may be an input
+  outputs.suite = suite.file;
+  outputs.report_dir = opt.report_dir;
+  outputs.junit = opt.junit;
+  outputs.json = opt.json;
+  run_output_guard(outputs).input(std::filesystem::path(opt.dir) / "index.json", "--dir").check();
   ReportDir report_dir(opt.report_dir);
   report_dir.keep();
   const std::filesystem::path& dir = report_dir.path();

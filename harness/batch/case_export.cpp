@@ -12,6 +12,7 @@
 #include "harness/case/case_json.hpp"
 #include "harness/case/case_loader.hpp"
 #include "harness/pipeline/case_pipeline.hpp"
+#include "harness/run/output_guard.hpp"
 #include "harness/run/provenance.hpp"
 #include "harness/pipeline/rounding_resolution.hpp"
 #include "harness/run/runner.hpp"
@@ -67,7 +68,7 @@ void remove_stale_case_dirs(const std::filesystem::path& out) {
 }  // namespace
 
 int export_suite(const SuiteExportOptions& opt) {
-  check_output_dir(opt.out, "--out");
+  OutputGuard().input(resolve_suite(opt.suite), "--suite").output_dir(opt.out, "--out", {"index.json"}).check();
   const Suite suite = load_suite_file(resolve_suite(opt.suite));
   std::vector<const CaseSpec*> cases;
   std::map<std::string, std::string> names;  // directory name -> case id

@@ -2,6 +2,8 @@
 #include "harness/tools/calibrate.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/isolation_options.hpp"
+#include "harness/case/case_loader.hpp"
+#include "harness/run/output_guard.hpp"
 
 namespace moe::cli {
 
@@ -18,7 +20,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
       ->allow_extra_args(false);
   const IsolationOptions isolation(cmd);
   cmd->callback([=, &exit_code] {
-    check_output_path(opt->json, "--json");
+    OutputGuard().input(resolve_suite(opt->suite), "--suite").output_file(opt->json, "--json").check();
     opt->dispatch = gpu::parse_dispatch_options(*dispatch);
     isolation.apply(*opt);
     exit_code = run_calibration(*opt);

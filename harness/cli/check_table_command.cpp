@@ -6,6 +6,7 @@
 #include "harness/case/case_loader.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/run/kernel_registry.hpp"
+#include "harness/run/output_guard.hpp"
 #include "harness/isolation/stop_signal.hpp"
 #include "harness/tuning/coverage.hpp"
 #include "harness/tuning/row_runs.hpp"
@@ -16,6 +17,10 @@
 
 namespace moe::cli {
 namespace {
+
+std::filesystem::path resolve_suite_if(const std::string& s) {
+  return s.empty() ? std::filesystem::path() : resolve_suite(s);
+}
 
 struct CheckTableArgs {
   std::vector<std::string> tables, more_tables, acknowledged;
@@ -83,7 +88,6 @@ void add_check_table_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--host-budget", a->check.host_budget, "FLOP budget above which the host kernel declines a case")
       ->transform(positive_real(1e30));
   cmd->callback([a, &exit_code] {
-    check_output_path(a->lock, "--lock");
     std::optional<TableLock> locked;
     if (!a->verify_lock.empty()) locked = read_lock(a->verify_lock);
     std::vector<std::string> paths = split_table_paths(a->tables);
@@ -92,6 +96,11 @@ void add_check_table_command(CLI::App& app, int& exit_code) {
       for (const LockedTable& t : locked->tables) paths.push_back(t.path);
     if (paths.empty())
       throw_bad_input("command line", "tables", "no table given", "name the tables of the set, in the order read");
+    OutputGuard guard;  // --lock is written last: it may be no input
+    for (const std::string& p : paths) guard.input(p, "tables");
+    guard.input(a->verify_lock, "--verify-lock").input(resolve_suite_if(a->check.suite), "--suite");
+    guard.input(resolve_suite_if(a->coverage), "--coverage").input(resolve_suite_if(a->run.suite), "--run");
+    guard.output_file(a->lock, "--lock").check();
     // Bad input (exit 2) before any work: the tables, the suites, the device.
     const TableSet s = read_table_set(paths, a->acknowledged);
     for (const std::string* suite : {&a->check.suite, &a->coverage, &a->run.suite})

@@ -8,6 +8,7 @@
 #include "fixtures/error.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/run/kernel_registry.hpp"
+#include "harness/run/output_guard.hpp"
 #include "reports/drift.hpp"
 #include "harness/run/release_gate.hpp"
 
@@ -48,8 +49,8 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--kernel", *kernels, "compare only this kernel's cases (host, gpu or a full id; repeatable)")
       ->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
-    check_output_path(*json, "--json");
-    check_output_path(*md, "--markdown");
+    OutputGuard().input(*base, "BASE").input(*next, "NEW").output_file(*json, "--json").output_file(*md, "--markdown")
+        .check();
     // The two reports are read at once (each read is one thread's parse): about half the wall time on two cores.
     auto reading = std::async(std::launch::async, [&] { return read_report(*next); });
     const ReadReport b = read_report(*base), n = reading.get();

@@ -9,6 +9,8 @@
 #include "fixtures/error.hpp"
 #include "harness/batch/case_export.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/case/case_loader.hpp"
+#include "harness/run/output_guard.hpp"
 
 namespace moe::cli {
 
@@ -33,7 +35,10 @@ void add_export_command(CLI::App& app, int& exit_code) {
     if (!filters->empty())
       throw_bad_input("command line", "--filter", "a CASE and --filter were both given",
                       "export one case (CASE) or the cases a filter selects (--filter, no CASE)");
-    check_output_dir(*out, "--out");
+    OutputGuard()
+        .input(resolve_suite(*suite), "--suite")
+        .output_dir(*out, "--out", {"fixture.safetensors", "reference.safetensors", "case.json"})
+        .check();
     const api::Suite s = api::load_suite(*suite);
     const api::CaseSpec& c = api::find_case(s, *id);
     export_case(c, *out);  // everything is computed before anything is written

@@ -4,6 +4,7 @@
 
 #include "fixtures/atomic_file.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/run/output_guard.hpp"
 #include "reports/drift.hpp"
 #include "reports/html_report.hpp"
 
@@ -24,7 +25,7 @@ void add_html_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(std::size_t(1), std::size_t(1000000)))
       ->capture_default_str();
   cmd->callback([=, &exit_code] {
-    check_output_path(*out, "--out");
+    OutputGuard().input(*report, "REPORT").input(*base, "--baseline").output_file(*out, "--out").check();
     const ReadReport r = read_report(*report);
     HtmlOptions opt;
     opt.detail_limit = *limit;

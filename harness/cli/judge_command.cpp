@@ -10,6 +10,7 @@
 #include "fixtures/error.hpp"
 #include "harness/batch/batch_judge.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/run/report_dir.hpp"
 #include "kernels/external/external_output_kernel.hpp"
 
 namespace moe::cli {
@@ -70,6 +71,7 @@ void add_judge_command(CLI::App& app, int& exit_code) {
       throw_bad_input("command line", "--recompute", "only --dir uses exported references",
                       "drop --recompute: judge CASE always computes the references");
     if (!suite_given->empty()) opt->suite = *suite_given;
+    run_output_guard(*opt).input(*output, "--output").check();  // the output judged is no report file
     // Every input problem is found before anything runs or is written (exit 2).
     const api::Suite s = api::load_suite(opt->suite);
     const api::CaseSpec& c = api::find_case(s, *id);

@@ -5,6 +5,7 @@
 #include "harness/case/case_loader.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/run/kernel_registry.hpp"
+#include "harness/run/output_guard.hpp"
 #include "harness/run/runner.hpp"
 #include "reports/merge.hpp"
 
@@ -25,7 +26,10 @@ void add_merge_command(CLI::App& app, int& exit_code) {
                   "kernels expected, an id or host, gpu (with --expect-suite; default: every kernel the shards name)")
       ->allow_extra_args(false);
   cmd->callback([=, &exit_code] {
-    check_output_path(*out, "--out");
+    OutputGuard guard;
+    for (const std::string& s : *shards) guard.input(s, "REPORT");
+    if (!suite->empty()) guard.input(resolve_suite(*suite), "--expect-suite");
+    guard.output_file(*out, "--out").check();
     if (suite->empty() && !(filters->empty() && kernels->empty()))
       throw_bad_input("command line", filters->empty() ? "--kernel" : "--filter", "only applies with --expect-suite",
                       "add --expect-suite SUITE (the suite the shards ran)");

@@ -8,6 +8,7 @@
 #include "harness/isolation/journal.hpp"
 #include "harness/isolation/journal_checks.hpp"
 #include "harness/isolation/run_session.hpp"
+#include "harness/run/report_dir.hpp"
 #include "reports/report_files.hpp"
 
 namespace moe::cli {
@@ -19,6 +20,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
   cmd->callback([=, &exit_code] {
     const Journal j = read_journal(*dir);
     check_journal_records(j);  // a record of another run is refused by name, never counted
+    const ReportDirLock lock(*dir, "DIR");  // no run may be writing into it meanwhile
     for (const std::string& f : remove_stale_temp_files(*dir))
       std::fprintf(stderr, "moe-harness: removed %s/%s, a temporary file of a run that was killed\n", dir->c_str(), f.c_str());
     if (j.torn_tail) std::fprintf(stderr, "moe-harness: %s: its last line was cut short and is ignored\n", j.file.c_str());
@@ -32,6 +34,14 @@ void add_report_command(CLI::App& app, int& exit_code) {
     const std::filesystem::path d = *dir;
     const std::filesystem::path json = o.json.empty() ? d / "report.json" : o.json;
     const std::filesystem::path junit = o.junit.empty() ? d / "junit.xml" : o.junit;
+    OutputGuard()
+        .input(j.file, "DIR")
+        .input(o.suite, "run.suite_file")
+        .output_file(json, "run.json")
+        .output_file(junit, "run.junit")
+        .output_file(d / "summary.md", "DIR")
+        .output_file(d / "report.html", "DIR")
+        .check();
     write_report_files(r, {json, junit, d / "summary.md", d / "report.html"});
     std::printf("%s", to_markdown(r).c_str());
     const int pass = r.count(Status::pass), fail = r.count(Status::fail), skip = r.count(Status::skip), err = r.count(Status::error);

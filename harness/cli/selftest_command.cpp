@@ -1,6 +1,8 @@
 #include "fixtures/atomic_file.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/isolation_options.hpp"
+#include "harness/case/case_loader.hpp"
+#include "harness/run/output_guard.hpp"
 #include "harness/tools/selftest.hpp"
 
 namespace moe::cli {
@@ -16,7 +18,9 @@ void add_selftest_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--json", opt->json, "write the table as JSON");
   const IsolationOptions isolation(cmd);
   cmd->callback([=, &exit_code] {
-    check_output_path(opt->json, "--json");
+    OutputGuard guard;
+    for (const std::string& s : opt->suites) guard.input(resolve_suite(s), "--suite");
+    guard.output_file(opt->json, "--json").check();
     isolation.apply(*opt);
     exit_code = run_selftest(*opt);
   });

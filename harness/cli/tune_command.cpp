@@ -6,6 +6,8 @@
 #include "fixtures/error.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/isolation/stop_signal.hpp"
+#include "harness/case/case_loader.hpp"
+#include "harness/run/output_guard.hpp"
 #include "harness/tuning/table_merge.hpp"
 #include "harness/tuning/tuner.hpp"
 
@@ -34,14 +36,20 @@ void add_tune_command(CLI::App& app, int& exit_code) {
     // A stop signal: the case in flight (tuned in this process) ends, no case starts; the rows of the cases tuned
     // whole go to TABLE.partial (never to the table: it would look complete), exit 128 + N.
     const StopSignals stop("stopping after the case in flight");
+    // The table and its .partial are written; the suite is read (--merge-into's table is read and rewritten).
+    const std::string& table = merge->empty() ? *out : *merge;
+    const char* key = merge->empty() ? "--out" : "--merge-into";
+    OutputGuard()
+        .input(resolve_suite(o->suite), "--suite")
+        .output_file(table, key)
+        .output_file(partial_path(table), key)
+        .check();
     if (!merge->empty()) {
-      check_output_path(*merge, "--merge-into");
       const MergeInto m = tune_merge_into(*o, *merge);
       for (const std::string& line : m.lines) fmt::print("tune: {}\n", line);
       exit_code = m.exit_code;
       return;
     }
-    check_output_path(*out, "--out");
     const TuneResult r = tune(*o);
     for (const std::string& n : r.notes) fmt::print("tune: {}\n", n);
     if (!r.interrupted.empty()) {

@@ -11,6 +11,7 @@
 
 #include "fixtures/error.hpp"
 #include "fixtures/input_file.hpp"
+#include "harness/isolation/journal_schema.hpp"
 #include "harness/isolation/wire.hpp"
 #include "reports/record_json.hpp"
 
@@ -45,50 +46,90 @@ Journal read_journal(const std::filesystem::path& dir) {
                     "pass the report directory of a `moe-harness run` (it writes journal.jsonl as it goes)");
   // A regular file within the report limit (it holds the same records as report.json, one a line).
   const std::string text = read_input_file(j.file, "run journal", kReportFileLimit);
+  const char* fix = "the journal is written by the harness only; restore it or rerun the suite";
+  if (text.rfind("\xEF\xBB\xBF", 0) == 0)  // JSON parsers skip it; the harness never writes one
+    throw_bad_input(j.file.string() + ":1", "type", "starts with a UTF-8 byte order mark", fix);
   std::size_t pos = 0, line_no = 0;
+  bool ended = false;                  // an end line, and no resume line since
+  std::optional<std::size_t> planned;  // the most tests a plan line named
+  std::size_t plan_line = 0;
   while (pos < text.size()) {
     const std::size_t nl = text.find('\n', pos);
-    const bool last = nl == std::string::npos;
-    const std::string line = text.substr(pos, last ? std::string::npos : nl - pos);
-    pos = last ? text.size() : nl + 1;
+    const bool last = nl == std::string::npos;  // a line cut short by a kill has no newline
+    const std::string line = text.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? text.size() : nl + 1;
     ++line_no;
-    nlohmann::ordered_json l;  // ordered: a record's probes keep their order
     const std::string where = j.file.string() + ":" + std::to_string(line_no);
+    nlohmann::ordered_json l;  // ordered: a record's probes keep their order
     try {
       l = nlohmann::ordered_json::parse(line);
-      const std::string type = l.at("type");
-      if (line_no == 1 && (type != "start" || l.at("journal_version") != kJournalVersion))
-        throw_bad_input(j.file.string() + ":1", "type", "not a moe-harness run journal of version " +
-                                                           std::to_string(kJournalVersion),
-                        "pass a report directory written by this harness version");
-      if (type == "start") j.start = l;
-      else if (type == "plan") j.planned = l.at("tests").get<std::size_t>();
-      else if (type == "record") {
-        const auto& slot = l.at("slot");  // a test's index among the run's registered tests
-        if (!slot.is_number_unsigned() || slot.get<std::uint64_t>() >= kMaxJournalSlot)
-          throw_bad_input(where, "slot", slot.dump() + " is not a test index in [0, " + std::to_string(kMaxJournalSlot) + ")",
-                          "the journal is written by the harness only; restore it or rerun the suite");
-        const std::size_t s = slot.get<std::size_t>();
-        j.records[s] = case_record_from_json(l.at("record"), where, "record");
-        j.record_lines[s] = line_no;
-      }
-      else if (type == "resume") { ++j.resumes; j.finished = false; j.interrupted.clear(); }
-      else if (type == "end") { j.finished = true; j.interrupted = l.at("interrupted"); }
-      j.last_time = l.value("time", j.last_time);
-    } catch (const Error&) {
-      throw;
     } catch (const std::exception& e) {
       if (last) {  // cut short by a kill mid-write: everything before it stands
         j.torn_tail = true;
         break;
       }
-      throw_bad_input(where, "", std::string("malformed journal line: ") + e.what(),
-                      "the journal is written by the harness only; restore it or rerun the suite");
+      throw_bad_input(where, "", std::string("malformed journal line: ") + e.what(), fix);
     }
+    const JournalLine type = check_journal_line(l, where);
+    if ((line_no == 1) != (type == JournalLine::start))
+      throw_bad_input(where, "type", line_no == 1 ? "the first line is not a start line: not a moe-harness run journal"
+                                                  : "a second start line: a journal holds one run",
+                      line_no == 1 ? "pass a report directory written by this harness version" : fix);
+    if (ended && type != JournalLine::resume)
+      throw_bad_input(where, "type", fmt::format("a {} line after the run's end line", l["type"].get<std::string>()),
+                      fix);
+    try {
+      switch (type) {
+        case JournalLine::start:
+          j.start = l;
+          check_journal_run(l, where);
+          break;
+        case JournalLine::plan:
+          if (const std::size_t n = l["tests"].get<std::size_t>(); !planned || n > *planned) {
+            planned = n;
+            plan_line = line_no;
+          }
+          break;
+        case JournalLine::record: {
+          if (!planned) throw_bad_input(where, "type", "a record before the plan line", fix);
+          const std::size_t s = l["slot"].get<std::size_t>();
+          j.records[s] = case_record_from_json(l["record"], where, "record");
+          j.record_lines[s] = line_no;
+          j.record_lines_read.push_back({line_no, s, j.records[s].kernel, j.records[s].id});
+          break;
+        }
+        case JournalLine::resume: {
+          const nlohmann::ordered_json& was = j.start["provenance"].value("harness_commit", nlohmann::ordered_json());
+          if (l["harness_commit"] != was)
+            throw_bad_input(where, "harness_commit",
+                            fmt::format("{} is not the build that started the run ({}): a run resumes only with "
+                                        "its own build",
+                                        l["harness_commit"].dump(), was.dump()),
+                            fix);
+          ++j.resumes;
+          ended = j.finished = false;
+          j.interrupted.clear();
+          break;
+        }
+        case JournalLine::end:
+          ended = j.finished = true;
+          j.interrupted = l["interrupted"];
+          break;
+      }
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw_bad_input(where, "", std::string("malformed journal line: ") + e.what(), fix);
+    }
+    j.last_time = l.value("time", j.last_time);
   }
   if (j.start.is_null())
     throw_bad_input(j.file.string(), "", "the journal is empty (the run was killed before its first line)",
                     "rerun the suite");
+  j.planned = planned;
+  if (planned && j.records.size() > *planned)
+    throw_bad_input(fmt::format("{}:{}", j.file.string(), plan_line), "tests",
+                    fmt::format("{} test(s) planned, {} slots recorded", *planned, j.records.size()), fix);
   return j;
 }
 

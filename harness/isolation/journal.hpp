@@ -1,7 +1,7 @@
 // The run journal, DIR/journal.jsonl: one JSON object per line, each appended with one write(2) the moment it
 // exists, so a run killed at any point (SIGKILL, a CI time-out, a crash of the harness itself) keeps every record
 // it had. Lines:
-//   {"type":"start", "journal_version":1, "provenance":{...}, "run":{the run's options}, "time"}
+//   {"type":"start", "journal_version":1, "provenance":{...}, "run":{the run's options}, "run_digest":{...}, "time"}
 //   {"type":"plan", "tests":N, "time"}           the number of tests GoogleTest selected (filters, sharding)
 //   {"type":"record", "slot":S, "record":{...}, "time"}   report.json's per-case form (reports/record_json.hpp)
 //   {"type":"resume", "harness_commit", "time"}  `run --resume DIR` continues the run here
@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "reports/run_report.hpp"
 
@@ -41,11 +42,19 @@ class JournalWriter {
   int fd_ = -1;
 };
 
+// One record line as read: every record line is checked against the run (journal_checks.hpp), also one that a
+// later line for its slot replaces.
+struct JournalRecordLine {
+  std::size_t line = 0, slot = 0;
+  std::string kernel, id;
+};
+
 struct Journal {
   std::filesystem::path file;
   nlohmann::ordered_json start;               // the start line
   std::map<std::size_t, CaseRecord> records;  // by slot; a later line for a slot replaces an earlier one
   std::map<std::size_t, std::size_t> record_lines;  // slot -> the journal line its record was read from
+  std::vector<JournalRecordLine> record_lines_read;  // every record line, in the journal's order
   std::optional<std::size_t> planned;
   bool finished = false;     // an end line after the last record and resume
   std::string interrupted;   // that end line's signal, when SIGINT or SIGTERM stopped the run
@@ -54,7 +63,10 @@ struct Journal {
   std::size_t resumes = 0;
 };
 
-// Bad input (exit 2) when DIR has no journal or a line other than the last one is malformed.
+// Bad input (exit 2) when DIR has no journal, a line other than the last one is not JSON, or any line breaks the
+// schema (journal_schema.hpp) or the order: the start line first and once; a plan line before the first record and
+// no fewer tests planned than slots recorded; after an end line only a resume line; a resume line naming the start
+// line's harness_commit; no byte order mark.
 Journal read_journal(const std::filesystem::path& report_dir);
 
 // The start line's provenance (bad input naming the journal's first line and the key when it is malformed).

@@ -12,6 +12,7 @@
 #include "harness/case/case_loader.hpp"
 #include "harness/isolation/jobs.hpp"
 #include "harness/isolation/journal_checks.hpp"
+#include "harness/isolation/journal_schema.hpp"
 #include "harness/isolation/stop_signal.hpp"
 #include "harness/isolation/wire.hpp"
 #include "harness/run/kernel_registry.hpp"
@@ -120,6 +121,9 @@ RunSession::RunSession(const RunOptions& requested) : opt_(requested) {
     check_journal_records(*resumed_);
     const nlohmann::ordered_json& start = resumed_->start;
     const std::string where = resumed_->file.string() + ":1";
+    if (!start.contains("run_digest"))  // this build writes it; a resume takes only its own build's journals
+      throw_bad_input(where, "run_digest", "missing: the run's options cannot be told from edited ones",
+                      "resume a journal this build wrote, or rerun the suite");
     try {
       opt_ = run_options_from_json(start.at("run"));
     } catch (const nlohmann::json::exception& e) {
@@ -179,8 +183,9 @@ void RunSession::begin(const std::filesystem::path& dir, Provenance& p) {
     std::fprintf(stderr, "moe-harness: resuming %s: %zu record(s) in its journal are kept, the rest is judged now\n",
                  dir_.c_str(), resumed_->records.size());
   } else {
+    const nlohmann::ordered_json run = run_options_to_json(opt_);
     journal_->write({{"type", "start"}, {"journal_version", kJournalVersion}, {"provenance", provenance_to_json(p)},
-                     {"run", run_options_to_json(opt_)}});
+                     {"run", run}, {"run_digest", run_digests(run)}});
   }
   // Records in completion order, one writer (this process); a stop signal holds back every case not yet started.
   executor_->set_completion([this](CaseExecutor::Ticket t, const CaseResult& res) {

@@ -10,7 +10,7 @@
 #include <memory>
 #include <utility>
 
-#include "fixtures/atomic_file.hpp"  // check_output_dir, check_output_path
+#include "fixtures/atomic_file.hpp"
 #include "fixtures/error.hpp"
 #include "harness/case/case_loader.hpp"
 #include "harness/isolation/run_session.hpp"
@@ -319,10 +319,8 @@ int run_suite(const RunOptions& requested) {
   check_unique_kernel_ids(kernels);  // a plugin given twice, or named like a built-in kernel
 
   // Where the reports go: every output path is checked before any work.
-  check_output_dir(opt.report_dir.empty() ? "reports-out" : opt.report_dir, "--report-dir");
-  check_output_path(opt.junit, "--junit");
-  check_output_path(opt.json, "--json");
-  ReportDir report_dir(opt.report_dir);
+  run_output_guard(opt).check();  // and none of them is, or replaces, an input
+  ReportDir report_dir(opt.report_dir);  // locked: one run at a time
   const std::filesystem::path& dir = report_dir.path();
   const std::filesystem::path junit = opt.junit.empty() ? dir / "junit.xml" : opt.junit;
   const std::filesystem::path json = opt.json.empty() ? dir / "report.json" : opt.json;

@@ -13,6 +13,7 @@
 #include "kernels/host/host_contract_kernel.hpp"
 #include "harness/isolation/case_limits.hpp"
 #include "harness/isolation/journal.hpp"
+#include "harness/isolation/run_session.hpp"
 #include "harness/isolation/wire.hpp"
 #include "reports/junit_report.hpp"
 #include "reports/record_json.hpp"
@@ -131,9 +132,9 @@ TEST(RecordJson, ProvenanceRoundTripsWithTheIncompleteMark) {
 
 nlohmann::ordered_json start_line() {
   Provenance p;
-  p.suite = "smoke"; p.start_time = "2026-12-01T00:00:00Z"; p.end_time = "";
+  p.suite = "smoke"; p.start_time = "2026-12-01T00:00:00Z"; p.end_time = ""; p.seed = "case"; p.harness_commit = "abc";
   return {{"type", "start"}, {"journal_version", kJournalVersion}, {"provenance", provenance_to_json(p)},
-          {"run", nlohmann::ordered_json::object()}};
+          {"run", run_options_to_json(RunOptions{})}};
 }
 
 TEST(Journal, RecordsBySlotLastOneWinsAndATornLastLineIsIgnored) {
@@ -170,12 +171,13 @@ TEST(Journal, AnEndLineMakesItCompleteUnlessInterrupted) {
   {
     JournalWriter w(journal_path(dir), false);
     w.write(start_line());
+    w.write({{"type", "plan"}, {"tests", 0}});
     w.write({{"type", "end"}, {"interrupted", ""}});
   }
   EXPECT_FALSE(report_from_journal(read_journal(dir)).provenance.incomplete);
   {
     JournalWriter w(journal_path(dir), true);
-    w.write({{"type", "resume"}, {"harness_commit", "x"}});
+    w.write({{"type", "resume"}, {"harness_commit", "abc"}});
   }
   EXPECT_TRUE(report_from_journal(read_journal(dir)).provenance.incomplete);  // resumed, not finished yet
   {

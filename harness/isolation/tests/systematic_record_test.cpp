@@ -10,6 +10,7 @@
 
 #include "fixtures/error.hpp"
 #include "harness/isolation/journal.hpp"
+#include "harness/isolation/run_session.hpp"
 #include "reports/record_json.hpp"
 #include "reports/report_reader.hpp"
 #include "reports/run_report.hpp"
@@ -79,9 +80,10 @@ TEST(SystematicRecord, AReportRebuiltFromAJournalKeepsThem) {
   {
     Provenance p;
     p.suite = "smoke";
+    p.seed = "case";
     JournalWriter w(journal_path(dir), false);
     w.write({{"type", "start"}, {"journal_version", kJournalVersion}, {"provenance", provenance_to_json(p)},
-             {"run", nlohmann::ordered_json::object()}});
+             {"run", run_options_to_json(RunOptions{})}});
     w.write({{"type", "plan"}, {"tests", 1}});
     w.write({{"type", "record"}, {"slot", 0}, {"record", case_record_to_json(a)}});
     w.write({{"type", "end"}, {"interrupted", ""}});

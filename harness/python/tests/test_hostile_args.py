@@ -139,3 +139,19 @@ def test_kernel_ids_and_outputs_of_another_type_are_bad_input():
         case.judge(case.new_output(), kernel_id=3)
     with bad_input("kernel_version"):
         case.run(moe_harness.native_kernel("host"), kernel_version="v\udcff")
+
+
+def test_session_write_over_its_suite_file_is_bad_input(tmp_path):
+    """No output may destroy an input (docs/reliability.md "Bad input"): report.json of Session.write() is not
+    written over the suite file its verdicts come from."""
+    import shutil
+    d = tmp_path / "r"
+    d.mkdir()
+    suite_file = d / "report.json"
+    shutil.copy(os.path.join(os.path.dirname(__file__), "../../../cases/smoke.yaml"), suite_file)
+    session = moe_harness.Session(d, "k", "1", suite=moe_harness.suite(str(suite_file), filter="*T1/*"))
+    before = suite_file.read_bytes()
+    with bad_input("dir") as e:
+        session.write()
+    assert "(suite)" in str(e.value), str(e.value)
+    assert suite_file.read_bytes() == before
