@@ -27,7 +27,7 @@ namespace {
 // send the user to the seed).
 void refuse_floor_zeroed_reference(const ResolvedContract& rc, const Checkpoint& pristine, const ReferenceSet& r) {
   const ProblemSpec& p = rc.problem;
-  auto zero = [](const std::vector<float>& v) { return std::all_of(v.begin(), v.end(), [](float f) { return f == 0; }); };
+  auto zero = [](const auto& v) { return std::all_of(v.begin(), v.end(), [](auto f) { return f == 0; }); };
   if (!zero(r.contract) || zero(r.ideal)) return;
   float amax = 0;
   for (std::int64_t i = 0, n = pristine.x.numel(); i < n; ++i) amax = std::max(amax, std::fabs(element_as_f32(pristine.x, i)));

@@ -152,6 +152,9 @@ void check_row(const TuningRow& r, const std::string& where) {
     throw_bad_input(where, "dispatch", "'" + r.dispatch + "' on a host row: the kernels that run on the host have "
                                        "one path and no dispatch choice",
                     "leave the dispatch cell of a gfx host row empty (as `moe-harness tune` writes it)");
+  std::uint64_t seed = 0;
+  if (const NumberProblem p = r.seed.empty() ? NumberProblem{} : parse_unsigned64(r.seed, seed))
+    throw_bad_input(where, "seed", p.problem, p.fix + " (or leave it empty for the case's own seed)");
   if (r.case_id.empty()) return;
   std::string shape = r.case_id;
   const std::string tok = fmt::format("/T{}/", r.token);
@@ -223,6 +226,12 @@ void write_tuning_table(const TuningTable& t, const std::string& path) {
 }
 
 std::vector<std::string> tuning_csv_cells(const std::string& line) { return split_csv(line); }
+
+std::optional<std::uint64_t> row_seed(const TuningRow& r) {
+  std::uint64_t seed = 0;
+  if (r.seed.empty() || parse_unsigned64(r.seed, seed)) return std::nullopt;
+  return seed;
+}
 
 void refuse_duplicate_columns(const std::vector<std::string>& header, const std::string& where) {
   for (std::size_t i = 0; i < header.size(); ++i)

@@ -232,5 +232,5 @@ def test_a_floor_that_zeroes_the_contract_reference_is_named_as_the_cause(tmp_pa
         def __call__(self, fixture, out):
             pass
     v = plain.run(Declares())
-    assert v.status == "error" and "key 'rounding_contract'" in v.reason and "token_floor=1e29" in v.reason, v.reason
+    assert v.status == "error" and "key 'rounding_contract'" in v.reason and "token_floor=" in v.reason, v.reason
     assert "-fl" in bound.id, bound.id  # the documented bound 1e30 loads (float(1e30) > 1e30 was refused)
