@@ -42,7 +42,8 @@ def write_failures(exe, kernels, work):
         if os.path.exists(junit):
             assert open(junit).read().endswith("</testsuites>\n"), (limit, "truncated junit.xml")
         if r.returncode == 3:
-            assert "Fix:" in r.stderr or "Fix:" in r.stdout, (limit, r.stderr[-1500:])
+            assert "File too large" in r.stderr + r.stdout or "full disk" in r.stderr + r.stdout, \
+                (limit, "the failed write is not named", r.stdout[-800:], r.stderr[-1500:])
     assert outcomes == {0, 3}, f"the limits must cover a failing and a fitting run: {outcomes}"
     print("write_failures: exit 3 where a write failed, 0 where all fit; no temporary file left, no truncated junit")
 
