@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <fmt/format.h>
 #include <map>
 #include <memory>
@@ -278,25 +277,6 @@ class ListenerScope {
   ProgressListener* p_;
 };
 
-
-// GoogleTest's XML (written to `tmp`) renamed onto `junit`, once whole: GoogleTest ignores a failed write (a full
-// disk leaves a truncated file), so a file that does not end as its XML does (</testsuites>) is a harness error and
-// never becomes junit.xml.
-void rename_junit(const std::filesystem::path& tmp, const std::filesystem::path& junit) {
-  std::ifstream in(tmp, std::ios::binary | std::ios::ate);
-  const std::string end = "</testsuites>\n";
-  std::string tail(end.size(), '\0');
-  const std::streamoff size = in ? std::streamoff(in.tellg()) : -1;
-  if (size >= std::streamoff(end.size()))
-    in.seekg(size - std::streamoff(end.size())).read(tail.data(), std::streamsize(end.size()));
-  if (!in || tail != end)
-    throw_harness_error(junit.string(), "GoogleTest's XML in " + tmp.string() + " is incomplete (a full disk?): " +
-                                            "junit.xml not written",
-                        "free disk space and re-run (`run --resume` judges only what is missing)");
-  std::error_code ec;
-  std::filesystem::rename(tmp, junit, ec);
-  if (ec) throw_harness_error(junit.string(), "rename of " + tmp.string() + " onto it failed: " + ec.message());
-}
 }  // namespace
 
 // GoogleTest's sharding variables, checked as GoogleTest would want them before it reads them: its own parser
@@ -399,7 +379,7 @@ int run_suite(const RunOptions& requested) {
   for (std::size_t i = 0; i < state.records.size(); ++i)
     if (state.ran[i]) report.cases.push_back(state.records[i]);
   session.finish(p, report.cases.size());
-  rename_junit(junit_tmp, junit);
+  commit_written_file(junit_tmp, junit, "</testsuites>\n");  // GoogleTest ignores its own failed writes
   write_report_files(report, {json, {}, dir / "summary.md", dir / "report.html"});  // junit.xml: GoogleTest's
   const int pass = report.count(Status::pass), fail = report.count(Status::fail), skip = report.count(Status::skip),
             err = report.count(Status::error);
