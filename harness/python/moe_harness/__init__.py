@@ -34,7 +34,8 @@ def native_kernel(id, host_budget=0.0):
     the host kernel's FLOP budget in (0, 1e30], as `run --host-budget` (0: its default). Bad arguments raise
     moe_harness.Error."""
     _check_text(id, "moe_harness.native_kernel()", "id")
-    _check_real(host_budget, "moe_harness.native_kernel()", "host_budget", 0, 1e30, lo_open=True, default=0)
+    host_budget = _check_real(host_budget, "moe_harness.native_kernel()", "host_budget", 0, 1e30, lo_open=True,
+                              default=0)
     with _native_arguments("moe_harness.native_kernel()"):
         return _native.native_kernel(id, host_budget)
 

@@ -3,6 +3,7 @@ key, problem and fix, and the message `WHERE: key 'KEY': PROBLEM. Fix: FIX` (doc
 no argument reaches pybind's generic "incompatible function arguments" or a raw cast error."""
 import contextlib
 import math
+import numbers
 import os
 
 from moe_harness._moe_harness import Error
@@ -60,9 +61,10 @@ def check_real(value, where, key, lo, hi, lo_open=False, default=None):
     never a bool, a NaN or an infinity (the same rules as the CLI's numbers, fixtures/strict_number.hpp)."""
     rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}]"
     also = f" (or {default:g}: the default)" if default is not None else ""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or type(value).__name__ == "bool_":
         raise bad_input(where, key, f"must be a number, got {type(value).__name__} {value!r}",
                         f"pass a number in {rng}{also}")
+    value = float(value) if not isinstance(value, int) else value
     if default is not None and value == default:
         return value
     if math.isnan(value) or math.isinf(value):

@@ -151,6 +151,10 @@ def test_native_kernel_host_budget_outside_its_range_is_bad_input(budget):
 def test_native_kernel_host_budget_bounds_and_default_are_accepted():
     for budget in (0, 0.0, 1e30, 4e9, 1):
         assert moe_harness.native_kernel("host", host_budget=budget).id
+    np = pytest.importorskip("numpy")
+    assert moe_harness.native_kernel("host", host_budget=np.float32(4e9)).id
+    with bad_input("host_budget"):
+        moe_harness.native_kernel("host", host_budget=np.float64("nan"))
 
 
 @pytest.mark.parametrize("device", [7, "bogus", "CUDA", "cuda:", "cuda:x", "cpu:0", b"cuda"])
