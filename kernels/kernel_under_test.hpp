@@ -20,8 +20,12 @@ namespace moe {
 struct Support {
   bool supported = true;
   std::string reason;  // why not, in words a user can act on
+  // Declined for want of a device this build can drive (a device plugin in a build without a GPU runtime): a skip,
+  // but a gating failure under --require-device, like a missing device (docs/reliability.md "Gating").
+  bool no_device = false;
   static Support yes() { return {}; }
   static Support no(std::string why) { return {false, std::move(why)}; }
+  static Support no_device_here(std::string why) { return {false, std::move(why), true}; }
 };
 
 struct RunInfo {

@@ -170,7 +170,8 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
   j.ref_norm = std::sqrt(ref2);
   if (j.ref_norm == 0.0 && !th.zero_reference_expected)
     throw_harness_error("reference", "the contract reference is all zeros: the fixture proves nothing about the kernel",
-                        "change the case's seed, input distribution or weight_std");
+                        "change the case's seed, input distribution or weight_std, or lower an activation amax floor "
+                        "(quant.amax_floor, a contract's token_floor / group_floor) that rounds every activation to 0");
   const bool any_bad = j.unwritten + j.non_finite > 0;
   j.out_norm = any_bad ? kNaN : std::sqrt(out2);
   if (any_bad) j.max_abs = kNaN;

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <cstdio>
 #include <iterator>
+#include <limits>
 
 #include "fixtures/error.hpp"
 #include "fixtures/problem.hpp"
+#include "fixtures/strict_number.hpp"
 
 namespace moe {
 
@@ -158,82 +160,40 @@ const YAML::Node& Reader::value(const CaseNode& n, const std::string& key, const
   return n.node();
 }
 
-namespace {
-enum class Parsed { ok, not_a_number, out_of_range };
-
-// A decimal integer: optional sign, digits, nothing else.
-template <class T>
-Parsed parse_integer(const std::string& text, T& v) {
-  std::string_view s = text;
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  const std::string_view digits = !s.empty() && s.front() == '-' ? s.substr(1) : s;
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) return Parsed::not_a_number;
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (r.ec == std::errc::result_out_of_range) return Parsed::out_of_range;
-  return r.ec == std::errc() && r.ptr == s.data() + s.size() ? Parsed::ok : Parsed::not_a_number;
-}
-
-bool non_finite_spelling(std::string s) {
-  if (!s.empty() && (s.front() == '+' || s.front() == '-')) s.erase(0, 1);
-  for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return s == ".nan" || s == ".inf" || s == "nan" || s == "inf" || s == "infinity";
-}
-}  // namespace
-
 std::int64_t Reader::integer(const YAML::Node& n, const std::string& key, std::int64_t lo, std::int64_t hi) const {
-  const std::string range = "[" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
-  if (!n.IsScalar()) fail(n.Mark(), key, "expected a whole number", "write a whole number in " + range);
+  if (!n.IsScalar()) fail(n.Mark(), key, "expected a whole number", "write a whole number in " + range_text(lo, hi));
   std::int64_t v = 0;
-  switch (parse_integer(n.Scalar(), v)) {
-    case Parsed::not_a_number:
-      fail(n.Mark(), key, "expected a whole number, got '" + printable(n.Scalar()) + "'", "write a whole number in " + range);
-    case Parsed::out_of_range:
-      fail(n.Mark(), key, "value " + printable(n.Scalar()) + " outside " + range, "choose a value in " + range);
-    case Parsed::ok: break;
-  }
-  if (v < lo || v > hi) fail(n.Mark(), key, "value " + std::to_string(v) + " outside " + range, "choose a value in " + range);
+  if (const NumberProblem p = parse_whole(n.Scalar(), lo, hi, v)) fail(n.Mark(), key, p.problem, p.fix);
   return v;
 }
 
 std::uint64_t Reader::unsigned64(const YAML::Node& n, const std::string& key) const {
-  const std::string range = "[0, 18446744073709551615]";
-  if (!n.IsScalar()) fail(n.Mark(), key, "expected a whole number", "write an unsigned 64-bit integer in " + range);
-  const std::string& s = n.Scalar();
-  std::int64_t negative = 0;
-  if (parse_integer(s, negative) == Parsed::ok && negative < 0)
-    fail(n.Mark(), key, "value " + s + " is negative; it is an unsigned 64-bit integer (and never wraps)",
-         "write a value in " + range);
+  if (!n.IsScalar())
+    fail(n.Mark(), key, "expected a whole number", "write an unsigned 64-bit integer in [0, 18446744073709551615]");
   std::uint64_t v = 0;
-  switch (parse_integer(s, v)) {
-    case Parsed::not_a_number:
-      fail(n.Mark(), key, "expected a whole number, got '" + printable(s) + "'", "write an unsigned 64-bit integer in " + range);
-    case Parsed::out_of_range:
-      fail(n.Mark(), key, "value " + printable(s) + " outside " + range + " (unsigned 64-bit)", "write a value in " + range);
-    case Parsed::ok: break;
-  }
+  if (const NumberProblem p = parse_unsigned64(n.Scalar(), v)) fail(n.Mark(), key, p.problem, p.fix);
   return v;
 }
 
+// A finite number; each key's range is checked where the key is known (fixtures/problem.cpp check_values).
 double Reader::number(const YAML::Node& n, const std::string& key) const {
   if (!n.IsScalar()) fail(n.Mark(), key, "expected a number", "write a number such as 0.999");
-  std::string s = n.Scalar();
-  if (non_finite_spelling(s))
-    fail(n.Mark(), key, "is " + printable(s) + ", not a finite number (a NaN or infinite value would switch checks off)",
-         "write a finite number");
-  if (!s.empty() && s.front() == '+') s.erase(0, 1);
   double v = 0;
-  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (r.ec == std::errc::result_out_of_range)
-    fail(n.Mark(), key, "value " + printable(s) + " is outside the range of a double", "write a finite number");
-  if (r.ec != std::errc() || r.ptr != s.data() + s.size() || s.empty())
-    fail(n.Mark(), key, "expected a number, got '" + printable(n.Scalar()) + "'", "write a number such as 0.999");
-  if (!std::isfinite(v)) fail(n.Mark(), key, "not a finite number", "write a finite number");
+  const double big = std::numeric_limits<double>::max();
+  if (const NumberProblem p = parse_real(n.Scalar(), -big, big, v))
+    fail(n.Mark(), key, p.problem, "write a finite decimal number such as 0.999");
   return v;
 }
 
+// `true` or `false` as plain scalars: a quoted "true" is a string (yaml-cpp tags it "!", a plain scalar "?", a node
+// built in code ""; "!!str true" is a string too).
 bool Reader::boolean(const YAML::Node& n, const std::string& key) const {
   bool v = false;
-  if (!n.IsScalar() || !YAML::convert<bool>::decode(n, v)) fail(n.Mark(), key, "expected true or false", "write true or false");
+  if (!n.IsScalar()) fail(n.Mark(), key, "expected true or false", "write true or false");
+  if (const std::string& tag = n.Tag(); tag != "?" && tag != "" && tag != "tag:yaml.org,2002:bool")
+    fail(n.Mark(), key, "'" + printable(n.Scalar()) + "' is quoted: a quoted value is a string, not a boolean",
+         "write true or false without quotes");
+  if (const NumberProblem p = parse_bool(n.Scalar(), v)) fail(n.Mark(), key, p.problem, p.fix);
   return v;
 }
 

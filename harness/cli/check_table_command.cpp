@@ -88,10 +88,13 @@ void add_check_table_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--host-budget", a->check.host_budget, "FLOP budget above which the host kernel declines a case")
       ->transform(positive_real(1e30));
   cmd->callback([a, &exit_code] {
+    if (!a->lock.empty() && !a->verify_lock.empty())
+      throw_bad_input("command line", "--lock", "--lock and --verify-lock together: one run writes a lock or verifies one",
+                      "verify with --verify-lock, then lock in a second run (or drop one of them)");
     std::optional<TableLock> locked;
     if (!a->verify_lock.empty()) locked = read_lock(a->verify_lock);
     std::vector<std::string> paths = split_table_paths(a->tables);
-    for (const std::string& p : split_table_paths(a->more_tables)) paths.push_back(p);
+    for (const std::string& p : split_table_paths(a->more_tables, "--table")) paths.push_back(p);
     if (paths.empty() && locked)
       for (const LockedTable& t : locked->tables) paths.push_back(t.path);
     if (paths.empty())

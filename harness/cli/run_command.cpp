@@ -13,7 +13,7 @@ namespace {
 // The set's paths, ':'-joined, after the set resolved without a defect (table_set.hpp): else bad input (exit 2)
 // before any work, each defect printed, the first thrown.
 std::string validated_table_set(const std::vector<std::string>& tables, const std::vector<std::string>& acknowledged) {
-  const std::vector<std::string> paths = split_table_paths(tables);
+  const std::vector<std::string> paths = split_table_paths(tables, "--dispatch-table");
   const TableSet s = read_table_set(paths, acknowledged);
   const SetFinding* first = nullptr;
   for (const SetFinding& f : s.findings)

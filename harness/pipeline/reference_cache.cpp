@@ -1,6 +1,7 @@
 #include "harness/pipeline/reference_cache.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -8,6 +9,7 @@
 #include "fixtures/error.hpp"
 #include "fixtures/safetensors.hpp"
 #include "fixtures/tensor.hpp"
+#include "fixtures/tensor_element.hpp"
 #include "harness/case/case_json.hpp"
 #include "harness/pipeline/envelope_sim.hpp"
 
@@ -19,6 +21,32 @@ namespace moe {
 
 std::string reference_version() { return MOE_REFERENCE_VERSION; }
 
+namespace {
+// A contract reference of all zeros where the ideal one is not, because an activation amax floor at or above the
+// largest |x| sets every per-token (or group) scale: x / scale then rounds to 0 in fp8, and so does everything
+// after it. That is the case's input, not the seed: bad input naming the floor (the judge's all-zeros error would
+// send the user to the seed).
+void refuse_floor_zeroed_reference(const ResolvedContract& rc, const Checkpoint& pristine, const ReferenceSet& r) {
+  const ProblemSpec& p = rc.problem;
+  auto zero = [](const auto& v) { return std::all_of(v.begin(), v.end(), [](auto f) { return f == 0; }); };
+  if (!zero(r.contract) || zero(r.ideal)) return;
+  float amax = 0;
+  for (std::int64_t i = 0, n = pristine.x.numel(); i < n; ++i) amax = std::max(amax, std::fabs(element_as_f32(pristine.x, i)));
+  for (const auto& [q, prefix] : {std::pair{&p.quant, "quant"}, std::pair{&p.shared_quant, "shared_quant"}}) {
+    const bool per_token = q->act == ActFormat::fp8_token || q->act == ActFormat::fp8_group128;
+    if (!per_token || q->act_amax_floor < amax || (prefix == std::string("shared_quant") && p.n_shared == 0)) continue;
+    const bool declared = rc.record.declared.find("_floor=") != std::string::npos;  // the kernel's, not the case's
+    const std::string key = declared ? "rounding_contract" : std::string(prefix) + ".amax_floor";
+    throw_bad_input("case", key,
+                    fmt::format("the activation amax floor {:g} ({}) is at or above the largest |x| of the case, {:g}: "
+                                "every scale is the floor, every activation rounds to 0 in fp8 and the contract "
+                                "reference is all zeros, which proves nothing about a kernel",
+                                q->act_amax_floor, declared ? "the kernel's rounding contract " + rc.record.declared : key, amax),
+                    fmt::format("choose a floor below {:g} (the default is 1e-10)", amax));
+  }
+}
+}  // namespace
+
 ReferenceSet compute_references(const ResolvedContract& rc, const Checkpoint& pristine) {
   ReferenceSet r;
   r.routing = route(rc.problem, pristine);
@@ -28,6 +56,7 @@ ReferenceSet compute_references(const ResolvedContract& rc, const Checkpoint& pr
                              keep_slots ? &r.slots : nullptr);
   r.ideal = reference_moe(rc.problem, pristine, r.routing, ReferenceKind::ideal);
   r.rounding = rc.record;
+  refuse_floor_zeroed_reference(rc, pristine, r);
   r.envelope = simulate_envelope(p, pristine, r.routing, r.contract, r.ideal, r.slots);
   return r;
 }

@@ -32,6 +32,7 @@ GateDecision gate(const CaseSpec& c, const KernelUnderTest& k, const DeviceDetec
                                    fmt::join(c.targets.compute_units, ", "))};
   }
   const Support s = k.supports(c.problem, dev);
+  if (!s.supported && s.no_device && req.required) return {A::fail, "--require-device: " + k.id() + ": " + s.reason};
   if (!s.supported) return {A::skip, k.id() + " does not support this case: " + s.reason};
   return {A::run, ""};
 }

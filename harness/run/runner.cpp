@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fmt/format.h>
 #include <map>
 #include <memory>
@@ -325,7 +326,16 @@ int run_suite(const RunOptions& requested) {
   const std::filesystem::path junit = opt.junit.empty() ? dir / "junit.xml" : opt.junit;
   const std::filesystem::path json = opt.json.empty() ? dir / "report.json" : opt.json;
   // GoogleTest writes its XML in place: into a temporary file, renamed once whole (every report file is atomic).
+  // On every other way out (a full disk failing the journal or the reports, any exception) the temporary file is
+  // removed: nothing half-written stays beside the reports.
   const std::filesystem::path junit_tmp = junit.string() + ".tmp." + std::to_string(::getpid());
+  struct RemoveOnExit {
+    const std::filesystem::path& path;
+    ~RemoveOnExit() {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+    }
+  } junit_tmp_guard{junit_tmp};
 
   // Registration: GoogleTest's flags, then one test per (case, kernel), each judged through the session (CaseTest).
   init_gtest(opt.gtest_args, junit_tmp);
@@ -367,8 +377,7 @@ int run_suite(const RunOptions& requested) {
   for (std::size_t i = 0; i < state.records.size(); ++i)
     if (state.ran[i]) report.cases.push_back(state.records[i]);
   session.finish(p, report.cases.size());
-  std::error_code ec;
-  std::filesystem::rename(junit_tmp, junit, ec);
+  commit_written_file(junit_tmp, junit, "</testsuites>\n");  // GoogleTest ignores its own failed writes
   write_report_files(report, {json, {}, dir / "summary.md", dir / "report.html"});  // junit.xml: GoogleTest's
   const int pass = report.count(Status::pass), fail = report.count(Status::fail), skip = report.count(Status::skip),
             err = report.count(Status::error);

@@ -64,6 +64,11 @@ def main():
         (nothing + ["--case-timeout", "-5"], "--case-timeout"),
         (nothing + ["--case-timeout", "1e7"], "--case-timeout"),
         (quick + ["--case-timeout", "nan"], "--case-timeout"),
+        # One strict parser (fixtures/strict_number.hpp): no '+', space or hex float (issue 48).
+        ([exe, "compare", report, report, "--cos-drop", "+0.1"], "--cos-drop"),
+        ([exe, "compare", report, report, "--rel-floor", "0x1p4"], "--rel-floor"),
+        (nothing + ["--case-timeout", " 5"], "--case-timeout"),
+        (nothing + ["--host-budget", "+4e9"], "--host-budget"),
         ([exe, "selftest", "--case-timeout", "inf"], "--case-timeout"),
     ]
     bad = 0

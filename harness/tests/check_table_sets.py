@@ -43,6 +43,43 @@ def variants(out, report):
             for c in cases}  # by the token fragment T1, T2, ...
 
 
+def hostile(exe, out, suite, stock, overlay, rows, lock):
+    """Issue 48: an acknowledgement names one table (by resolved path; a file name two tables share is ambiguous),
+    and what tune never writes is bad input (exit 2, before any work) in check-table and run --dispatch-table."""
+    d1, d2 = f"{out}/d1/overlay.csv", f"{out}/d2/overlay.csv"
+    for d in (d1, d2):
+        os.makedirs(os.path.dirname(d))
+        write(d, [dict(rows[1])])
+    both = f"{stock}:{d1}:{d2}"
+    r = run(exe, "check-table", both, "--acknowledge-override", "overlay.csv:2")
+    check(r, 2, "key '--acknowledge-override': 'overlay.csv:2' is ambiguous", "stderr")
+    assert d1 in r.stderr and d2 in r.stderr, r.stderr
+    r = run(exe, "check-table", both, "--acknowledge-override", f"{d1}:2")
+    check(r, 1, f"{d2}:2: defect: overrides {d1}:2")
+    assert f"{d1}:2: override, acknowledged" in r.stdout, r.stdout
+    check(run(exe, "check-table", f"{stock}::{overlay}"), 2, "key 'tables'", "stderr")
+    r = run(exe, "run", "--suite", suite, "--kernel", "host", "--dispatch-table", f"{stock}:", "--report-dir",
+            f"{out}/empty-element")
+    check(r, 2, "key '--dispatch-table'", "stderr")
+    check(run(exe, "check-table", stock, "--lock", f"{out}/both.json", "--verify-lock", lock), 2, "key '--lock'",
+          "stderr")
+    assert not os.path.exists(f"{out}/both.json")
+    bad = f"{out}/bad.csv"
+    for column, cell in (("dispatch", "grouped_mma=on,grouped_mma=off"), ("dispatch", "grouped_mma=on,"),
+                         ("dispatch", "grouped_tokens_per_pass=8"), ("cu_num", " 2"), ("cu_num", str(2**64)),
+                         ("token", "+3"), ("us", "0x1p4")):
+        write(bad, [dict(rows[1], **{column: cell})])
+        check(run(exe, "check-table", stock, bad, "--acknowledge-override", "bad.csv:2"), 2, f"key '{column}'",
+              "stderr")
+        r = run(exe, "run", "--suite", suite, "--kernel", "host", "--dispatch-table", f"{stock}:{bad}",
+                "--acknowledge-override", "bad.csv:2", "--report-dir", f"{out}/bad-run")
+        check(r, 2, f"key '{column}'", "stderr")
+        assert not os.path.exists(f"{out}/bad-run/report.json")
+    with open(bad, "w") as f:
+        f.write(open(stock).read().replace("\n", ",_tag,_tag\n", 1))  # the header names _tag twice
+    check(run(exe, "check-table", bad), 2, "key '_tag'", "stderr")
+
+
 def main():
     exe, out = sys.argv[1], sys.argv[2]
     shutil.rmtree(out, ignore_errors=True)
@@ -131,6 +168,8 @@ def main():
     json.dump(locked, open(lock, "w"))
     check(run(exe, "check-table", stock, overlay, "--acknowledge-override", "overlay.csv:2", "--verify-lock", lock), 1,
           "kernel library version: locked 'host-contract 0', now 'host-contract")
+
+    hostile(exe, out, suite, stock, overlay, rows, lock)
 
     # tune --merge-into: a table whose T2 row has a key the new set lacks (model_dim edited) is not rewritten.
     target = f"{out}/target.csv"

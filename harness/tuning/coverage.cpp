@@ -2,10 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <cstdlib>
+#include <cstdint>
 #include <set>
 
 #include "fixtures/error.hpp"
+#include "fixtures/strict_number.hpp"
 #include "harness/tuning/tuning_table.hpp"
 
 namespace moe {
@@ -32,11 +33,12 @@ Coverage table_coverage(const TableSet& s, const std::vector<CaseSpec>& cases, c
 
 std::pair<std::string, int> parse_table_device(const std::string& text, const std::string& option) {
   const std::size_t colon = text.rfind(':');
-  char* end = nullptr;
-  const long cu = colon == std::string::npos ? -1 : std::strtol(text.c_str() + colon + 1, &end, 10);
-  if (colon == 0 || colon == std::string::npos || colon + 1 == text.size() || *end != '\0' || cu <= 0 || cu > 100000)
-    throw_bad_input("command line", option, "'" + text + "' is not ARCH:CU",
-                    "name the device as its arch and compute units, e.g. gfx942:80 or sm_90:132");
+  const std::string fix = "name the device as its arch and compute units, e.g. gfx942:80 or sm_90:132";
+  if (colon == 0 || colon == std::string::npos)
+    throw_bad_input("command line", option, "'" + text + "' is not ARCH:CU", fix);
+  std::int64_t cu = 0;
+  if (const NumberProblem p = parse_whole(std::string_view(text).substr(colon + 1), 1, 100000, cu))
+    throw_bad_input("command line", option, "'" + text + "' is not ARCH:CU: the compute units " + p.problem, fix);
   return {text.substr(0, colon), int(cu)};
 }
 

@@ -52,9 +52,7 @@ RowRuns run_table_rows(const TableSet& s, const RowRunOptions& o) {
     PipelineOptions po;
     po.weights = &weights;
     po.dispatch_table = &s;  // the dispatch path's own lookup selects the row's choice
-    char* end = nullptr;
-    const unsigned long long seed = std::strtoull(r.seed.c_str(), &end, 10);
-    if (!r.seed.empty() && *end == '\0') po.seed = seed;
+    po.seed = row_seed(r);
     const CaseRecord rec = execute_case(*c, *kernel, detection, po);
     ++out.run;
     if (rec.status != Status::pass) {

@@ -129,9 +129,7 @@ TableCheck check_table(const TuningTable& t, const TableCheckOptions& o) {
     }
     kernel->select_dispatch(r.dispatch);
     PipelineOptions po;
-    char* end = nullptr;
-    const unsigned long long seed = std::strtoull(r.seed.c_str(), &end, 10);
-    if (!r.seed.empty() && *end == '\0') po.seed = seed;
+    po.seed = row_seed(r);
     const CaseRecord rec = execute_case(*c, *kernel, detection, po);
     const double max_rel = case_thresholds(*c).max_rel;
     if (rec.status != Status::pass)

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdlib>
+#include <limits>
 #include <map>
 #include <sstream>
 #include <vector>
@@ -11,6 +11,7 @@
 #include "fixtures/error.hpp"
 #include "fixtures/input_file.hpp"
 #include "fixtures/input_limits.hpp"
+#include "fixtures/strict_number.hpp"
 
 namespace moe {
 namespace {
@@ -58,13 +59,15 @@ struct AiterRow {
     const int i = column(header, name);
     return i < 0 ? "" : cells[std::size_t(i)];
   }
-  std::int64_t integer(const char* name) const {
+  // A whole number of the field's type T (no wrap: cu_num 2^64 is out of range, not 0).
+  template <class T>
+  T integer(const char* name) const {
     const std::string s = text(name);
+    std::int64_t v = 0;
     if (s.empty()) return 0;
-    char* end = nullptr;
-    const long long v = std::strtoll(s.c_str(), &end, 10);
-    if (end == s.c_str() || *end != '\0') throw_bad_input(where, name, "'" + s + "' is not an integer", kTableFileFix);
-    return v;
+    if (const NumberProblem p = parse_whole(s, std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), v))
+      throw_bad_input(where, name, p.problem, p.fix);
+    return T(v);
   }
   // A number; a trailing '%' (AITER's err1, err2) divides it by 100.
   double real(const char* name) const {
@@ -72,10 +75,8 @@ struct AiterRow {
     if (s.empty()) return 0;
     const bool percent = s.back() == '%';
     if (percent) s.pop_back();
-    char* end = nullptr;
-    const double v = std::strtod(s.c_str(), &end);
-    if (s.empty() || end == s.c_str() || *end != '\0')
-      throw_bad_input(where, name, "'" + text(name) + "' is not a number", kTableFileFix);
+    double v = 0;
+    if (const NumberProblem p = parse_measurement(s, v)) throw_bad_input(where, name, p.problem, p.fix);
     return percent ? v / 100 : v;
   }
 };
@@ -103,21 +104,21 @@ TuningTable read_aiter(const std::string& path, const std::vector<std::pair<int,
     r.line = n;
     r.file = path;
     r.gfx = a.text("gfx");
-    r.cu_num = int(a.integer("cu_num"));
-    r.token = a.integer("token");
-    r.model_dim = a.integer("model_dim");
-    r.inter_dim = a.integer("inter_dim");
-    r.expert = a.integer("expert");
-    r.topk = int(a.integer("topk"));
+    r.cu_num = a.integer<int>("cu_num");
+    r.token = a.integer<std::int64_t>("token");
+    r.model_dim = a.integer<std::int64_t>("model_dim");
+    r.inter_dim = a.integer<std::int64_t>("inter_dim");
+    r.expert = a.integer<std::int64_t>("expert");
+    r.topk = a.integer<int>("topk");
     r.act_type = a.text("act_type");
     r.dtype = a.text("dtype");
     r.q_dtype_a = a.text("q_dtype_a");
     r.q_dtype_w = a.text("q_dtype_w");
     r.q_type = a.text("q_type");
-    r.use_g1u1 = int(a.integer("use_g1u1"));
-    r.doweight_stage1 = int(a.integer("doweight_stage1"));
-    r.block_m = int(a.integer("block_m"));
-    r.ksplit = int(a.integer("ksplit"));
+    r.use_g1u1 = a.integer<int>("use_g1u1");
+    r.doweight_stage1 = a.integer<int>("doweight_stage1");
+    r.block_m = a.integer<int>("block_m");
+    r.ksplit = a.integer<int>("ksplit");
     r.us = a.real("us");
     r.err = column(header, "err") >= 0 ? a.real("err") : std::max(a.real("err1"), a.real("err2"));
     r.kernel_name = column(header, "kernel_name") >= 0 ? a.text("kernel_name") : a.text("kernelName1");
@@ -134,6 +135,7 @@ TuningTable read_aiter(const std::string& path, const std::vector<std::pair<int,
 TuningTable read_table_file(const std::string& path) {
   const auto lines = csv_lines(read_input_file(path, "tuning table", kSuiteFileLimit));
   if (lines.empty()) throw_bad_input(path, "header", "the file is empty", kTableFileFix);
+  refuse_duplicate_columns(lines.front().second, fmt::format("{}:{}", path, lines.front().first));
   if (column(lines.front().second, "shape") < 0) return read_aiter(path, lines);
   TuningTable t = read_tuning_table(path);
   read_optional_columns(t, lines);

@@ -2,10 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <unordered_map>
 
+#include "fixtures/error.hpp"
+#include "fixtures/strict_number.hpp"
 #include "harness/tuning/table_file.hpp"
 
 namespace moe {
@@ -19,11 +22,41 @@ std::string key_text(const TuningRow& r) {
 
 std::string file_name(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
-bool names_row(const std::string& ack, const std::string& file, int line) {
-  const std::string suffix = fmt::format(":{}", line);
-  if (ack.size() <= suffix.size() || ack.compare(ack.size() - suffix.size(), suffix.size(), suffix) != 0) return false;
-  const std::string f = ack.substr(0, ack.size() - suffix.size());
-  return f == file || f == file_name(file);
+// The path with its directories and links resolved (as far as they exist), to compare two spellings of one file.
+std::string resolved(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path a = std::filesystem::absolute(path, ec);
+  if (ec || path.empty()) return path;
+  const std::filesystem::path p = std::filesystem::weakly_canonical(a, ec);
+  return ec ? a.lexically_normal().string() : p.string();
+}
+
+// The tables an --acknowledge-override FILE:LINE names, and its line: FILE resolves (as a path) to tables of the set,
+// else a FILE without a directory names the one table of that file name. A file name shared by tables at different
+// paths is ambiguous: bad input naming both, so an acknowledgement never covers a row it did not name.
+std::pair<std::vector<std::size_t>, int> acknowledged_rows(const std::string& ack, const std::vector<TuningTable>& ts) {
+  const std::size_t colon = ack.rfind(':');
+  std::int64_t line = 0;
+  const NumberProblem p = colon == std::string::npos
+                              ? NumberProblem{"'" + ack + "' has no ':LINE'", "write FILE:LINE of the overriding row"}
+                              : parse_whole(std::string_view(ack).substr(colon + 1), 1, 1 << 30, line);
+  if (p)
+    throw_bad_input("command line", "--acknowledge-override", "'" + ack + "': " + p.problem,
+                    "write FILE:LINE of the overriding row, e.g. overlay.csv:2 (" + p.fix + ")");
+  const std::string file = ack.substr(0, colon);
+  std::vector<std::size_t> by_path, by_name;
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    if (resolved(ts[i].file) == resolved(file)) by_path.push_back(i);
+    if (file.find('/') == std::string::npos && file_name(ts[i].file) == file) by_name.push_back(i);
+  }
+  if (!by_path.empty()) return {by_path, int(line)};
+  for (const std::size_t i : by_name)
+    if (resolved(ts[i].file) != resolved(ts[by_name.front()].file))
+      throw_bad_input("command line", "--acknowledge-override",
+                      fmt::format("'{}' is ambiguous: file name {} names both {} and {}", ack, file,
+                                  ts[by_name.front()].file, ts[i].file),
+                      fmt::format("name the table by its path, e.g. --acknowledge-override {}:{}", ts[i].file, line));
+  return {by_name, int(line)};
 }
 
 }  // namespace
@@ -36,13 +69,18 @@ int TableSet::defects() const {
   return n;
 }
 
-std::vector<std::string> split_table_paths(const std::vector<std::string>& arguments) {
+std::vector<std::string> split_table_paths(const std::vector<std::string>& arguments, const std::string& option) {
   std::vector<std::string> out;
   for (const std::string& a : arguments) {
     std::size_t start = 0;
     while (start <= a.size()) {
       const std::size_t end = std::min(a.find(':', start), a.size());
-      if (end > start) out.push_back(a.substr(start, end - start));
+      if (end == start)
+        throw_bad_input("command line", option,
+                        "'" + a + "' has an empty element" + (a.empty() ? "" : fmt::format(" at byte {}", start)) +
+                            ": a list of tables has one path between each pair of ':'",
+                        "drop the extra ':' (write a.csv:b.csv)");
+      out.push_back(a.substr(start, end - start));
       start = end + 1;
     }
   }
@@ -112,6 +150,8 @@ TableSet resolve_table_set(std::vector<TuningTable> tables, const std::vector<st
   }
   for (std::size_t e = 0; e < alive.size(); ++e)
     if (!dead[e]) s.dispatched.push_back(alive[e]);
+  std::vector<std::pair<std::vector<std::size_t>, int>> acks;
+  for (const std::string& a : acknowledged) acks.push_back(acknowledged_rows(a, s.tables));
   std::vector<bool> ack_used(acknowledged.size(), false);
   std::set<std::pair<std::size_t, std::size_t>> winners;
   for (TableOverride& o : s.overrides) {
@@ -119,7 +159,9 @@ TableSet resolve_table_set(std::vector<TuningTable> tables, const std::vector<st
     winners.insert({o.winner.table, o.winner.row});
     o.acknowledged = !w.override_ack.empty();
     for (std::size_t a = 0; a < acknowledged.size(); ++a)
-      if (names_row(acknowledged[a], s.tables[o.winner.table].file, w.line)) o.acknowledged = ack_used[a] = true;
+      if (acks[a].second == w.line &&
+          std::find(acks[a].first.begin(), acks[a].first.end(), o.winner.table) != acks[a].first.end())
+        o.acknowledged = ack_used[a] = true;
     const std::string what =
         fmt::format("overrides {} ({}){}", s.where(o.shadowed), key_text(s.row(o.shadowed)),
                     o.any_cu ? fmt::format(" on devices of {} compute units (the any-CU row at cu_num 0)", w.cu_num) : "");

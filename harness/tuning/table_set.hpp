@@ -51,14 +51,16 @@ struct TableSet {
 };
 
 // The paths of `--dispatch-table` / check-table arguments: each argument is one path or a list of paths separated by
-// ':' (the platform's path-list separator, as a library reads its table list from an environment variable); empty
-// elements are dropped.
-std::vector<std::string> split_table_paths(const std::vector<std::string>& arguments);
+// ':' (the platform's path-list separator, as a library reads its table list from an environment variable). An
+// empty element (`a.csv::b.csv`, a leading or trailing ':', an empty argument) is bad input naming `option`.
+std::vector<std::string> split_table_paths(const std::vector<std::string>& arguments,
+                                           const std::string& option = "tables");
 // The list as one ':'-separated string of absolute paths (what a run's journal and workers carry).
 std::string absolute_table_list(const std::vector<std::string>& paths);
 
 // Resolves tables already read (rules 1-5). `acknowledged`: FILE:LINE of overriding rows (--acknowledge-override);
-// FILE may be the path as given or its file name.
+// FILE resolves as a path to tables of the set, else a FILE without a directory names the one table of that file
+// name; a file name shared by tables at two paths is ambiguous (bad input, exit 2, naming both).
 TableSet resolve_table_set(std::vector<TuningTable> tables, const std::vector<std::string>& acknowledged = {});
 // Reads each path (table_file.hpp; bad input exit 2 before any work) and resolves them.
 TableSet read_table_set(const std::vector<std::string>& paths, const std::vector<std::string>& acknowledged = {});

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 #include <variant>
 
@@ -11,6 +12,7 @@
 #include "fixtures/error.hpp"
 #include "fixtures/input_file.hpp"
 #include "fixtures/input_limits.hpp"
+#include "fixtures/strict_number.hpp"
 #include "formats/weight_format.hpp"
 #include "kernels/gpu/dispatch_options.hpp"
 
@@ -82,6 +84,17 @@ std::string cell_text(const TuningRow& r, const Field& f) {
       f);
 }
 
+// A number cell, read strictly (fixtures/strict_number.hpp) within its type; its sign, size and finiteness are the
+// checks' (a negative or NaN time is a finding, table_checks.hpp).
+NumberProblem parse_cell(const std::string& text, double& v) { return parse_measurement(text, v); }
+template <class T>
+NumberProblem parse_cell(const std::string& text, T& v) {
+  std::int64_t w = 0;
+  NumberProblem p = parse_whole(text, std::numeric_limits<T>::min(), std::numeric_limits<T>::max(), w);
+  if (!p) v = T(w);
+  return p;
+}
+
 void set_cell(TuningRow& r, const Field& f, const std::string& text, const std::string& where, const char* column) {
   std::visit(
       [&](auto m) {
@@ -91,11 +104,7 @@ void set_cell(TuningRow& r, const Field& f, const std::string& text, const std::
           v = text;
         } else {
           if (text.empty()) return;  // missing: 0, which the checks refuse where a value is required
-          char* end = nullptr;
-          if constexpr (std::is_same_v<T, double>) v = std::strtod(text.c_str(), &end);
-          else v = T(std::strtoll(text.c_str(), &end, 10));
-          if (end == text.c_str() || *end != '\0')
-            throw_bad_input(where, column, "'" + text + "' is not a number", kFix);
+          if (const NumberProblem p = parse_cell(text, v)) throw_bad_input(where, column, p.problem, p.fix);
         }
       },
       f);
@@ -120,13 +129,32 @@ std::string q_type_of(WeightFormat w) {
 // What makes a row usable by every reader, checked as the table is read (exit 2 before any work): its dispatch
 // choice parses (a garbage choice would make every case it covers an error), and its shape key is the one its
 // case_id gives (key_of(): the id with its /T<token>/ part as /T*/), so the lookup can reach the row.
+// A choice is what `tune` writes: each switch at most once, no empty item (the command line's "a later item wins"
+// would let a row say two things), and none on a host row (every kernel that runs on the host has one path; a choice
+// there makes each case it covers an error at run).
 void check_row(const TuningRow& r, const std::string& where) {
+  const std::string fix = "use comma-separated KEY=VALUE items, each one of " + gpu::dispatch_option_spellings() +
+                          " and each switch once (or leave it empty)";
+  const std::vector<std::string> items = gpu::split_dispatch_choice(r.dispatch);
   try {
-    (void)gpu::parse_dispatch_options(gpu::split_dispatch_choice(r.dispatch));
+    (void)gpu::parse_dispatch_options(items);
   } catch (const Error& e) {
-    throw_bad_input(where, "dispatch", e.problem(), "use comma-separated KEY=VALUE items, each one of " +
-                                                        gpu::dispatch_option_spellings() + " (or leave it empty)");
+    throw_bad_input(where, "dispatch", e.problem(), fix);
   }
+  if (!r.dispatch.empty() && r.dispatch.back() == ',')
+    throw_bad_input(where, "dispatch", "'" + r.dispatch + "' ends in an empty item", fix);
+  for (std::size_t i = 0; i < items.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (items[i].substr(0, items[i].find('=')) == items[k].substr(0, items[k].find('=')))
+        throw_bad_input(where, "dispatch", "'" + r.dispatch + "' sets " + items[i].substr(0, items[i].find('=')) +
+                                               " twice", fix);
+  if (r.gfx == "host" && !r.dispatch.empty())
+    throw_bad_input(where, "dispatch", "'" + r.dispatch + "' on a host row: the kernels that run on the host have "
+                                       "one path and no dispatch choice",
+                    "leave the dispatch cell of a gfx host row empty (as `moe-harness tune` writes it)");
+  std::uint64_t seed = 0;
+  if (const NumberProblem p = r.seed.empty() ? NumberProblem{} : parse_unsigned64(r.seed, seed))
+    throw_bad_input(where, "seed", p.problem, p.fix + " (or leave it empty for the case's own seed)");
   if (r.case_id.empty()) return;
   std::string shape = r.case_id;
   const std::string tok = fmt::format("/T{}/", r.token);
@@ -162,6 +190,7 @@ TuningTable read_tuning_table(const std::string& path) {
                       "save the table as UTF-8 without a BOM (as `moe-harness tune` writes it)");
     const auto cells = split_csv(line);
     if (at.empty()) {
+      refuse_duplicate_columns(cells, where);
       for (const Column& c : kColumns) {
         int found = -1;
         for (std::size_t i = 0; i < cells.size(); ++i) if (cells[i] == c.name) found = int(i);
@@ -197,6 +226,21 @@ void write_tuning_table(const TuningTable& t, const std::string& path) {
 }
 
 std::vector<std::string> tuning_csv_cells(const std::string& line) { return split_csv(line); }
+
+std::optional<std::uint64_t> row_seed(const TuningRow& r) {
+  std::uint64_t seed = 0;
+  if (r.seed.empty() || parse_unsigned64(r.seed, seed)) return std::nullopt;
+  return seed;
+}
+
+void refuse_duplicate_columns(const std::vector<std::string>& header, const std::string& where) {
+  for (std::size_t i = 0; i < header.size(); ++i)
+    for (std::size_t k = 0; k < i; ++k)
+      if (!header[i].empty() && header[i] == header[k])
+        throw_bad_input(where, header[i],
+                        fmt::format("the header names column '{}' twice (cells {} and {})", header[i], k + 1, i + 1),
+                        "keep one column of each name");
+}
 
 std::string tuning_csv_line(const TuningRow& r) {
   std::string line;

@@ -44,6 +44,12 @@ struct TuningTable {
   bool aiter = false;  // read in the AITER column set (table_file.hpp): no harness kernel runs its rows
 };
 
+// Bad input naming `where` and the column when a header names a column twice (a reader would take one of them
+// silently): every column of either format (table_file.hpp), `_tag` and `_override` included, once.
+void refuse_duplicate_columns(const std::vector<std::string>& header, const std::string& where);
+// The seed a row was tuned at (its `seed` cell, a decimal unsigned 64-bit integer checked when the table was read),
+// or none for an empty cell: the case's own seed.
+std::optional<std::uint64_t> row_seed(const TuningRow& r);
 // The CSV header line (the column names in order).
 std::string tuning_header();
 // Reads a table; bad input (exit 2) naming file:line and the column for a missing header column, a wrong column

@@ -240,8 +240,9 @@ std::unique_ptr<DeviceRun> PluginKernel::device_run(const ProblemSpec& p, const 
 
 Support PluginKernel::supports(const ProblemSpec& p, const DeviceInfo*) const {
   if (device_memory() && !kGpuBuild)
-    return Support::no("it computes in device memory (plugin ABI 2, memory MOE_MEMORY_DEVICE) and needs a GPU build "
-                       "of moe-harness (cmake --preset cuda or hip); this build has no GPU runtime");
+    return Support::no_device_here("it computes in device memory (plugin ABI 2, memory MOE_MEMORY_DEVICE) and needs a "
+                                   "GPU build of moe-harness (cmake --preset cuda or hip); this build has no GPU "
+                                   "runtime");
   const moe_problem m = to_plugin_problem(p);
   char reason[512] = {0};
   if (api_->supports(&m, reason, sizeof reason)) return Support::yes();

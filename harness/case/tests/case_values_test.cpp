@@ -79,8 +79,36 @@ TEST(CaseValues, IntegersAreDecimalWholeNumbersInRange) {
   expect_bad(std::string(kHead) + "  - {tokens: 2.0}\n", 4, "tokens", "whole number");
   expect_bad(std::string(kHead) + "  - {tokens: 010x}\n", 4, "tokens", "whole number");
   expect_bad(std::string(kHead) + "  - {tokens: 1, hidden: 9223372036854775808}\n", 4, "hidden", "outside");
-  const Suite s = load_suite_text(std::string(kHead) + "  - {tokens: +3}\n", "s.yaml");
+  // One spelling per number (docs/cases.md): a '+' is refused like any other sign where the docs show none.
+  expect_bad(std::string(kHead) + "  - {tokens: +3}\n", 4, "tokens", "'+'");
+  const Suite s = load_suite_text(std::string(kHead) + "  - {tokens: 3}\n", "s.yaml");
   EXPECT_EQ(s.cases[0].problem.tokens, 3);
+}
+
+// Booleans documented `true | false` take those two plain scalars only (issue 48: yes, off, y, "true" and no were
+// taken as YAML 1.1 truth values or strings).
+TEST(CaseValues, BooleansAreTrueOrFalseUnquoted) {
+  for (const char* bad : {"yes", "no", "off", "on", "y", "n", "True", "FALSE", "1", "\"true\"", "'false'", "!!str true"})
+    expect_bad(std::string(kHead) + "  - {tokens: 1, pin_rounding_contract: " + bad + "}\n", 4,
+               "pin_rounding_contract", "true or false");
+  expect_bad(std::string(kHead) + "  - {tokens: 1, routing: {renormalize: yes}}\n", 4, "routing.renormalize",
+             "true or false");
+  const Suite s = load_suite_text(std::string(kHead) + "  - {tokens: 1, pin_rounding_contract: true}\n"
+                                                       "  - {tokens: 1, pin_rounding_contract: false}\n", "s.yaml");
+  EXPECT_TRUE(s.cases[0].pin_rounding);
+  EXPECT_FALSE(s.cases[1].pin_rounding);
+}
+
+// Documented bounds are inclusive as written: amax_floor [1e-30, 1e30] holds 1e30 although float(1e30) > 1e30.
+TEST(CaseValues, AmaxFloorTakesItsDocumentedBoundsAndNoHexFloat) {
+  const std::string fp8 = "  - {tokens: 1, quant: {weight: fp8_channel, act: fp8_token, amax_floor: ";
+  for (const char* ok : {"1e30", "9e29", "1e-30", "0.001953125"}) {
+    const Suite s = load_suite_text(std::string(kHead) + fp8 + ok + "}}\n", "s.yaml");
+    EXPECT_EQ(s.cases[0].problem.quant.act_amax_floor, std::stof(ok)) << ok;
+  }
+  expect_bad(std::string(kHead) + fp8 + "2e30}}\n", 4, "quant.amax_floor", "outside [1e-30, 1e+30]");
+  expect_bad(std::string(kHead) + fp8 + "0x1p4}}\n", 4, "quant.amax_floor", "hex");
+  expect_bad(std::string(kHead) + fp8 + "+1e-3}}\n", 4, "quant.amax_floor", "'+'");
 }
 
 TEST(CaseValues, ElementCountsPastInt64AndPastTheHostMemoryAreBadInput) {

@@ -20,7 +20,8 @@ if _os.path.isdir(_cases):
 
 from moe_harness._moe_harness import Error, Fixture, Tensor, build_stamp, version
 from moe_harness import _moe_harness as _native
-from moe_harness._errors import check_text as _check_text, native_arguments as _native_arguments
+from moe_harness._errors import check_real as _check_real, check_text as _check_text
+from moe_harness._errors import native_arguments as _native_arguments
 from moe_harness._case import Case, Suite, suite
 from moe_harness.session import Session
 from moe_harness.verdict import Verdict
@@ -30,8 +31,11 @@ __version__ = version()
 
 def native_kernel(id, host_budget=0.0):
     """A kernel of this build by id ("host", "gpu-fused-moe" in a GPU build) as a Python kernel object; host_budget:
-    the host kernel's FLOP budget (0: its default). Bad arguments raise moe_harness.Error."""
+    the host kernel's FLOP budget in (0, 1e30], as `run --host-budget` (0: its default). Bad arguments raise
+    moe_harness.Error."""
     _check_text(id, "moe_harness.native_kernel()", "id")
+    host_budget = _check_real(host_budget, "moe_harness.native_kernel()", "host_budget", 0, 1e30, lo_open=True,
+                              default=0)
     with _native_arguments("moe_harness.native_kernel()"):
         return _native.native_kernel(id, host_budget)
 

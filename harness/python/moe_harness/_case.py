@@ -2,7 +2,7 @@
 import json
 
 from moe_harness import _moe_harness as _native
-from moe_harness._errors import bad_input, check_path, check_seed, check_text, native_arguments
+from moe_harness._errors import bad_input, check_device, check_flag, check_path, check_seed, check_text, native_arguments
 from moe_harness._outputs import host_output
 from moe_harness.verdict import Verdict
 
@@ -81,7 +81,10 @@ class Case:
         rules of `run` (docs/reliability.md "Gating"): the case's kernel list (kernel_id, default the kernel's .id
         or "python"), and for a device kernel (device other than None/"cpu", or kernel.needs_device) the live
         device and the case's targets; then kernel.supports(case) when the kernel has it."""
-        with native_arguments("moe_harness.Case.gate()"):
+        where = "moe_harness.Case.gate()"
+        check_device(device, where)
+        check_flag(require_device, where, "require_device")
+        with native_arguments(where):
             return self._native.gate(self, kernel, _kernel_id(kernel, kernel_id), _needs_device(device, kernel),
                                      require_device)
 
@@ -120,6 +123,13 @@ class Case:
         An exception in the kernel is the verdict's error (status "error", the traceback in its reason)."""
         version = kernel_version if kernel_version is not None else str(getattr(kernel, "version", ""))
         where = "moe_harness.Case.run()"
+        if not callable(kernel):
+            raise bad_input(where, "kernel", f"must be a callable kernel(fixture, out), got {type(kernel).__name__} "
+                                             f"{kernel!r}",
+                            "pass a function or an object with __call__(fixture, out) (docs/python.md), e.g. "
+                            "moe_harness.native_kernel('host')")
+        check_device(device, where)
+        check_flag(require_device, where, "require_device")
         check_text(_kernel_id(kernel, kernel_id), where, "kernel_id")
         check_text(version, where, "kernel_version")
         with native_arguments(where):

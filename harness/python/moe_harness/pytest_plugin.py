@@ -20,7 +20,7 @@ import os
 import pytest
 
 import moe_harness
-from moe_harness._errors import check_seed
+from moe_harness._errors import bad_input, check_device, check_seed, check_text
 
 
 def pytest_addoption(parser):
@@ -29,7 +29,7 @@ def pytest_addoption(parser):
     g.addoption("--moe-filter", action="append", default=[], metavar="GLOB",
                 help="case id glob (repeatable; a leading '-' excludes), as `run --filter`")
     g.addoption("--moe-report", default=None, metavar="DIR", help="write the reports into DIR at the end")
-    g.addoption("--moe-seed", type=int, default=None, help="replace every case's seed, as `run --seed`")
+    g.addoption("--moe-seed", default=None, help="replace every case's seed, as `run --seed`")
     g.addoption("--moe-kernel-id", default="python", help="the kernel's id in the records and reports")
     g.addoption("--moe-kernel-version", default="", help="the kernel's version in the report's provenance")
     g.addoption("--moe-device", default=None,
@@ -48,13 +48,49 @@ def _xdist_controller(config):
     return bool(getattr(config.option, "numprocesses", None)) and not _worker(config)
 
 
+def _decimal(text, option, what):
+    """Decimal digits as an int, as the CLI reads a whole number (fixtures/strict_number.hpp): no sign, space,
+    underscore or base prefix, which int() would take."""
+    if not (text.isascii() and text.isdigit()):
+        raise bad_input("pytest", option, f"'{text}' is not a whole number", f"write {what} as decimal digits")
+    return int(text)
+
+
+def _shard(text):
+    """--moe-shard I/N as (I, N); (0, 1) without it."""
+    if text is None:
+        return 0, 1
+    i, slash, n = text.partition("/")
+    fix = "give I/N with 0 <= I < N (e.g. 0/4)"
+    if not slash:
+        raise bad_input("pytest", "--moe-shard", f"'{text}' is not I/N", fix)
+    i, n = _decimal(i, "--moe-shard", "I/N"), _decimal(n, "--moe-shard", "I/N")
+    if not 0 <= i < n:
+        raise bad_input("pytest", "--moe-shard", f"'{text}': I must be in [0, N)", fix)
+    return i, n
+
+
+def _options(config):
+    """Every option this plugin adds, checked as the CLI checks its own: the seed, the device, the shard, the ids and
+    the report directory; moe_harness.Error (bad input) names the option."""
+    seed = config.getoption("moe_seed")
+    config._moe_seed = None if seed is None else check_seed(_decimal(seed, "--moe-seed", "the seed"), "pytest",
+                                                            "--moe-seed")
+    check_device(config.getoption("moe_device"), "pytest", "--moe-device")
+    config._moe_shard = _shard(config.getoption("moe_shard"))
+    check_text(config.getoption("moe_kernel_id"), "pytest", "--moe-kernel-id")
+    check_text(config.getoption("moe_kernel_version"), "pytest", "--moe-kernel-version")
+    for f in config.getoption("moe_filter"):
+        check_text(f, "pytest", "--moe-filter")
+
+
 def pytest_configure(config):
-    if config.getoption("moe_suite") is None:
-        return
-    # The options as usage errors before any test runs: the seed's range, and the report directory (a test run
-    # that passes and then cannot write its reports would end in sessionfinish).
+    # The options as usage errors before any test runs (pytest exit 4), with or without --moe-suite; the report
+    # directory too (a test run that passes and then cannot write its reports would end in sessionfinish).
     try:
-        check_seed(config.getoption("moe_seed"), "pytest", "--moe-seed")
+        _options(config)
+        if config.getoption("moe_suite") is None:
+            return
         report = config.getoption("moe_report")
         if report and _worker(config):
             report = os.path.join(report, _worker(config))
@@ -67,20 +103,6 @@ def pytest_configure(config):
     _suite(config)  # here, so that a bad suite or an empty selection is a usage error before collection
 
 
-def _shard(config):
-    """--moe-shard I/N as (I, N); (0, 1) without it."""
-    text = config.getoption("moe_shard")
-    if text is None:
-        return 0, 1
-    try:
-        i, n = (int(v) for v in text.split("/"))
-    except ValueError:
-        i, n = -1, 0
-    if not 0 <= i < n:
-        raise pytest.UsageError(f"--moe-shard {text}: give I/N with 0 <= I < N (e.g. 0/4)")
-    return i, n
-
-
 def _suite(config):
     if not hasattr(config, "_moe_suite"):
         name = config.getoption("moe_suite")
@@ -88,13 +110,13 @@ def _suite(config):
             raise pytest.UsageError("a test takes the moe_case fixture: pass --moe-suite NAME|FILE")
         try:
             config._moe_suite = moe_harness.suite(name, filter=config.getoption("moe_filter") or None,
-                                                  seed=config.getoption("moe_seed"))
+                                                  seed=config._moe_seed)
         except moe_harness.Error as e:
             raise pytest.UsageError(f"--moe-suite {name}: {e}") from None
         if len(config._moe_suite) == 0:  # nothing checked is never green (docs/cli.md "Exit codes")
             raise pytest.UsageError(f"--moe-filter selected no case of suite {name} ({config._moe_suite.file}); "
                                     f"`moe-harness list --suite {name} --filter GLOB` shows what a filter selects")
-        i, n = _shard(config)
+        i, n = config._moe_shard
         config._moe_cases = [c for k, c in enumerate(config._moe_suite) if k % n == i]
         if not config._moe_cases:
             raise pytest.UsageError(f"--moe-shard {i}/{n}: the selection has {len(config._moe_suite)} case(s), none "
@@ -116,6 +138,11 @@ def _conclude(verdict):
     if verdict.status != "pass":
         pytest.fail(verdict.explain(), pytrace=False)
     return verdict
+
+
+def _gated_away(fixture, out):
+    """The kernel of a case gating keeps from running: the pipeline decides before any call."""
+    raise AssertionError("moe_harness.pytest_plugin: a case gated away was run")
 
 
 class PluginCase:
@@ -143,8 +170,8 @@ def moe_case(request):
     device, required = config.getoption("moe_device"), config.getoption("moe_require_device")
     decision, _ = case.gate(device=device, kernel_id=config.getoption("moe_kernel_id"), require_device=required)
     if decision != "run":
-        # The pipeline gates before it touches anything, so this records the skip (or failure) as `run` would.
-        _conclude(config._moe_session.run(case, None, device=device, require_device=required))
+        # The pipeline gates before it touches the kernel, so this records the skip (or failure) as `run` would.
+        _conclude(config._moe_session.run(case, _gated_away, device=device, require_device=required))
     yield PluginCase(case, config)
     case.release()
 

@@ -3,7 +3,7 @@ report.html: moe::api::write_reports), with provenance (this build, the kernel, 
 whatever versions the caller adds)."""
 
 from moe_harness import _moe_harness as _native
-from moe_harness._errors import check_path, check_text
+from moe_harness._errors import bad_input, check_path, check_text
 
 
 class Session:
@@ -49,6 +49,9 @@ class Session:
 
     def write(self):
         """Writes the report files; returns their paths {"json", "junit", "markdown", "html"}."""
+        if not self.report_dir:
+            raise bad_input("moe_harness.Session.write()", "report_dir", "is empty: the Session has no directory to "
+                            "write the reports into", "pass Session(report_dir=DIR, ...)")
         if self.suite is None:
             raise ValueError("moe_harness.Session.write(): no verdict and no suite: nothing says what was run; "
                              "pass suite= or add a verdict")

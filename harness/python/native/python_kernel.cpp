@@ -6,11 +6,28 @@ namespace moe::python {
 
 namespace {
 
-// kernel.NAME(case) when the kernel has it (a method or a plain value), else nullopt.
-std::optional<py::object> ask(const py::object& kernel, const char* name, const py::object& case_obj) {
-  if (kernel.is_none() || !py::hasattr(kernel, name)) return std::nullopt;
-  py::object v = kernel.attr(name);
-  return PyCallable_Check(v.ptr()) ? v(case_obj) : v;
+// kernel.NAME(case) when the kernel has it (a method or a plain value), else nullopt. Only an AttributeError means
+// "has none" (py::hasattr would swallow every exception, so a property that raises would silently read as absent and
+// the case's own value be used): any other exception, reading the member or calling it, is a harness error naming
+// kernel.NAME with the Python exception.
+std::optional<py::object> ask(const py::object& kernel, const char* name, const py::object& case_obj,
+                              const std::string& where) {
+  if (kernel.is_none()) return std::nullopt;
+  try {
+    py::object v = py::reinterpret_steal<py::object>(PyObject_GetAttrString(kernel.ptr(), name));
+    if (!v) {
+      if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+        PyErr_Clear();
+        return std::nullopt;
+      }
+      throw py::error_already_set();
+    }
+    return PyCallable_Check(v.ptr()) ? v(case_obj) : v;
+  } catch (py::error_already_set& e) {
+    if (e.matches(PyExc_KeyboardInterrupt) || e.matches(PyExc_SystemExit)) throw;
+    api::throw_harness_error(where, std::string("kernel.") + name + " raised " + e.what(),
+                             std::string("fix kernel.") + name + " (a value, or a method of the case returning one)");
+  }
 }
 
 // A str the kernel handed back, as UTF-8; bad input naming `key` when it is not text or not encodable (a lone
@@ -47,25 +64,25 @@ PythonKernel::PythonKernel(py::object kernel, py::object case_obj, py::object sp
                            std::string version, bool needs_device)
     : kernel_(std::move(kernel)), case_(std::move(case_obj)), spec_(std::move(spec)), id_(std::move(id)),
       version_(std::move(version)), needs_device_(needs_device) {
-  if (const auto s = ask(kernel_, "supports", case_)) {
+  if (const auto s = ask(kernel_, "supports", case_, "kernel " + id_)) {
     if (py::isinstance<py::str>(*s)) support_ = api::Support::no(kernel_text(*s, "kernel " + id_, "supports", "a reason string"));
     else if (s->is_none() || (py::isinstance<py::bool_>(*s) && s->cast<bool>())) support_ = api::Support::yes();
     else if (py::isinstance<py::bool_>(*s)) support_ = api::Support::no("the kernel's supports() returned False");
     else api::throw_bad_input("kernel " + id_, "supports", "supports(case) must return None (supported) or a reason string (not supported)",
                               "return None or a reason string");
   }
-  if (const auto d = ask(kernel_, "deterministic", case_))
+  if (const auto d = ask(kernel_, "deterministic", case_, "kernel " + id_))
     deterministic_ = kernel_bool(*d, "kernel " + id_, "deterministic",
                                  "False where two runs may differ in the last bits (float atomics), else True");
-  if (const auto r = ask(kernel_, "rereads_expert_weights", case_))
+  if (const auto r = ask(kernel_, "rereads_expert_weights", case_, "kernel " + id_))
     rereads_expert_weights_ = kernel_bool(*r, "kernel " + id_, "rereads_expert_weights",
                                           "True when every call reads the expert tensors from the fixture it is "
                                           "given (none kept from prepare()), else False");
-  if (const auto g = ask(kernel_, "graph_safe", case_))
+  if (const auto g = ask(kernel_, "graph_safe", case_, "kernel " + id_))
     graph_safe_ = kernel_bool(*g, "kernel " + id_, "graph_safe",
                               "False when a call cannot be captured into a CUDA graph and replayed (host syncs, "
                               "data-dependent shapes: an eager-only kernel), else True");
-  if (const auto c = ask(kernel_, "rounding_contract", case_); c && !c->is_none()) {
+  if (const auto c = ask(kernel_, "rounding_contract", case_, "kernel " + id_); c && !c->is_none()) {
     const std::string text = kernel_text(*c, "kernel " + id_, "rounding_contract",
                                          "a contract text such as \"gate_up=bf16,slot=bf16\" (or a method of the case "
                                          "returning one, or None)");

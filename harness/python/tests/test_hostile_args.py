@@ -155,3 +155,102 @@ def test_session_write_over_its_suite_file_is_bad_input(tmp_path):
         session.write()
     assert "(suite)" in str(e.value), str(e.value)
     assert suite_file.read_bytes() == before
+
+
+# Issue 48: numbers, devices, kernels and paths refused as the CLI refuses them (one set of rules), each naming its key.
+@pytest.mark.parametrize("budget", [float("nan"), float("inf"), -5, 2e30, True, "4e9"])
+def test_native_kernel_host_budget_outside_its_range_is_bad_input(budget):
+    with bad_input("host_budget"):
+        moe_harness.native_kernel("host", host_budget=budget)
+
+
+def test_native_kernel_host_budget_bounds_and_default_are_accepted():
+    for budget in (0, 0.0, 1e30, 4e9, 1):
+        assert moe_harness.native_kernel("host", host_budget=budget).id
+    np = pytest.importorskip("numpy")
+    assert moe_harness.native_kernel("host", host_budget=np.float32(4e9)).id
+    with bad_input("host_budget"):
+        moe_harness.native_kernel("host", host_budget=np.float64("nan"))
+
+
+@pytest.mark.parametrize("device", [7, "bogus", "CUDA", "cuda:", "cuda:x", "cpu:0", b"cuda"])
+def test_an_unknown_device_is_bad_input(device):
+    case = moe_harness.suite("smoke", filter="*T1/*")[0]
+    with bad_input("device"):
+        case.gate(device=device)
+    with bad_input("device"):
+        case.run(moe_harness.native_kernel("host"), device=device)
+
+
+def test_known_devices_gate_as_documented():
+    case = moe_harness.suite("smoke", filter="*T1/*")[0]
+    assert case.gate(device="cpu") == ("run", "")
+    assert case.gate(device="cuda:1")[0] == "skip"  # a device kernel on this CPU build: no GPU, a skip
+    assert case.gate(device="hip", require_device=True)[0] == "fail"
+
+
+@pytest.mark.parametrize("kernel", [None, 42, "host"])
+def test_running_something_that_is_not_a_kernel_is_bad_input(kernel):
+    case = moe_harness.suite("smoke", filter="*T1/*")[0]
+    with bad_input("kernel"):
+        case.run(kernel)
+
+
+def test_a_rounding_contract_property_that_raises_is_an_error_naming_it():
+    class Raises:
+        @property
+        def rounding_contract(self):
+            raise RuntimeError("contract table not loaded")
+
+        def __call__(self, fixture, out):
+            pass
+    case = moe_harness.suite("smoke", filter="*T1/*")[0]
+    with pytest.raises(moe_harness.Error) as info:
+        case.run(Raises())
+    assert "kernel.rounding_contract raised" in str(info.value) and "contract table not loaded" in str(info.value)
+    assert info.value.exit_code == 3, info.value.exit_code
+
+
+def test_a_session_without_report_dir_names_it_on_write():
+    s = moe_harness.Session("", "k", "1")
+    with bad_input("report_dir"):
+        s.write()
+
+
+def test_a_path_with_a_nul_byte_is_named_whole():
+    from pathlib import Path
+    with bad_input("name_or_path") as info:
+        moe_harness.suite(Path("a\0b.yaml"))
+    assert "a\\x00b.yaml" in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("option,value", [("--moe-device", "bogus"), ("--moe-device", "7"), ("--moe-seed", "+3"),
+                                          ("--moe-seed", " 3"), ("--moe-seed", "1_000"), ("--moe-shard", "+0/2"),
+                                          ("--moe-shard", "2/2"), ("--moe-shard", "0")])
+def test_pytest_options_are_usage_errors_at_configure_time(tmp_path, option, value):
+    r = pytest_run(tmp_path, option, value)
+    assert r.returncode == 4, (r.returncode, r.stdout[-2000:], r.stderr[-2000:])  # pytest's usage error
+    assert f"key '{option}'" in r.stderr and "passed" not in r.stdout and "skipped" not in r.stdout, r.stderr
+
+
+def test_a_floor_that_zeroes_the_contract_reference_is_named_as_the_cause(tmp_path):
+    """quant.amax_floor 9e29 (inside the documented [1e-30, 1e30]) or a kernel's token_floor=1e29 makes every scale
+    the floor and the contract reference all zeros: the error names the floor, not the seed (issue 48)."""
+    f = tmp_path / "floor.yaml"
+    f.write_text("suite: floor\ndefaults: {hidden: 64, inter: 64, experts: 8, topk: 2, tokens: 2}\ncases:\n"
+                 "  - {quant: {weight: fp8_channel, act: fp8_token, amax_floor: 9e29}}\n"
+                 "  - {quant: {weight: fp8_channel, act: fp8_token}}\n"
+                 "  - {quant: {weight: fp8_channel, act: fp8_token, amax_floor: 1e30}}\n")
+    floored, plain, bound = moe_harness.suite(f)
+    v = floored.run(moe_harness.native_kernel("host"))
+    assert v.status == "error" and "key 'quant.amax_floor'" in v.reason and "largest |x|" in v.reason, v.reason
+    assert "seed" not in v.reason.split("Fix:")[-1], v.reason
+
+    class Declares:
+        rounding_contract = "token_floor=1e29"
+
+        def __call__(self, fixture, out):
+            pass
+    v = plain.run(Declares())
+    assert v.status == "error" and "key 'rounding_contract'" in v.reason and "token_floor=" in v.reason, v.reason
+    assert "-fl" in bound.id, bound.id  # the documented bound 1e30 loads (float(1e30) > 1e30 was refused)

@@ -83,6 +83,26 @@ TEST(Gating, KernelDeclineSkipsWithItsReason) {
   auto g = gate(c, k, mi300(), {});
   EXPECT_EQ(g.action, A::skip);
   EXPECT_NE(g.reason.find("tokens above 100"), std::string::npos);
+  g = gate(c, k, mi300(), {true, ""});  // a required device does not turn a kernel's own decline into a failure
+  EXPECT_EQ(g.action, A::skip);
+}
+
+// A device-memory plugin in a build without a GPU runtime needs no device of this build (needs_device false) and
+// declines every case for want of one: a skip, and under --require-device a failure as a missing device is (issue 48:
+// it exited 4, nothing checked, where the README says 1).
+TEST(Gating, DeclinedForWantOfADevice_FailsUnderRequireDevice) {
+  class DevicePluginInHostBuild : public FakeGpuKernel {
+   public:
+    bool needs_device() const override { return false; }
+    Support supports(const ProblemSpec&, const DeviceInfo*) const override {
+      return Support::no_device_here("needs a GPU build");
+    }
+  } k;
+  EXPECT_EQ(gate(a_case(), k, DeviceDetection{}, {}).action, A::skip);
+  const GateDecision g = gate(a_case(), k, DeviceDetection{}, {true, ""});
+  EXPECT_EQ(g.action, A::fail);
+  EXPECT_NE(g.reason.find("--require-device"), std::string::npos) << g.reason;
+  EXPECT_NE(g.reason.find("needs a GPU build"), std::string::npos) << g.reason;
 }
 
 }  // namespace moe

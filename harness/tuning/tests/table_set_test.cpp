@@ -140,9 +140,56 @@ TEST(TableSet, ReadsTagAndOverrideColumnsOfThisHarnessFormat) {
   EXPECT_EQ(read_table_set({f}).defects(), 1);  // row 4's `_override` cell acknowledges nothing in a set of one
 }
 
-TEST(TableSet, PathListsSplitOnColons) {
-  EXPECT_EQ(split_table_paths({"a.csv:b/c.csv", "d.csv", "::e.csv:"}),
-            (std::vector<std::string>{"a.csv", "b/c.csv", "d.csv", "e.csv"}));
+// The key of the bad-input error f throws, or "" when it throws none.
+template <class F>
+std::string bad_input_key(F&& f, std::string* problem = nullptr) {
+  try {
+    f();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input);
+    if (problem) *problem = e.problem();
+    return e.key();
+  }
+  return "";
+}
+
+TEST(TableSet, PathListsSplitOnColons_AnEmptyElementIsBadInputNamingTheOption) {
+  EXPECT_EQ(split_table_paths({"a.csv:b/c.csv", "d.csv"}), (std::vector<std::string>{"a.csv", "b/c.csv", "d.csv"}));
+  for (const char* bad : {"a.csv::b.csv", ":a.csv", "a.csv:", ""}) {
+    std::string problem;
+    EXPECT_EQ(bad_input_key([&] { split_table_paths({bad}, "--dispatch-table"); }, &problem), "--dispatch-table")
+        << bad;
+    EXPECT_NE(problem.find("empty element"), std::string::npos) << problem;
+  }
+}
+
+// Two overlays of one file name in two directories (issue 48): overlay.csv:2 could be either, so it is refused
+// naming both; a path names one table and acknowledges that table's override only.
+TEST(TableSet, AcknowledgementOfASharedFileName_IsAmbiguous_APathNamesOneTable) {
+  StockOverlay d;
+  fs::create_directories(d.path / "d1");
+  fs::create_directories(d.path / "d2");
+  const std::string o1 = d.write("d1/overlay.csv", {kAiterHeader, aiter(80, 16, "overlayA", "9")});
+  const std::string o2 = d.write("d2/overlay.csv", {kAiterHeader, aiter(80, 16, "overlayB", "8")});
+  std::string problem;
+  EXPECT_EQ(bad_input_key([&] { read_table_set({d.stock, o1, o2}, {"overlay.csv:2"}); }, &problem),
+            "--acknowledge-override");
+  EXPECT_NE(problem.find("ambiguous"), std::string::npos) << problem;
+  EXPECT_NE(problem.find(o1), std::string::npos) << problem;
+  EXPECT_NE(problem.find(o2), std::string::npos) << problem;
+  // d1's row overrides stock:2, d2's row overrides d1's: naming d1's acknowledges exactly one of the two.
+  TableSet s = read_table_set({d.stock, o1, o2}, {o1 + ":2"});
+  ASSERT_EQ(s.overrides.size(), 2u);
+  EXPECT_EQ(defects(s), 1);
+  EXPECT_TRUE(has(s.findings, o2 + ":2", "not acknowledged", true));
+  EXPECT_TRUE(has(s.findings, o1 + ":2", "override, acknowledged", false));
+  // Another spelling of the same path is the same table.
+  s = read_table_set({d.stock, o1, o2}, {(d.path / "d2" / ".." / "d1" / "overlay.csv").string() + ":2",
+                                         (d.path / "d2" / "overlay.csv").string() + ":2"});
+  EXPECT_EQ(defects(s), 0);
+  // A line that is not a whole number from 1, or no line at all: bad input, never "names no row".
+  for (const char* bad : {"overlay.csv", "overlay.csv:+2", "overlay.csv: 2", "overlay.csv:0", "overlay.csv:2x"})
+    EXPECT_EQ(bad_input_key([&] { read_table_set({d.stock, d.overlay}, {bad}); }), "--acknowledge-override") << bad;
 }
 
 TEST(TableSet, TaggedRowsTakeNoPartOnEitherSide) {

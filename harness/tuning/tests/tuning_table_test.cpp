@@ -124,6 +124,7 @@ TEST(TuningTable, CsvRoundTripAndBadCells) {
   std::filesystem::create_directories(dir);
   TuningTable t = table({1, 2});
   t.rows[1].dispatch = "grouped_tokens_per_pass=8,grouped_mma=off";  // a cell with a comma: quoted
+  t.rows[1].gfx = "gfx942";  // a GPU row: the kernels that run on the host have no dispatch choice
   t.rows[1].device_name = "a \"quoted\" name";
   write_tuning_table(t, (dir / "t.csv").string());
   const TuningTable back = read_tuning_table((dir / "t.csv").string());
@@ -174,6 +175,78 @@ TEST(TuningTable, ReadRefusesGarbageDispatchUnreachableShapeAndBom) {
   t.rows[0].shape = "custom-h512/T*/decode";
   refused("shape.csv", t, "shape");
   refused("bom.csv", table({4}), "header", true);
+  std::filesystem::remove_all(dir);
+}
+
+// The file of table({4}) with `column`'s cell replaced by `cell` (as written, unquoted) and `extra` appended to the
+// header: what a hand-edited table may hold.
+std::string edited_table(const std::filesystem::path& file, const std::string& column, const std::string& cell,
+                         const std::string& extra_header = "") {
+  std::vector<std::string> head = tuning_csv_cells(tuning_header()), cells = tuning_csv_cells(tuning_csv_line(row(4, 2)));
+  std::string line;
+  for (std::size_t i = 0; i < cells.size(); ++i)
+    line += (i ? "," : "") + (head[i] == column ? cell : cells[i].find(',') == std::string::npos ? cells[i] : "\"" + cells[i] + "\"");
+  std::ofstream(file) << tuning_header() << extra_header << "\n" << line << (extra_header.empty() ? "" : ",,") << "\n";
+  return file.string();
+}
+
+// The key of the bad-input error reading `file` throws ("" when it is read) and its problem text.
+std::string refusal(const std::string& file, std::string* problem = nullptr) {
+  try {
+    (void)read_tuning_table(file);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
+    if (problem) *problem = e.problem();
+    return e.key();
+  }
+  return "";
+}
+
+// Issue 48: numbers go through the one strict parser (a leading space or '+', a hex float, a value past the
+// column's type are refused, never read as 2, 3, 16 or wrapped), a header names each column once, and a dispatch
+// cell is what tune writes: no switch twice, no trailing empty item, none on a host row.
+TEST(TuningTable, ReadRefusesLooseNumbersDuplicateColumnsAndDispatchCellsTuneNeverWrites) {
+  const auto dir = std::filesystem::temp_directory_path() / "moe_tuning_table_strict";
+  std::filesystem::create_directories(dir);
+  const auto f = dir / "t.csv";
+  std::string problem;
+  EXPECT_EQ(refusal(edited_table(f, "cu_num", " 2"), &problem), "cu_num");
+  EXPECT_NE(problem.find("space"), std::string::npos) << problem;
+  EXPECT_EQ(refusal(edited_table(f, "cu_num", "18446744073709551616"), &problem), "cu_num");
+  EXPECT_NE(problem.find("outside"), std::string::npos) << problem;
+  EXPECT_EQ(refusal(edited_table(f, "cu_num", "4294967298")), "cu_num");  // past int: not wrapped to 2
+  EXPECT_EQ(refusal(edited_table(f, "token", "+3")), "token");
+  EXPECT_EQ(refusal(edited_table(f, "token", "0x10")), "token");
+  EXPECT_EQ(refusal(edited_table(f, "us", "0x1p4"), &problem), "us");
+  EXPECT_NE(problem.find("hex"), std::string::npos) << problem;
+  EXPECT_EQ(refusal(edited_table(f, "err", "+0.001")), "err");
+  EXPECT_EQ(refusal(edited_table(f, "us", "NaN")), "us");  // not as a tuner prints it
+  // A non-finite time as printf writes it is read, for check-table to report as a defect.
+  EXPECT_EQ(refusal(edited_table(f, "us", "nan")), "");
+  EXPECT_TRUE(std::isnan(read_tuning_table(f.string()).rows[0].us));
+  EXPECT_EQ(refusal(edited_table(f, "us", "12.5")), "");
+  EXPECT_EQ(refusal(edited_table(f, "us", "12.5", ",_tag,_tag"), &problem), "_tag");
+  EXPECT_NE(problem.find("twice"), std::string::npos) << problem;
+  EXPECT_EQ(refusal(edited_table(f, "us", "12.5", ",_override,_override")), "_override");
+  EXPECT_EQ(refusal(edited_table(f, "us", "12.5", ",us")), "us");
+  // gfx host (row()): any choice is refused; on a GPU row a switch set twice or a trailing comma.
+  EXPECT_EQ(refusal(edited_table(f, "dispatch", "grouped_tokens_per_pass=8"), &problem), "dispatch");
+  EXPECT_NE(problem.find("host row"), std::string::npos) << problem;
+  const auto gpu_row = [&](const std::string& dispatch) {
+    std::string text = "";
+    {
+      std::ifstream in(edited_table(f, "dispatch", dispatch));
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    text.replace(text.find("\nhost,"), 6, "\ngfx942,");
+    std::ofstream(f) << text;
+    return f.string();
+  };
+  EXPECT_EQ(refusal(gpu_row("grouped_mma=off")), "");
+  EXPECT_EQ(refusal(gpu_row("\"grouped_mma=on,grouped_mma=off\""), &problem), "dispatch");
+  EXPECT_NE(problem.find("twice"), std::string::npos) << problem;
+  EXPECT_EQ(refusal(gpu_row("\"grouped_mma=on,\""), &problem), "dispatch");
+  EXPECT_NE(problem.find("empty item"), std::string::npos) << problem;
   std::filesystem::remove_all(dir);
 }
 
