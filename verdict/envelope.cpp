@@ -20,6 +20,9 @@ Fields fields(SystematicThresholds& t, const std::string& n) {
   if (n == "channel") return {&t.channel_z, {&t.channel_floor}, false};
   if (n == "expert") return {&t.expert_z, {&t.expert_floor, &t.expert_own_floor}, false};
   if (n == "token_gain") return {&t.token_gain_z, {&t.token_gain_floor}, false};
+  if (n == "expert_partial") return {&t.expert_partial_z, {&t.expert_partial_floor}, false};
+  if (n == "slot_direction") return {&t.slot_direction_z, {&t.slot_direction_floor}, true};
+  if (n == "channel_group") return {&t.channel_group_z, {&t.channel_group_floor}, false};
   return {};
 }
 

@@ -7,14 +7,15 @@
 //                    max(1, ceil(band_fraction x T))
 //   min_cos, max_rel widened to margin x the members' worst non-band token, where that is beyond the defaults
 //   mismatch limit   max(default, margin x the members' largest mismatch fraction)
-//   gain, rounding_bias, offset (one z each): z threshold x max(1, RMS of the rounding members' z): the
+//   gain, rounding_bias, offset, slot_direction (one z each): z threshold x max(1, RMS of the rounding members' z): the
 //                    statistic's real variance, correlated through W2 where the element-wise standard error assumes
 //                    independence (the rounding members flip a third of the intermediate's roundings, so their z
 //                    has that structure whatever the flips' number)
-//   channel, expert, token_gain and any statistic named later (a maximum over channels, experts, tokens):
+//   channel, expert, token_gain, expert_partial, channel_group (maxima over channels, experts, tokens, groups):
 //                    z threshold max(default, margin x the members' largest |z|)
 //   every floor      max(default, margin x the members' largest |effect|)
-// A threshold never tightens here: the defaults of verdict/thresholds.cpp are the floor of every derived value.
+// A threshold never tightens here: the defaults of verdict/thresholds.cpp are the floor of every derived value. A
+// statistic this file does not name keeps its defaults.
 #pragma once
 #include <cstdint>
 #include <string>

@@ -113,6 +113,11 @@ backend = _torch_cuda
 def begin(kernel, fixture):
     if isinstance(kernel, _native.NativeKernel):
         return "a native kernel of this build: `moe-harness run` drives its device work itself"
+    if not hasattr(kernel, "graph_safe"):
+        # The probes hand the kernel device tensors; a kernel that reads its fixture on the host (NumPy) cannot take
+        # them, so only a kernel that says how it runs on the device (graph_safe True or False) is probed.
+        return ("the kernel declares no graph_safe: the device probes call it with device tensors, which a kernel "
+                "reading its fixture on the host cannot take; declare graph_safe = True (or False: stream_order only)")
     side = backend()
     if isinstance(side, str):
         return side

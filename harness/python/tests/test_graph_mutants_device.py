@@ -25,7 +25,7 @@ def probes(v):
 
 def test_clean_passes_both_probes(moe_case, moe_session):
     moe_session.provenance["torch"] = torch.__version__
-    v = moe_case.run(TorchMoe(device="cuda"))
+    v = moe_case.run(TorchMoe(device="cuda", capturable=True))
     p = probes(v)
     assert (p.get("stream_order"), p.get("graph_replay")) == ("ran", "ran"), p
 
