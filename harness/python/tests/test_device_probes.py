@@ -67,6 +67,8 @@ def fake(monkeypatch):
 class CopiesX:
     """out = x in the output dtype (x and out are both [T, H]); records what each call read."""
 
+    graph_safe = True  # takes device tensors: the probes run on it
+
     def __init__(self):
         self.seen = []
 
@@ -91,6 +93,13 @@ def test_without_torch_the_probes_say_so_with_the_reason(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch raises ImportError
     why = _device_probes._torch_cuda()
     assert why.startswith("torch is not importable (") and "driven through torch" in why, why
+
+
+def test_a_kernel_without_graph_safe_is_left_alone_with_the_reason(fake):
+    """A kernel that says nothing of the device (the panel's NumPy members) reads its fixture on the host: the
+    probes, which hand it device tensors, say not run."""
+    why = _device_probes.begin(lambda fx, out: None, smoke_case().fixture())
+    assert isinstance(why, str) and "declares no graph_safe" in why, why
 
 
 def test_a_native_kernel_of_this_build_is_left_to_run_with_the_reason(fake):
@@ -142,6 +151,7 @@ def test_each_replay_starts_from_the_sentinel(fake):
         calls.append(1)
         if len(calls) <= 2:  # the stream_order run and the first replay
             to_torch(out).fill_(1.0)
+    writes_twice_only.graph_safe = True
     run = _device_probes.begin(writes_twice_only, fx)
     run.stream_order(case.new_output())
     run.capture()
