@@ -90,17 +90,17 @@ struct Expansion {
     const YAML::Node body = sweep.IsDefined() ? e["case"] : e;
     const bool names_model = (body.IsDefined() && body.IsMap() && body["model"].IsDefined()) ||
                              (sweep.IsDefined() && sweep.IsMap() && sweep["model"].IsDefined());
-    std::vector<CaseNode::Layer> base = {{defaults, {}, YAML::Mark::null_mark(), names_model ? &preset_keys() : nullptr}};
+    std::vector<CaseNode::Layer> base = {{defaults, {}, YAML::Mark::null_mark(), names_model ? &preset_keys() : nullptr, {}}};
     if (!sweep.IsDefined()) {
       if (out.size() >= kMaxSuiteCases) too_many(e, "cases", 1);
-      base.push_back({e});
+      base.push_back({e, {}, YAML::Mark::null_mark(), nullptr, {}});
       add(read_case(r, CaseNode(base), budget), e);
       return;
     }
     r.keys(e, {"sweep", "case"}, "");
     if (!sweep.IsMap() || sweep.size() == 0) r.fail(sweep.Mark(), "sweep", "must map field names to lists of values", "write `sweep: {tokens: [1, 2]}`");
     if (body.IsDefined() && !body.IsNull() && !body.IsMap()) r.fail(body.Mark(), "case", "must be a mapping", "write `case: {key: value}`");
-    if (body.IsDefined()) base.push_back({body});
+    if (body.IsDefined()) base.push_back({body, {}, YAML::Mark::null_mark(), nullptr, {}});
     std::vector<std::vector<std::string>> paths;
     std::vector<YAML::Mark> marks;
     std::vector<std::vector<YAML::Node>> axes;
@@ -128,7 +128,7 @@ struct Expansion {
     std::vector<std::size_t> idx(axes.size(), 0);
     while (true) {
       std::vector<CaseNode::Layer> layers = base;
-      for (std::size_t a = 0; a < axes.size(); ++a) layers.push_back({axes[a][idx[a]], paths[a], marks[a]});
+      for (std::size_t a = 0; a < axes.size(); ++a) layers.push_back({axes[a][idx[a]], paths[a], marks[a], nullptr, {}});
       add(read_case(r, CaseNode(std::move(layers)), budget), e);
       std::size_t a = 0;
       for (; a < axes.size(); ++a) {
