@@ -1,6 +1,7 @@
 """`pip install --no-build-isolation .`: CMake builds the target moe_main (the CLI and the native extension), and
 the wheel gets the package moe_harness (harness/python/moe_harness/), its extension, and under moe_harness/_native/
-the CLI binary with the suites it resolves by name, laid out as `cmake --install` does (bin/, share/moe-harness/cases/).
+the CLI binary with the suites it resolves by name, laid out as `cmake --install` does (bin/, share/moe-harness/cases/),
+and the plugin ABI header include/moe_plugin.h.
 
 The build directory: $MOE_BUILD_DIR when set (an already configured build tree, e.g. ci/test's build/cpu: only what
 changed is rebuilt), else build/$MOE_PRESET (default: cpu, or default where a GPU device node exists, as ci/main)
@@ -98,6 +99,9 @@ class CMakeBuild(build_ext):
         (native / "bin").mkdir(parents=True)
         shutil.copy2(BUILD / "harness" / "moe-harness", native / "bin" / "moe-harness")
         shutil.copytree(ROOT / "cases", native / "share" / "moe-harness" / "cases")
+        # The C ABI a plugin kernel implements (docs/plugins.md): `moe-harness --plugin-header` prints its path.
+        (native / "include").mkdir()
+        shutil.copy2(ROOT / "kernels" / "plugin" / "moe_plugin.h", native / "include" / "moe_plugin.h")
 
 
 (BUILD / "setuptools").mkdir(parents=True, exist_ok=True)
