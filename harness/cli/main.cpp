@@ -43,7 +43,7 @@ bool unknown_subcommand(CLI::App& app, int argc, char** argv) {
     if (d < best) best = d, closest = sub->get_name();
   }
   const bool near = best <= std::max<std::size_t>(2, closest.size() / 3);
-  std::fprintf(stderr, "moe-harness: unknown subcommand '%s'%s; `moe-harness --help` lists them\n", word.c_str(),
+  std::fprintf(stderr, "moe-harness: unknown subcommand '%s'%s (`moe-harness --help` lists them)\n", word.c_str(),
                near ? (": did you mean '" + closest + "'?").c_str() : "");
   return true;
 }

@@ -255,17 +255,12 @@ void print_recap(std::FILE* out, const std::vector<CaseRecord>& cases, const Rer
     std::fprintf(out, "%s %s %s: %s%s\n", paint(c, status_colour(r.status), upper(to_string(r.status))).c_str(),
                  r.kernel.c_str(), r.id.c_str(), first_line(r.reason).c_str(),
                  r.failed_check == Check::none ? "" : (" [" + to_string(r.failed_check) + "]").c_str());
-    // The verdict as pytest prints it: the case's place, the metrics and worst tokens (experts, weights) of its
-    // details, and each systematic statistic that failed; the first kRecapExplained failures in full, the rest
-    // in one line each (report.json and report.html have them all).
+    // The verdict as pytest prints it: the case's place and its details (metrics, worst tokens with their experts
+    // and weights, worst elements, the systematic statistics with the failed ones marked, the probes); the first
+    // kRecapExplained failures in full, the rest in one line each (report.json and report.html have them all).
     if (explained++ < kRecapExplained) {
       if (!r.source.empty()) std::fprintf(out, "  case: %s\n", r.source.c_str());
       if (!r.details.empty()) std::fprintf(out, "%s%s", r.details.c_str(), r.details.back() == '\n' ? "" : "\n");
-      for (const StatisticRecord& st : r.systematic)
-        if (st.failed)
-          std::fprintf(out, "  statistic %s FAILED: z %.4g (threshold %g), effect %+.3e (floor %g)%s%s\n",
-                       st.name.c_str(), st.z, st.z_threshold, st.effect, st.effect_floor, st.at.empty() ? "" : " at ",
-                       st.at.c_str());
     } else if (explained == kRecapExplained + 1) {
       std::fprintf(out, "  (the details of this and later failures: report.json and report.html)\n");
     }
