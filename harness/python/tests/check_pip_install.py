@@ -64,13 +64,14 @@ check(rc == 0 and out.startswith(site), f"import moe_harness.safetensors gave {r
 # What the CLI prints names `moe-harness` (the console script), never the binary inside the package: the usage line
 # of an unknown option, the closest subcommand of a typo, and the rerun command of a failing case.
 rc, out = run(cli, "run", "--no-such-option", cwd="/")
-check(rc == 2 and "_native" not in out, f"run --no-such-option gave {rc}, or named the package's binary", out)
+check(rc == 2 and "_native/bin" not in out, f"run --no-such-option gave {rc}, or named the package's binary", out)
 rc, out = run(cli, "runn", cwd="/")
 check(rc == 2 and "unknown subcommand 'runn': did you mean 'run'?" in out, f"moe-harness runn gave {rc}", out)
 rc, out = run(cli, "run", "--suite", "smoke", "--filter", "*/T3/*", "--kernel", "host-contract~gate_up_swapped",
               "--report-dir", os.path.join(work, "rep"), cwd=work)
 reruns = re.findall(r"^\s+rerun: (.+)$", out, re.M)
-check(rc == 1 and reruns and all(r.startswith(f"{cli} run --suite smoke ") for r in reruns) and "_native" not in out,
+check(rc == 1 and reruns and all(r.startswith(f"{cli} run --suite smoke ") for r in reruns)
+      and "_native/bin" not in out,
       f"a failing run from the console script gave {rc}; its rerun commands must start with {cli}", out)
 
 tests = os.path.join(work, "t")
