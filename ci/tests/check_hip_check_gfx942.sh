@@ -18,8 +18,9 @@ rc=$?
 cat "$work/not-run.out"
 check "--or-not-run exits 0 (got $rc)" '((rc == 0))'
 # The reason is ci/rocm-rootfs's last line: debootstrap's failed download as root, "needs root" otherwise.
-check "--or-not-run says NOT RUN with ci/rocm-rootfs's reason" \
-  'grep -qE "^ci/hip-check-gfx942: NOT RUN: ci/rocm-rootfs could not build the ROCm root filesystem \(exit [1-9][0-9]*\): .*[a-z]" "$work/not-run.out"'
+not_run='^ci/hip-check-gfx942: NOT RUN: ci/rocm-rootfs could not build the ROCm root filesystem '
+not_run+='\(exit [1-9][0-9]*\): .*[a-z]'
+check "--or-not-run says NOT RUN with ci/rocm-rootfs's reason" 'grep -qE "$not_run" "$work/not-run.out"'
 check "no complete root filesystem is left behind" '[[ ! -f $MOE_ROCM_ROOTFS/.moe-rootfs-complete ]]'
 check "nothing was compiled" '! grep -q "passed in" "$work/not-run.out"'
 
@@ -30,7 +31,8 @@ check "... and does not say NOT RUN" '! grep -q "NOT RUN" "$work/required.out"'
 
 "$root/ci/hip-check-gfx942" --if-cached >"$work/usage.out" 2>&1
 rc=$?
-check "an unknown option is a usage error (exit $rc)" '((rc == 2)) && grep -q "usage: ci/hip-check-gfx942" "$work/usage.out"'
+check "an unknown option is a usage error (exit $rc)" \
+  '((rc == 2)) && grep -q "usage: ci/hip-check-gfx942" "$work/usage.out"'
 
 echo "$fails failed"
 ((fails == 0))
