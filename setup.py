@@ -1,6 +1,7 @@
 """`pip install --no-build-isolation .`: CMake builds the target moe_main (the CLI and the native extension), and
 the wheel gets the package moe_harness (harness/python/moe_harness/), its extension, and under moe_harness/_native/
-the CLI binary with the suites it resolves by name, laid out as `cmake --install` does (bin/, share/moe-harness/cases/).
+the CLI binary with the suites it resolves by name, laid out as `cmake --install` does (bin/, share/moe-harness/cases/),
+and the plugin ABI header include/moe_plugin.h.
 
 The build directory: $MOE_BUILD_DIR when set (an already configured build tree, e.g. ci/test's build/cpu: only what
 changed is rebuilt), else build/$MOE_PRESET (default: cpu, or default where a GPU device node exists, as ci/main)
@@ -10,11 +11,29 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import sysconfig
 from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+
+
+def _require_bdist_wheel():
+    """pip builds a wheel: setuptools 70.1 and later carry bdist_wheel, older ones need the `wheel` package, which
+    --no-build-isolation does not install (pip's own message is "invalid command 'bdist_wheel'")."""
+    for module in ("setuptools.command.bdist_wheel", "wheel.bdist_wheel"):
+        try:
+            __import__(module)
+            return
+        except ImportError:
+            pass
+    raise SystemExit(f"moe-harness setup.py: {sys.executable} has no `wheel` module (its setuptools is older than "
+                     f"70.1): install it (Debian: apt-get install python3-wheel; pyenv or another Python: "
+                     f"{sys.executable} -m pip install wheel), or make the venv from /usr/bin/python3")
+
+
+_require_bdist_wheel()
 
 ROOT = Path(__file__).resolve().parent
 
@@ -35,6 +54,27 @@ def _build_dir():
 BUILD, PRESET = _build_dir()
 
 
+def _run_showing_progress(cmd):
+    """Runs the build with its lines on this process's output (pip keeps that for -v and for a failure) and on the
+    terminal when there is one: pip shows a build backend's output only with -v, so a plain `pip install` would
+    otherwise print nothing but "still running..." for minutes."""
+    try:
+        tty = open("/dev/tty", "w")
+    except OSError:
+        tty = None
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace") as p:
+        for line in p.stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            if tty is not None:
+                tty.write(line)
+                tty.flush()
+    if tty is not None:
+        tty.close()
+    if p.returncode != 0:
+        raise SystemExit(f"moe-harness setup.py: {' '.join(cmd)} exited {p.returncode} (its output is above)")
+
+
 class CMakeBuild(build_ext):
     def build_extension(self, ext):
         if PRESET is not None:
@@ -42,7 +82,7 @@ class CMakeBuild(build_ext):
         elif not (BUILD / "CMakeCache.txt").is_file():
             raise SystemExit(f"MOE_BUILD_DIR={BUILD}: not a configured CMake build directory (no CMakeCache.txt)")
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
-        subprocess.run(["cmake", "--build", str(BUILD), "--target", "moe_main", "-j", jobs], check=True)
+        _run_showing_progress(["cmake", "--build", str(BUILD), "--target", "moe_main", "-j", jobs])
         # The extension must be the one this interpreter loads: same ABI tag (a build for another Python is refused).
         suffix = sysconfig.get_config_var("EXT_SUFFIX")
         built = BUILD / "python" / "moe_harness" / f"_moe_harness{suffix}"
@@ -59,6 +99,9 @@ class CMakeBuild(build_ext):
         (native / "bin").mkdir(parents=True)
         shutil.copy2(BUILD / "harness" / "moe-harness", native / "bin" / "moe-harness")
         shutil.copytree(ROOT / "cases", native / "share" / "moe-harness" / "cases")
+        # The C ABI a plugin kernel implements (docs/plugins.md): `moe-harness --plugin-header` prints its path.
+        (native / "include").mkdir()
+        shutil.copy2(ROOT / "kernels" / "plugin" / "moe_plugin.h", native / "include" / "moe_plugin.h")
 
 
 (BUILD / "setuptools").mkdir(parents=True, exist_ok=True)

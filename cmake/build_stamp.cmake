@@ -1,7 +1,9 @@
 # The build stamp: what source tree a binary was built from, written at every build (not at configure time, which a
 # later commit or edit would leave stale). MOE_BUILD_COMMIT is the checkout's commit, plus "+dirty.<12 hex>" when the
-# tree differs from it: the first 12 hex digits of the SHA-256 of `git diff HEAD` followed by each untracked,
-# not-ignored file's path and content, so that two builds of the same edits get the same stamp. "unknown" where the
+# tree differs from it: the first 12 hex digits of the SHA-256 of `git diff HEAD` followed by a line for each
+# untracked, not-ignored path git lists: "untracked PATH SHA256" for a regular file, "untracked PATH -> TARGET" for a
+# symbolic link (what git would record: a venv's lib64 -> lib is a link to a directory, never read as a file); so two
+# builds of the same edits get the same stamp. Nothing else is read (git lists no directories, FIFOs or sockets). "unknown" where the
 # source root is not the top of a git checkout: no git, a tarball, or a copy inside another repository (whose commit
 # says nothing about these sources). OUT is rewritten only when its text changes, so an unchanged tree recompiles
 # nothing.
@@ -27,8 +29,13 @@ else()
   if(NOT untracked STREQUAL "")
     string(REPLACE "\n" ";" untracked "${untracked}")
     foreach(f IN LISTS untracked)
-      file(SHA256 "${MOE_ROOT}/${f}" h)
-      string(APPEND changes "untracked ${f} ${h}\n")
+      if(IS_SYMLINK "${MOE_ROOT}/${f}")
+        file(READ_SYMLINK "${MOE_ROOT}/${f}" target)
+        string(APPEND changes "untracked ${f} -> ${target}\n")
+      elseif(EXISTS "${MOE_ROOT}/${f}" AND NOT IS_DIRECTORY "${MOE_ROOT}/${f}")
+        file(SHA256 "${MOE_ROOT}/${f}" h)
+        string(APPEND changes "untracked ${f} ${h}\n")
+      endif()
     endforeach()
   endif()
   if(changes STREQUAL "")

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <regex>
 #include <set>
 
 #include "reports/html_parts.hpp"
@@ -190,10 +191,20 @@ void write_case_detail(std::ostream& o, const ReportCase& c, std::size_t max_poi
   std::vector<std::size_t> order(std::max(c.token_cos.size(), c.token_rel.size()));
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return badness(a) > badness(b); });
-  o << "<table><tr><th>worst tokens</th><th>cos</th><th>rel</th></tr>";
-  for (std::size_t k = 0; k < std::min<std::size_t>(5, order.size()); ++k)
-    put(o, "<tr><td class=\"num\">{}</td>{}{}</tr>", order[k], num_cell(at(c.token_cos, order[k]), "{:.7f}"),
-        num_cell(at(c.token_rel, order[k]), "{:.3e}"));
+  // The experts and routing weights of the tokens the verdict's details list (verdict/judge.cpp writes a line
+  // "TOKEN: cos C, rel R, experts [..], weights [..]" per worst token): report.json carries them only there.
+  std::map<std::size_t, std::pair<std::string, std::string>> routing;
+  static const std::regex line(R"(^\s+(\d+): cos [^\n]*?, experts \[([^\]\n]*)\], weights \[([^\]\n]*)\]$)",
+                               std::regex::multiline);
+  for (std::sregex_iterator it(c.details.begin(), c.details.end(), line), end; it != end; ++it)
+    routing[std::stoul((*it)[1].str())] = {(*it)[2].str(), (*it)[3].str()};
+  o << "<table><tr><th>worst tokens</th><th>cos</th><th>rel</th><th>experts</th><th>weights</th></tr>";
+  for (std::size_t k = 0; k < std::min<std::size_t>(5, order.size()); ++k) {
+    const auto r = routing.find(order[k]);
+    put(o, "<tr><td class=\"num\">{}</td>{}{}<td>{}</td><td>{}</td></tr>", order[k],
+        num_cell(at(c.token_cos, order[k]), "{:.7f}"), num_cell(at(c.token_rel, order[k]), "{:.3e}"),
+        r == routing.end() ? "" : esc(r->second.first), r == routing.end() ? "" : esc(r->second.second));
+  }
   o << "</table>\n";
   if (!c.systematic.empty()) {
     o << "<table class=\"systematic\"><tr><th>systematic</th><th>z</th><th>threshold</th><th>effect</th><th>floor</th>"

@@ -1,5 +1,6 @@
-// The HTML page: head and style, the run's provenance and counts, drift against a baseline (ranked as compare ranks
-// it), the case tables, and the per-token sections of failing cases. Written as it goes into a stream.
+// The HTML page: head and style, the run's provenance, a banner when the run is incomplete, the counts, drift
+// against a baseline (ranked as compare ranks it), the case tables, the per-token sections of failing cases, then
+// the time by phase. Written as it goes into a stream.
 #include "reports/html_report.hpp"
 
 #include <algorithm>
@@ -68,6 +69,7 @@ body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1b1b1b;background:#ff
 h1{font-size:20px;margin:0 0 8px} h2{font-size:16px;margin:24px 0 8px} h3{font-size:14px;margin:0;display:inline}
 table{border-collapse:collapse;margin:8px 0} caption{text-align:left;font-size:12px;color:#555} td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;vertical-align:top}
 th{background:#f2f2f2} td.k{white-space:nowrap} code{font-size:12px} .num{text-align:right;font-variant-numeric:tabular-nums}
+.banner{background:#c0152b;color:#fff;font-weight:600;padding:8px 12px;border-radius:6px}
 .pass{color:#0a7d32;font-weight:600} .fail,.error{color:#c0152b;font-weight:600} .skip{color:#777}
 .badge{display:inline-block;padding:2px 10px;border-radius:10px;margin-right:6px;color:#fff;font-weight:600}
 .b-pass{background:#0a7d32} .b-fail{background:#c0152b} .b-skip{background:#888} .b-error{background:#7a1fa2}
@@ -109,10 +111,17 @@ void header(std::ostream& o, const ReadReport& r) {
   put(o, "<p>harness {} &middot; device: {} &middot; kernels: {} &middot; {} to {}</p>\n", esc(r.harness_commit),
       r.device_arch.empty() ? "none (" + esc(r.device_message) + ")" : esc(r.device_name + " " + r.device_arch), kernels,
       esc(r.start_time), esc(r.end_time));
+  // An interrupted or killed run says so above everything else: its counts are of the cases it judged, not of the
+  // selection, and "No failing case" below is no verdict on the cases it never reached.
+  if (r.incomplete)
+    put(o, "<p id=\"incomplete\" class=\"banner\">INCOMPLETE RUN: {}. The counts and tables below are of the {} "
+           "case(s) judged before it stopped; the others were not judged.</p>\n",
+        esc(r.incomplete_reason.empty() ? std::string("the run stopped before judging every selected case")
+                                        : r.incomplete_reason),
+        r.cases.size());
   put(o, "<p id=\"summary\"><span class=\"badge b-pass\">{} passed</span><span class=\"badge b-fail\">{} failed</span>"
          "<span class=\"badge b-skip\">{} skipped</span><span class=\"badge b-error\">{} errors</span> of {}</p>\n",
       pass, fail, skip, err, r.cases.size());
-  html::timing_table(o, timing_total(r.cases), "timing", "Time by phase: seconds of wall time summed over the cases");
 }
 
 void drift_section(std::ostream& o, const ReadReport& base, const std::vector<DriftFinding>& drift) {
@@ -153,6 +162,8 @@ void write_html(std::ostream& o, const ReadReport& r, const HtmlOptions& opt) {
     put(o, "<p class=\"fail\">{} more failing case(s) have per-token arrays: listed in the table above, not plotted "
            "(`moe-harness html --detail-limit N` plots more).</p>\n",
         failing_measured.size() - detailed.size());
+  // The run's time after its verdicts: a reader comes for the failures first.
+  html::timing_table(o, timing_total(r.cases), "timing", "Time by phase: seconds of wall time summed over the cases");
   o << kScript << "\n</body></html>\n";
 }
 

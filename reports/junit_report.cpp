@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <map>
+#include <tuple>
 #include <vector>
 
 namespace moe {
@@ -48,39 +49,53 @@ std::string gtest_test_name(const std::string& id) {
 std::string to_junit_xml(const RunReport& r) {
   std::vector<std::string> order;  // kernels in the order their first record appears
   std::map<std::string, std::vector<const CaseRecord*>> by_kernel;
+  std::map<std::string, std::vector<std::string>> unjudged;  // kernel -> case ids
+  auto kernel_seen = [&](const std::string& k) {
+    if (!by_kernel.count(k) && !unjudged.count(k)) order.push_back(k);
+  };
   for (const CaseRecord& c : r.cases) {
-    if (!by_kernel.count(c.kernel)) order.push_back(c.kernel);
+    kernel_seen(c.kernel);
     by_kernel[c.kernel].push_back(&c);
   }
+  for (const auto& [k, id] : r.unjudged) {
+    kernel_seen(k);
+    unjudged[k].push_back(id);
+  }
+  // An incomplete run's tests without a record are errors: listed one by one when the run knew them, else (a report
+  // rebuilt from a killed run's journal, which keeps only their number) as one test that says so.
+  const std::string not_judged = "NOT JUDGED: " + (r.provenance.incomplete_reason.empty()
+                                                       ? std::string("the run is incomplete")
+                                                       : r.provenance.incomplete_reason);
+  const bool anonymous = r.provenance.incomplete && r.unjudged.empty();
   auto counts = [](const std::vector<const CaseRecord*>& cs) {
-    int fail = 0, skip = 0;
+    int fail = 0, skip = 0, err = 0;
     for (const CaseRecord* c : cs) {
-      fail += c->status == Status::fail || c->status == Status::error;
+      fail += c->status == Status::fail;
+      err += c->status == Status::error;
       skip += c->status == Status::skip;
     }
-    return std::pair{fail, skip};
+    return std::tuple{fail, skip, err};
   };
+  std::vector<const CaseRecord*> all;
+  for (const CaseRecord& c : r.cases) all.push_back(&c);
+  const auto [all_fail, all_skip, all_err] = counts(all);
+  const std::size_t extra = r.unjudged.size() + (anonymous ? 1 : 0);
   std::string s = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
-  const auto [all_fail, all_skip] = counts([&] {
-    std::vector<const CaseRecord*> v;
-    for (const CaseRecord& c : r.cases) v.push_back(&c);
-    return v;
-  }());
-  s += fmt::format("<testsuites tests=\"{}\" failures=\"{}\" skipped=\"{}\" disabled=\"0\" errors=\"0\" "
+  s += fmt::format("<testsuites tests=\"{}\" failures=\"{}\" skipped=\"{}\" disabled=\"0\" errors=\"{}\" "
                    "timestamp=\"{}\" name=\"AllTests\">\n",
-                   r.cases.size(), all_fail, all_skip, xml_escape(r.provenance.start_time));
+                   r.cases.size() + extra, all_fail, all_skip, all_err + extra, xml_escape(r.provenance.start_time));
   for (const std::string& k : order) {
     const auto& cs = by_kernel[k];
-    const auto [fail, skip] = counts(cs);
-    s += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" disabled=\"0\" errors=\"0\">\n",
-                     xml_escape(gtest_test_name(k)), cs.size(), fail, skip);
+    const auto& missing = unjudged[k];
+    const auto [fail, skip, err] = counts(cs);
+    s += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" skipped=\"{}\" disabled=\"0\" errors=\"{}\">\n",
+                     xml_escape(k), cs.size() + missing.size(), fail, skip, err + missing.size());
     for (const CaseRecord* c : cs) {
       const auto colon = c->source.rfind(':');
       s += fmt::format("    <testcase name=\"{}\" file=\"{}\" line=\"{}\" status=\"run\" result=\"{}\" classname=\"{}\">\n",
-                       xml_escape(gtest_test_name(c->id)),
-                       xml_escape(colon == std::string::npos ? c->source : c->source.substr(0, colon)),
+                       xml_escape(c->id), xml_escape(colon == std::string::npos ? c->source : c->source.substr(0, colon)),
                        colon == std::string::npos ? "0" : c->source.substr(colon + 1),
-                       c->status == Status::skip ? "skipped" : "completed", xml_escape(gtest_test_name(k)));
+                       c->status == Status::skip ? "skipped" : "completed", xml_escape(k));
       s += "      <properties>\n";
       for (const auto& [name, v] : c->metrics)
         s += fmt::format("        <property name=\"{}\" value=\"{:.9g}\"/>\n", xml_escape(name), v);
@@ -93,13 +108,22 @@ std::string to_junit_xml(const RunReport& r) {
         s += fmt::format("      <failure message=\"{}\" type=\"\">{}</failure>\n", xml_escape("FAIL " + c->reason),
                          cdata("FAIL " + c->reason + "\n" + c->details));
       else if (c->status == Status::error)
-        s += fmt::format("      <failure message=\"{}\" type=\"\">{}</failure>\n",
+        s += fmt::format("      <error message=\"{}\" type=\"\">{}</error>\n",
                          xml_escape("HARNESS ERROR (not a kernel verdict): " + c->reason),
                          cdata("HARNESS ERROR (not a kernel verdict): " + c->reason + "\n" + c->details));
       s += "    </testcase>\n";
     }
+    for (const std::string& id : missing)
+      s += fmt::format("    <testcase name=\"{}\" status=\"notrun\" result=\"interrupted\" classname=\"{}\">\n"
+                       "      <error message=\"{}\" type=\"\">{}</error>\n    </testcase>\n",
+                       xml_escape(id), xml_escape(k), xml_escape(not_judged), cdata(not_judged));
     s += "  </testsuite>\n";
   }
+  if (anonymous)
+    s += fmt::format("  <testsuite name=\"moe-harness\" tests=\"1\" failures=\"0\" skipped=\"0\" disabled=\"0\" errors=\"1\">\n"
+                     "    <testcase name=\"unjudged tests\" status=\"notrun\" result=\"interrupted\" classname=\"moe-harness\">\n"
+                     "      <error message=\"{}\" type=\"\">{}</error>\n    </testcase>\n  </testsuite>\n",
+                     xml_escape(not_judged), cdata(not_judged));
   return s + "</testsuites>\n";
 }
 

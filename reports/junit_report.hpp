@@ -1,7 +1,8 @@
-// JUnit XML from run records, for reports rebuilt without GoogleTest (`moe-harness report DIR` on the journal of a
-// killed run). A live run's junit.xml comes from GoogleTest; this writes the same shape and names: one <testsuite>
-// per kernel, one <testcase name=gtest_test_name(CASE) classname=gtest_test_name(KERNEL)> per record, <failure> for
-// fail and error, <skipped> with the reason, the metrics, variant and verdict as properties.
+// JUnit XML from run records: every junit.xml the harness writes (run, `report DIR`, judge --dir, the Python
+// Session). One <testsuite> per kernel, one <testcase name=CASE-ID classname=KERNEL-ID> per record (the ids as the
+// reports spell them), <failure> for fail with the reason and the verdict's details (check, metrics, worst tokens,
+// statistics), <error> for a harness error, <skipped> with the reason, the metrics, variant and verdict as
+// properties. An incomplete run's unjudged tests are <error>s saying NOT JUDGED and why (RunReport::unjudged).
 #pragma once
 #include <string>
 

@@ -1,6 +1,6 @@
 // A run's report files from its records: report.json, junit.xml (JUnit from the records), summary.md and
 // report.html (rendered from report.json as read back, so the page shows what the file holds). Each is written
-// atomically; an empty path is not written (a live run's junit.xml comes from GoogleTest).
+// atomically; an empty path is not written.
 #pragma once
 #include <filesystem>
 

@@ -98,6 +98,7 @@ ReadReport parse_report(const Json& j, const std::string& f) {
     r.kernels.push_back(id + " " + version);
   }
   r.incomplete = p.incomplete;
+  r.incomplete_reason = p.incomplete_reason;
   const Json& cases = F.get(j, "", "cases", JsonWant::array);
   r.cases.reserve(cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {

@@ -30,6 +30,7 @@ struct ReadReport {
   std::vector<std::string> kernel_ids;  // the ids alone, in the same order
   std::vector<ReportCase> cases;
   bool incomplete = false;  // provenance.incomplete: the run stopped before judging everything it selected
+  std::string incomplete_reason;
   // The first case recorded for (id, kernel), or nullptr. Constant time (compare and gate look up every case): the
   // cases are indexed on first use, the index follows cases appended later and is rebuilt when the vector was
   // replaced or shrunk. Set a case's id and kernel before the first find.

@@ -124,6 +124,9 @@ struct Provenance {
 struct RunReport {
   Provenance provenance;
   std::vector<CaseRecord> cases;
+  // An incomplete run's selected (kernel id, case id) that got no record, in run order: junit.xml lists each as an
+  // error (a CI gate reading it must not go green). Not in report.json: a rebuilt report knows only their number.
+  std::vector<std::pair<std::string, std::string>> unjudged;
   int count(Status status) const;
 };
 

@@ -15,7 +15,7 @@ std::string case_dir_name(const std::string& id) {
   std::string name;
   for (const char ch : id) {
     const unsigned char u = static_cast<unsigned char>(ch);
-    if (std::isalnum(u) || ch == '.' || ch == '+' || ch == '-' || ch == ',' || ch == '=') name += ch;
+    if (std::isalnum(u) || ch == '.' || ch == '+' || ch == '-' || ch == '_' || ch == ',' || ch == '=') name += ch;
     else if (ch == '/') name += '~';
     else name += fmt::format("%{:02x}", unsigned(u));
   }

@@ -15,7 +15,7 @@ namespace moe {
 inline constexpr const char* kExportIndexFile = "index.json";
 inline constexpr int kExportIndexVersion = 1;
 
-// The sub-directory of a case id: letters, digits and `. + - , =` kept, '/' spelled '~', every other byte '%'
+// The sub-directory of a case id: letters, digits and `. + - _ , =` kept, '/' spelled '~', every other byte '%'
 // and two lower-case hex digits, so two ids never share a name (the spelling decodes back to the id). A name
 // past kMaxCaseDirName bytes keeps its first part and ends in '#' and 16 hex digits of the id's hash; export
 // refuses two ids whose shortened names collide.

@@ -90,17 +90,17 @@ struct Expansion {
     const YAML::Node body = sweep.IsDefined() ? e["case"] : e;
     const bool names_model = (body.IsDefined() && body.IsMap() && body["model"].IsDefined()) ||
                              (sweep.IsDefined() && sweep.IsMap() && sweep["model"].IsDefined());
-    std::vector<CaseNode::Layer> base = {{defaults, {}, YAML::Mark::null_mark(), names_model ? &preset_keys() : nullptr}};
+    std::vector<CaseNode::Layer> base = {{defaults, {}, YAML::Mark::null_mark(), names_model ? &preset_keys() : nullptr, {}}};
     if (!sweep.IsDefined()) {
       if (out.size() >= kMaxSuiteCases) too_many(e, "cases", 1);
-      base.push_back({e});
+      base.push_back({e, {}, YAML::Mark::null_mark(), nullptr, {}});
       add(read_case(r, CaseNode(base), budget), e);
       return;
     }
     r.keys(e, {"sweep", "case"}, "");
     if (!sweep.IsMap() || sweep.size() == 0) r.fail(sweep.Mark(), "sweep", "must map field names to lists of values", "write `sweep: {tokens: [1, 2]}`");
     if (body.IsDefined() && !body.IsNull() && !body.IsMap()) r.fail(body.Mark(), "case", "must be a mapping", "write `case: {key: value}`");
-    if (body.IsDefined()) base.push_back({body});
+    if (body.IsDefined()) base.push_back({body, {}, YAML::Mark::null_mark(), nullptr, {}});
     std::vector<std::vector<std::string>> paths;
     std::vector<YAML::Mark> marks;
     std::vector<std::vector<YAML::Node>> axes;
@@ -128,7 +128,7 @@ struct Expansion {
     std::vector<std::size_t> idx(axes.size(), 0);
     while (true) {
       std::vector<CaseNode::Layer> layers = base;
-      for (std::size_t a = 0; a < axes.size(); ++a) layers.push_back({axes[a][idx[a]], paths[a], marks[a]});
+      for (std::size_t a = 0; a < axes.size(); ++a) layers.push_back({axes[a][idx[a]], paths[a], marks[a], nullptr, {}});
       add(read_case(r, CaseNode(std::move(layers)), budget), e);
       std::size_t a = 0;
       for (; a < axes.size(); ++a) {
@@ -248,18 +248,37 @@ const CaseSpec& find_case(const Suite& s, const std::string& id) {
   throw_bad_input(s.file, "CASE", "no case with id '" + id + "'", "list ids with `moe-harness list --suite " + s.file + "`");
 }
 
+namespace {
+// The suite file `name` names in `dir`; a name with no file there is bad input listing the suites there are.
+std::filesystem::path named_suite(const std::filesystem::path& dir, const std::string& name) {
+  const std::filesystem::path file = dir / (name + ".yaml");
+  std::error_code ec;
+  if (std::filesystem::exists(file, ec)) return file;
+  std::vector<std::string> names;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".yaml") names.push_back(it->path().stem().string());
+  std::sort(names.begin(), names.end());
+  std::string known;
+  for (const std::string& n : names) known += (known.empty() ? "" : ", ") + n;
+  throw_bad_input(dir.string(), "suite", "no suite named '" + printable(name) + "' (no file " + file.filename().string() +
+                                             " there)",
+                  names.empty() ? "give the path of a suite file, or set MOE_CASES_DIR to a folder of suites"
+                                : "name one of " + known + ", or give the path of a suite file");
+}
+}  // namespace
+
 std::filesystem::path resolve_suite(const std::string& s) {
   if (s.find('/') != std::string::npos || (s.size() > 5 && s.substr(s.size() - 5) == ".yaml")) return s;
   // $MOE_CASES_DIR, else the suites installed beside this executable (cmake --install puts them in
   // <prefix>/share/moe-harness/cases), else the source tree this binary was built from.
-  if (const char* env = std::getenv("MOE_CASES_DIR")) return std::filesystem::path(env) / (s + ".yaml");
+  if (const char* env = std::getenv("MOE_CASES_DIR")) return named_suite(env, s);
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     const auto installed = exe.parent_path().parent_path() / "share" / "moe-harness" / "cases";
-    if (std::filesystem::is_directory(installed, ec)) return installed / (s + ".yaml");
+    if (std::filesystem::is_directory(installed, ec)) return named_suite(installed, s);
   }
-  return std::filesystem::path(MOE_CASES_DIR) / (s + ".yaml");
+  return named_suite(MOE_CASES_DIR, s);
 }
 
 }  // namespace moe

@@ -39,12 +39,12 @@ CaseNode CaseNode::operator[](const std::string& key) const {
   if (!is_map()) return CaseNode();
   for (const Layer& l : layers_) {
     if (!l.path.empty()) {
-      if (l.path.front() == key) out.push_back({l.node, {l.path.begin() + 1, l.path.end()}, l.key_mark, nullptr});
+      if (l.path.front() == key) out.push_back({l.node, {l.path.begin() + 1, l.path.end()}, l.key_mark, nullptr, {}});
       continue;
     }
     if (l.skip && l.skip->count(key)) continue;
     const auto hit = std::find_if(l.entries->begin(), l.entries->end(), [&](const auto& e) { return e.first == key; });
-    if (hit != l.entries->end()) out.push_back({hit->second, {}, YAML::Mark::null_mark(), nullptr});
+    if (hit != l.entries->end()) out.push_back({hit->second, {}, YAML::Mark::null_mark(), nullptr, {}});
   }
   return CaseNode(std::move(out));
 }

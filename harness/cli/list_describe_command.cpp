@@ -40,6 +40,14 @@ void add_list_command(CLI::App& app, int& exit_code) {
           n += prefix == prefixes.front();
         }
     std::fprintf(stderr, "%d of %zu cases in suite %s (%s)\n", n, s.cases.size(), s.name.c_str(), s.file.c_str());
+    // A filter that selects nothing is "nothing checked" (exit 4), as `run` with the same filter would end: a script
+    // that lists before it runs learns it at once.
+    if (n == 0) {
+      std::fprintf(stderr, "moe-harness: nothing checked (exit 4): the filters selected no case of suite %s\n",
+                   s.name.c_str());
+      exit_code = int(ExitCode::nothing_checked);
+      return;
+    }
     exit_code = 0;
   });
 }

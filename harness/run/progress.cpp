@@ -230,6 +230,9 @@ std::string skip_group_key(const CaseRecord& r) {
   return key;
 }
 
+// Failures whose verdict the recap prints in full; a run with many prints the rest one line each.
+constexpr std::size_t kRecapExplained = 10;
+
 void print_recap(std::FILE* out, const std::vector<CaseRecord>& cases, const RerunRecipe& rerun) {
   const bool c = terminal_style(out).colour;
   struct Group { std::string key; const CaseRecord* first; std::size_t n; std::set<std::string> reasons; };
@@ -246,11 +249,21 @@ void print_recap(std::FILE* out, const std::vector<CaseRecord>& cases, const Rer
     std::fprintf(out, "  %s  %s: %s%s\n", paint(c, kYellow, fmt::format("{} skipped", g.n)).c_str(),
                  g.first->kernel.c_str(), first_line(g.first->reason).c_str(),
                  g.reasons.size() > 1 ? " (the first; the numbers differ per case: report.json has each)" : "");
+  std::size_t explained = 0;
   for (const CaseRecord& r : cases) {
     if (r.status != Status::fail && r.status != Status::error) continue;
     std::fprintf(out, "%s %s %s: %s%s\n", paint(c, status_colour(r.status), upper(to_string(r.status))).c_str(),
                  r.kernel.c_str(), r.id.c_str(), first_line(r.reason).c_str(),
                  r.failed_check == Check::none ? "" : (" [" + to_string(r.failed_check) + "]").c_str());
+    // The verdict as pytest prints it: the case's place and its details (metrics, worst tokens with their experts
+    // and weights, worst elements, the systematic statistics with the failed ones marked, the probes); the first
+    // kRecapExplained failures in full, the rest in one line each (report.json and report.html have them all).
+    if (explained++ < kRecapExplained) {
+      if (!r.source.empty()) std::fprintf(out, "  case: %s\n", r.source.c_str());
+      if (!r.details.empty()) std::fprintf(out, "%s%s", r.details.c_str(), r.details.back() == '\n' ? "" : "\n");
+    } else if (explained == kRecapExplained + 1) {
+      std::fprintf(out, "  (the details of this and later failures: report.json and report.html)\n");
+    }
     const std::string cmd = rerun.command(r.kernel, r.id);
     if (cmd.empty()) continue;
     const std::size_t also = rerun.also_selected(r.id);

@@ -81,7 +81,8 @@ std::string shell_quote(const std::string& s);
 // Skips with the same kernel and reason, numbers aside (each case's own FLOP count, CU count, ...), are one group.
 std::string skip_group_key(const CaseRecord& r);
 
-// The end of a run on stdout: skips grouped by reason, then every failure and harness error with its rerun command.
+// The end of a run on stdout: skips grouped by reason, then every failure and harness error with its rerun command,
+// the first ten with their verdict as pytest prints it (the case's place, its details: metrics, worst tokens, statistics).
 void print_recap(std::FILE* out, const std::vector<CaseRecord>& cases, const RerunRecipe& rerun);
 
 std::string format_duration(double seconds);

@@ -55,6 +55,8 @@ namespace {
 struct RunState {
   std::vector<CaseRecord> records;
   std::vector<bool> ran;
+  std::vector<bool> interrupted;  // skipped because a stop signal came first: junit.xml's NOT JUDGED errors
+  std::vector<std::pair<std::string, std::string>> tests;  // each slot's (kernel id, case id)
   ProgressListener* progress = nullptr;
 };
 
@@ -88,7 +90,10 @@ class CaseTest : public testing::Test {
   }
 
  private:
-  void skip_interrupted() { GTEST_SKIP() << "not judged: the run was interrupted by " << session_->stop_signal_name(); }
+  void skip_interrupted() {
+    state_->interrupted[slot_] = true;
+    GTEST_SKIP() << "not judged: the run was interrupted by " << session_->stop_signal_name();
+  }
 
   RunSession* session_;
   std::string kernel_, id_;
@@ -111,11 +116,12 @@ std::map<std::string, std::string> kernel_selection(RunSession& session) {
   return select;
 }
 
-// GoogleTest with the user's --gtest arguments and our JUnit path. An argument it does not know is a usage error:
-// GoogleTest itself would print its help and run nothing. The JUnit path is --junit's.
+// GoogleTest with the user's --gtest arguments. An argument it does not know is a usage error: GoogleTest itself
+// would print its help and run nothing. GoogleTest writes no XML: junit.xml is the report writers' (to_junit_xml),
+// named by the case ids, its messages the verdicts' own.
 constexpr int kMaxGtestRepeat = 1000;
 
-void init_gtest(const std::vector<std::string>& user_args, const std::filesystem::path& junit) {
+void init_gtest(const std::vector<std::string>& user_args) {
   for (const std::string& a : user_args)
     if (a.rfind("--gtest_output", 0) == 0)
       throw_bad_input("command line", "--gtest", "'" + a + "': the JUnit XML path is set by moe-harness",
@@ -126,7 +132,6 @@ void init_gtest(const std::vector<std::string>& user_args, const std::filesystem
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);  // GoogleTest shifts argv[argc] down as it removes the flags it knows
   int argc = int(args.size());
-  GTEST_FLAG_SET(output, "xml:" + junit.string());  // read once, by InitGoogleTest, which sets up the XML writer
   testing::InitGoogleTest(&argc, argv.data());
   if (argc > 1) {
     std::string unknown;
@@ -169,6 +174,7 @@ void register_tests(const Suite& suite, const std::vector<std::size_t>& cases, R
     }
   state.records.resize(cases.size() * kernels.size());
   state.ran.assign(state.records.size(), false);
+  state.interrupted.assign(state.records.size(), false);
   std::size_t slot = 0;
   for (std::size_t ki = 0; ki < kernels.size(); ++ki)
     for (const std::size_t ci : cases) {
@@ -181,6 +187,7 @@ void register_tests(const Suite& suite, const std::vector<std::size_t>& cases, R
       const auto colon = c->source.rfind(':');
       const int line = colon == std::string::npos ? 0 : std::atoi(c->source.c_str() + colon + 1);
       const std::string kernel = kernels[ki]->id();
+      state.tests.push_back({kernel, c->id});
       session.add_test(s, req, gtest_test_name(kernel), gtest_test_name(c->id));
       testing::RegisterTest(gtest_test_name(kernel).c_str(), gtest_test_name(c->id).c_str(), nullptr, nullptr,
                             suite.file.c_str(), line, [&session, kernel, c, &state, s]() -> testing::Test* {
@@ -195,8 +202,12 @@ RerunRecipe make_rerun_recipe(const RunOptions& opt, const Suite& suite, RunSess
   RerunRecipe r;
   std::error_code ec;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  // A pip-installed CLI runs through its console script, which names itself here (moe_harness/_console.py): the
+  // command a user typed, not the binary inside the package.
+  const char* command = std::getenv("MOE_HARNESS_COMMAND");
+  const std::string self = command && *command ? command : ec ? std::string("moe-harness") : exe.string();
   const bool named = resolve_suite(opt.suite) != std::filesystem::path(opt.suite);
-  r.head = shell_quote(ec ? std::string("moe-harness") : exe.string()) + " run --suite " +
+  r.head = shell_quote(self) + " run --suite " +
            shell_quote(named ? opt.suite : std::filesystem::absolute(opt.suite).string());
   if (opt.seed) r.tail += " --seed " + std::to_string(*opt.seed);
   if (suite.sequence) r.tail += " --sequence-seed " + std::to_string(suite.sequence_seed);
@@ -325,20 +336,9 @@ int run_suite(const RunOptions& requested) {
   const std::filesystem::path& dir = report_dir.path();
   const std::filesystem::path junit = opt.junit.empty() ? dir / "junit.xml" : opt.junit;
   const std::filesystem::path json = opt.json.empty() ? dir / "report.json" : opt.json;
-  // GoogleTest writes its XML in place: into a temporary file, renamed once whole (every report file is atomic).
-  // On every other way out (a full disk failing the journal or the reports, any exception) the temporary file is
-  // removed: nothing half-written stays beside the reports.
-  const std::filesystem::path junit_tmp = junit.string() + ".tmp." + std::to_string(::getpid());
-  struct RemoveOnExit {
-    const std::filesystem::path& path;
-    ~RemoveOnExit() {
-      std::error_code ignored;
-      std::filesystem::remove(path, ignored);
-    }
-  } junit_tmp_guard{junit_tmp};
 
   // Registration: GoogleTest's flags, then one test per (case, kernel), each judged through the session (CaseTest).
-  init_gtest(opt.gtest_args, junit_tmp);
+  init_gtest(opt.gtest_args);
   RunState state;
   register_tests(suite, cases, session, state);
   session.check_resumed_slots();
@@ -376,9 +376,9 @@ int run_suite(const RunOptions& requested) {
   // The summary: reports, the recap on the terminal, the exit code.
   for (std::size_t i = 0; i < state.records.size(); ++i)
     if (state.ran[i]) report.cases.push_back(state.records[i]);
+    else if (state.interrupted[i]) report.unjudged.push_back(state.tests[i]);
   session.finish(p, report.cases.size());
-  commit_written_file(junit_tmp, junit, "</testsuites>\n");  // GoogleTest ignores its own failed writes
-  write_report_files(report, {json, {}, dir / "summary.md", dir / "report.html"});  // junit.xml: GoogleTest's
+  write_report_files(report, {json, junit, dir / "summary.md", dir / "report.html"});
   const int pass = report.count(Status::pass), fail = report.count(Status::fail), skip = report.count(Status::skip),
             err = report.count(Status::error);
   if (opt.verbose) std::printf("\n%s\n", to_markdown(report).c_str());

@@ -158,6 +158,18 @@ def main():
     if os.listdir(f"{work}/adir"):
         failures.append(f"a refused command wrote into {work}/adir: {os.listdir(work + '/adir')}")
 
+    # Usage: a first word that is no subcommand names the closest one; a suite name with no file lists the suites
+    # there are (those of cases/, the folder this build resolves names in); usage lines name the command, not a path.
+    expect("a misspelt subcommand", run(exe, "runn"), 2, ["unknown subcommand 'runn': did you mean 'run'?"])
+    expect("a word that is no subcommand", run(exe, "zzqqxx"), 2, ["unknown subcommand 'zzqqxx' ("])
+    suites = sorted(f[:-5] for f in os.listdir(os.path.join(os.path.dirname(__file__), "..", "..", "cases"))
+                    if f.endswith(".yaml"))
+    expect("run --suite nosuch", run(exe, "run", "--suite", "nosuch", "--kernel", "host"), 2,
+           ["no suite named 'nosuch'", "name one of " + ", ".join(suites) + ", or give the path of a suite file"])
+    r = run(exe, "run", "--help")
+    if r is None or r.returncode != 0 or "Usage: moe-harness run" not in r.stdout:
+        failures.append(f"run --help: the usage line does not name `moe-harness run`: {r and r.stdout[:200]}")
+
     if failures:
         print("\n".join(["FAILED:"] + failures))
         return 1

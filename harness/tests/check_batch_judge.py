@@ -34,11 +34,11 @@ FILTERS = ["--filter", "custom-*bf16.a16/silu/T3/decode/*", "--filter", "*gelu_e
 
 
 def dir_name(case_id):
-    """docs/export.md: letters, digits and `. + - , =` kept, '/' as '~', any other byte as %xx."""
+    """docs/export.md: letters, digits and `. + - _ , =` kept, '/' as '~', any other byte as %xx."""
     out = ""
     for b in case_id.encode():
         ch = chr(b)
-        if ch.isascii() and (ch.isalnum() or ch in ".+-,="):
+        if ch.isascii() and (ch.isalnum() or ch in ".+-_,="):
             out += ch
         elif ch == "/":
             out += "~"

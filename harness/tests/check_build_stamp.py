@@ -18,6 +18,7 @@ commit (as git states it), so the check does not merely refuse every nested tree
 SELFTEST_JSON: the table a full `MOE_HARNESS selftest --json` of this build wrote (the ctest fixture cli.selftest_host):
 checked instead of running a selftest here, which would judge every mutant once more for the same field.
 """
+import hashlib
 import json
 import os
 import re
@@ -68,7 +69,21 @@ def foreign_repo(cmake: str, root: str, out: str) -> int:
     if stamp_own != own_head:
         print(f"the copy as its own checkout (HEAD {own_head}) was stamped {stamp_own!r}")
         return 1
-    print(f"vendored copy inside {outer_head}: 'unknown'; as its own checkout: {own_head}")
+    # An untracked, not-ignored environment (a venv's lib64 is a link to the folder lib): the link is stamped by its
+    # target, the file by its content, as cmake/build_stamp.cmake documents; reading the link as a file failed the build.
+    env_dir = os.path.join(copy, "tools-env")
+    os.makedirs(os.path.join(env_dir, "lib"))
+    with open(os.path.join(env_dir, "lib", "site.txt"), "wb") as f:
+        f.write(b"x\n")
+    os.symlink("lib", os.path.join(env_dir, "lib64"))
+    content_hash = hashlib.sha256(b"x\n").hexdigest()
+    listed = f"untracked tools-env/lib/site.txt {content_hash}\nuntracked tools-env/lib64 -> lib\n"
+    want = f"{own_head}+dirty.{hashlib.sha256(listed.encode()).hexdigest()[:12]}"
+    stamp_env = built_stamp(cmake, copy, os.path.join(out, "build-own"))
+    if stamp_env != want:
+        print(f"the checkout with an untracked environment holding a link to a folder was stamped {stamp_env!r}; want {want!r}")
+        return 1
+    print(f"vendored copy inside {outer_head}: 'unknown'; as its own checkout: {own_head}; with an untracked link: {want}")
     return 0
 
 

@@ -25,7 +25,8 @@ deps() {
 }
 fake=$work/bin
 build_pkgs="build-essential cmake ninja-build git python3 libeigen3-dev libfmt-dev libgtest-dev libgmock-dev
-            libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libbenchmark-dev python3-dev pybind11-dev python3-numpy"
+            libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libbenchmark-dev python3-dev pybind11-dev python3-numpy
+            python3-pytest"
 
 # The build set is here (this test is running from a build): apt-get is never called, whether dpkg knows the
 # packages (this Debian machine) or knows none of them (presence from what the build uses alone).
@@ -34,7 +35,7 @@ deps PATH="$fake:$PATH" -- build
 [[ $rc -eq 0 && -z $apt ]] || fail "build set present, real dpkg: rc $rc, apt-get called with '$apt': $out"
 mv "$work/dpkg-query.fake" "$fake/dpkg-query"
 deps PATH="$fake:$PATH" -- build
-[[ $rc -eq 0 && -z $apt && $out == *"all 16 packages present"* ]] \
+[[ $rc -eq 0 && -z $apt && $out == *"all 17 packages present"* ]] \
   || fail "dpkg knows nothing, build tools present: rc $rc, apt-get called with '$apt': $out"
 
 # A test package missing, apt offline: tried once for exactly what is missing, then named; 0, or 1 with --strict.

@@ -2,7 +2,7 @@
 """A run that checked nothing is never green (docs/cli.md "Exit codes"):
 
 - filters (ours or --gtest_filter) that select no case, and a run in which every (case, kernel) was skipped, exit 4
-  and say so on stderr; a report is still written;
+  and say so on stderr; a report is still written; `list` whose filters select no case exits 4 too;
 - --gtest arguments GoogleTest does not know are usage errors (exit 2), and nothing is written;
 - GoogleTest test names hold neither '-' nor ':' (the filter syntax's negative-pattern start and separator): the
   docs/cli.md's mapping replaces each by '_', `list --gtest` prints the names, each name given to --gtest_filter
@@ -53,6 +53,11 @@ def main():
     expect(r, 4, "nothing checked", "--filter selecting no case")
     assert "selected no case" in r.stderr, r.stderr
     assert report(f"{work}/f0")["cases"] == []
+
+    # `list` whose filters select nothing is "nothing checked" as well (exit 4), as `run` with them would end.
+    r = run(exe, "list", "--suite", "smoke", "--filter", "zzz*")
+    expect(r, 4, "nothing checked", "list --filter selecting no case")
+    assert r.stdout == "", r.stdout
 
     # --gtest_filter selects nothing: exit 4 too; the hint names the mapping of '-' (the pattern as users write it).
     r = run(exe, "run", "--suite", "smoke", "--kernel", "host", "--filter", T1, "--report-dir", f"{work}/g0",

@@ -132,12 +132,15 @@ def main():
     # have finished before an earlier one), one worker's are.
     expected = order[:kept] if not jobs else [k for k in order if k in got]
     assert [(c["kernel"], c["id"]) for c in rebuilt["cases"]] == expected
-    # The rebuilt junit.xml names each test as GoogleTest named it in the uninterrupted run (KERNEL.CASE with '-'
-    # and ':' spelled '_'), so CI's test history does not see new tests.
+    # The rebuilt junit.xml names each test as the uninterrupted run's did (KERNEL, CASE), so CI's test history does
+    # not see new tests; the journal keeps only the number of tests not judged: one error test says they were not.
     names = lambda f: [(t.get("classname"), t.get("name")) for t in ET.parse(f).getroot().findall(".//testcase")]
     base_names = names(f"{base}/junit.xml")
     want = base_names[:kept] if not jobs else [base_names[order.index(k)] for k in expected]
-    assert names(f"{killed}/junit.xml") == want, (names(f"{killed}/junit.xml")[:3], want[:3])
+    assert base_names == order, (base_names[:3], order[:3])
+    assert names(f"{killed}/junit.xml") == want + [("moe-harness", "unjudged tests")], names(f"{killed}/junit.xml")[-3:]
+    killed_junit = ET.parse(f"{killed}/junit.xml").getroot()
+    assert killed_junit.get("errors") == "1", killed_junit.attrib
     assert "INCOMPLETE" in open(f"{killed}/summary.md").read()
     print(f"SIGKILL after {kept} of {total} records: report rebuilt {kept} records equal to the uninterrupted run's")
 
@@ -173,7 +176,10 @@ def main():
     assert 5 <= n < total and journal_records(term) == n, (n, journal_records(term))
     assert all(cases_by_key(report)[k] == base_cases[k] for k in cases_by_key(report))
     junit = ET.parse(f"{term}/junit.xml").getroot()
-    assert len(junit.findall(".//testcase")) == total  # GoogleTest lists the rest as skipped: not judged
+    assert len(junit.findall(".//testcase")) == total  # the judged ones, then each unjudged one as an error
+    unjudged = [t for t in junit.findall(".//testcase") if t.find("error") is not None]
+    assert len(unjudged) == total - n and junit.get("errors") == str(total - n), (len(unjudged), junit.attrib)
+    assert all(t.find("error").get("message").startswith("NOT JUDGED: interrupted by SIGTERM") for t in unjudged)
     r = subprocess.run([exe, "run", "--resume", term, *resume_jobs], capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stderr[-2000:]
     assert cases_by_key(json.load(open(f"{term}/report.json"))) == base_cases

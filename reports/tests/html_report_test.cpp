@@ -170,3 +170,48 @@ TEST(HtmlReport, SystematicStatisticsTablesForFailingAndPassingCases) {
 
 }  // namespace
 }  // namespace moe
+
+namespace moe {
+namespace {
+
+// An interrupted run's page says so before its counts, with the reason, so "No failing case" over the 2 judged
+// cases cannot pass for a verdict on the whole selection; a complete run's page has no banner.
+TEST(HtmlReport, IncompleteRunHasABannerBeforeTheCounts) {
+  ReadReport r = report({ran("a", Status::pass, 4), ran("b", Status::pass, 4)});
+  r.incomplete = true;
+  r.incomplete_reason = "interrupted by SIGINT: 2 of the 120 selected test(s) judged";
+  const std::string h = to_html(r);
+  const auto banner = h.find("<p id=\"incomplete\" class=\"banner\">INCOMPLETE RUN: interrupted by SIGINT: 2 of the 120");
+  ASSERT_NE(banner, std::string::npos) << h.substr(0, 3000);
+  EXPECT_LT(banner, h.find("id=\"summary\""));
+  EXPECT_NE(h.find("of the 2 case(s) judged before it stopped"), std::string::npos);
+  r.incomplete = false;
+  EXPECT_EQ(to_html(r).find("INCOMPLETE"), std::string::npos);
+}
+
+// The worst-token table names each listed token's experts and routing weights, as the verdict's details give them.
+TEST(HtmlReport, WorstTokensShowTheirExpertsAndWeights) {
+  ReportCase c = ran("bad", Status::fail, 4);
+  c.token_rel = {1e-3, 0.41, 2e-3, 3e-3};  // token 1 is the worst
+  c.details = "  worst tokens (token: cos, rel, experts, weights):\n"
+              "    1: cos 0.910000, rel 4.100e-01, experts [3, 5], weights [0.7000, 0.3000]\n";
+  const std::string s = section(to_html(report({c})), "bad");
+  EXPECT_NE(s.find("<th>experts</th><th>weights</th>"), std::string::npos) << s;
+  EXPECT_NE(s.find("<tr><td class=\"num\">1</td><td class=\"num\">0.9999900</td><td class=\"num\">4.100e-01</td>"
+                   "<td>3, 5</td><td>0.7000, 0.3000</td></tr>"), std::string::npos) << s;
+  // A token the details do not list has empty cells, never another token's experts.
+  EXPECT_NE(s.find("<td class=\"num\">3.000e-03</td><td></td><td></td></tr>"), std::string::npos) << s;
+}
+
+// The failures come before the run's time by phase.
+TEST(HtmlReport, FailingCasesComeBeforeTheTimingTable) {
+  const std::string h = to_html(report({ran("ok", Status::pass, 4), ran("bad", Status::fail, 4)}));
+  const auto failing = h.find("<table id=\"failing\">"), timing = h.find("<table id=\"timing\"");
+  ASSERT_NE(failing, std::string::npos);
+  ASSERT_NE(timing, std::string::npos);
+  EXPECT_LT(failing, timing);
+  EXPECT_LT(h.find("<details open id=\"case-host-contract-bad"), timing);
+}
+
+}  // namespace
+}  // namespace moe

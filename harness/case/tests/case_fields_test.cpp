@@ -118,9 +118,9 @@ TEST(CaseFields, RowsAreUniqueAndMappingsAreFollowedByTheirKeys) {
   std::set<int> orders;
   const CaseField* mapping = nullptr;
   for (const CaseField& f : case_fields()) {
-    if (!f.key.empty()) EXPECT_TRUE(keys.insert(f.key).second) << "key " << f.key << " twice";
-    if (!f.json.empty()) EXPECT_TRUE(json.insert(f.json).second) << "case.json name " << f.json << " twice";
-    if (f.id) EXPECT_TRUE(orders.insert(f.id_order).second) << f.key << ": id order " << f.id_order << " taken";
+    if (!f.key.empty()) { EXPECT_TRUE(keys.insert(f.key).second) << "key " << f.key << " twice"; }
+    if (!f.json.empty()) { EXPECT_TRUE(json.insert(f.json).second) << "case.json name " << f.json << " twice"; }
+    if (f.id) { EXPECT_TRUE(orders.insert(f.id_order).second) << f.key << ": id order " << f.id_order << " taken"; }
     EXPECT_EQ(f.key.empty(), f.read == nullptr) << f.key << f.json;
     const auto dot = f.key.find('.');
     if (dot != std::string::npos) {
@@ -129,7 +129,7 @@ TEST(CaseFields, RowsAreUniqueAndMappingsAreFollowedByTheirKeys) {
     } else {
       mapping = f.mapping ? &f : nullptr;
     }
-    if (f.mapping) EXPECT_FALSE(case_sub_keys(f.key).empty()) << f.key;
+    if (f.mapping) { EXPECT_FALSE(case_sub_keys(f.key).empty()) << f.key; }
   }
 }
 

@@ -310,14 +310,15 @@ TEST(JunitFromRecords, EscapesAndCountsAndSplitsCdata) {
   EXPECT_EQ(x.find('\x01'), std::string::npos);
   EXPECT_NE(x.find("]]]]><![CDATA[>"), std::string::npos) << x;  // "]]>" inside CDATA split in two sections
   EXPECT_NE(x.find(R"(<skipped message="declined">)"), std::string::npos) << x;
-  // Named as GoogleTest names the live run's tests: '-' and ':' spelled '_'.
-  EXPECT_NE(x.find(R"(<testsuite name="host_contract" tests="2")"), std::string::npos) << x;
-  EXPECT_NE(x.find(R"(classname="host_contract")"), std::string::npos) << x;
+  // Named by the ids as the reports spell them ('-' and ':' kept), the failure's message the verdict's own.
+  EXPECT_NE(x.find(R"(<testsuite name="host-contract" tests="2")"), std::string::npos) << x;
+  EXPECT_NE(x.find(R"(classname="host-contract")"), std::string::npos) << x;
+  EXPECT_NE(x.find(R"(<failure message="FAIL min_cos: token 2)"), std::string::npos) << x;
   RunReport dashed;
   CaseRecord d = b;
   d.id = "custom-h256/tp1:x";
   dashed.cases = {d};
-  EXPECT_NE(to_junit_xml(dashed).find(R"(<testcase name="custom_h256/tp1_x")"), std::string::npos) << to_junit_xml(dashed);
+  EXPECT_NE(to_junit_xml(dashed).find(R"(<testcase name="custom-h256/tp1:x")"), std::string::npos) << to_junit_xml(dashed);
 }
 
 TEST(Wire, FloatsTravelBitForBitNaNPayloadsIncluded) {

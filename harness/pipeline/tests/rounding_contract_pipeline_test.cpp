@@ -38,7 +38,7 @@ TEST(RoundingContractPipeline, TheHostKernelComputesEveryPointACaseNames) {
     EXPECT_EQ(r.status, Status::pass) << c.id << ": " << r.reason;
     EXPECT_EQ(r.contract.source, "case") << c.id;
     EXPECT_EQ(r.contract.effective, contract_text(c.problem)) << c.id;
-    if (c.tier == Tier::exact) EXPECT_EQ(r.metrics.at("bit_mismatches"), 0.0) << c.id;
+    if (c.tier == Tier::exact) { EXPECT_EQ(r.metrics.at("bit_mismatches"), 0.0) << c.id; }
   }
 }
 

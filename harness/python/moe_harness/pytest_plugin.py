@@ -30,8 +30,10 @@ def pytest_addoption(parser):
                 help="case id glob (repeatable; a leading '-' excludes), as `run --filter`")
     g.addoption("--moe-report", default=None, metavar="DIR", help="write the reports into DIR at the end")
     g.addoption("--moe-seed", default=None, help="replace every case's seed, as `run --seed`")
-    g.addoption("--moe-kernel-id", default="python", help="the kernel's id in the records and reports")
-    g.addoption("--moe-kernel-version", default="", help="the kernel's version in the report's provenance")
+    g.addoption("--moe-kernel-id", default=None,
+                help="the kernel's id in the records and reports (default: the kernel's own .id, else 'python')")
+    g.addoption("--moe-kernel-version", default=None,
+                help="the kernel's version in the report's provenance (default: the kernel's own .version)")
     g.addoption("--moe-device", default=None,
                 help="cpu (default) or a device the kernel runs on (cuda, hip, ...): gating then asks the live GPU")
     g.addoption("--moe-require-device", action="store_true", help="a missing GPU fails instead of skipping")
@@ -96,8 +98,9 @@ def pytest_configure(config):
             report = os.path.join(report, _worker(config))
         if report:
             moe_harness._moe_harness.check_report_dir(report, "--moe-report")
-        config._moe_session = moe_harness.Session(report or "", config.getoption("moe_kernel_id"),
-                                                  config.getoption("moe_kernel_version"))
+        kernel_id, kernel_version = config.getoption("moe_kernel_id"), config.getoption("moe_kernel_version")
+        config._moe_session = moe_harness.Session(report or "", "python" if kernel_id is None else kernel_id,
+                                                  "" if kernel_version is None else kernel_version)
     except moe_harness.Error as e:
         raise pytest.UsageError(str(e)) from None
     _suite(config)  # here, so that a bad suite or an empty selection is a usage error before collection
@@ -158,7 +161,14 @@ class PluginCase:
     def run(self, kernel, **kwargs):
         kwargs.setdefault("device", self._config.getoption("moe_device"))
         kwargs.setdefault("require_device", self._config.getoption("moe_require_device"))
-        return _conclude(self._config._moe_session.run(self.case, kernel, **kwargs))
+        # Without --moe-kernel-id / --moe-kernel-version the kernel's own id and version name it, as case.run()
+        # does, in the records and in the report's provenance.
+        session = self._config._moe_session
+        if self._config.getoption("moe_kernel_id") is None:
+            session.kernel_id = kwargs.setdefault("kernel_id", getattr(kernel, "id", None) or "python")
+        if self._config.getoption("moe_kernel_version") is None:
+            session.kernel_version = kwargs.setdefault("kernel_version", str(getattr(kernel, "version", "")))
+        return _conclude(session.run(self.case, kernel, **kwargs))
 
     def judge(self, out):
         return _conclude(self._config._moe_session.judge(self.case, out))

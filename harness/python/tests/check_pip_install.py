@@ -3,7 +3,9 @@
 wheel; no index, so nothing is downloaded) gives what docs/python.md "pip install" promises: the `moe-harness`
 console script (its --version names the project version of CMakeLists.txt), `import moe_harness` from the venv's
 site-packages outside both trees, and the pytest plugin loaded by its pytest11 entry point: the example test file
-passes without `-p`, and with the entry point turned off (`-p no:...`) pytest knows no --moe-suite.
+passes without `-p`, and with the entry point turned off (`-p no:...`) pytest knows no --moe-suite; the wheel ships the
+plugin ABI header (`moe-harness --plugin-header`) and moe_harness.safetensors; the CLI names itself `moe-harness`
+(the console script's path in rerun commands), never the binary inside the package.
 The build is BUILD_DIR's (MOE_BUILD_DIR), already built: only what changed is rebuilt.
 
 Usage: check_pip_install.py MOE_ROOT BUILD_DIR WORK_DIR"""
@@ -49,6 +51,28 @@ rc, out = run(py, "-c", "import moe_harness; print(moe_harness.__file__); print(
               cwd="/")
 check(rc == 0 and out.splitlines()[0].startswith(os.path.join(site, "moe_harness")),
       f"import moe_harness gave {rc}, not from {site}", out)
+
+# The plugin and export routes from the wheel alone: the ABI header it ships (--plugin-header prints its path, the
+# file is the source tree's), and the NumPy safetensors reader/writer.
+rc, out = run(cli, "--plugin-header", cwd="/")
+header = out.strip()
+check(rc == 0 and header.startswith(site) and open(header).read() == open(os.path.join(root, "kernels", "plugin",
+                                                                                       "moe_plugin.h")).read(),
+      f"moe-harness --plugin-header gave {rc}: {out!r}, not the shipped copy of kernels/plugin/moe_plugin.h", out)
+rc, out = run(py, "-c", "import moe_harness.safetensors as s; print(s.__file__)", cwd="/")
+check(rc == 0 and out.startswith(site), f"import moe_harness.safetensors gave {rc}", out)
+# What the CLI prints names `moe-harness` (the console script), never the binary inside the package: the usage line
+# of an unknown option, the closest subcommand of a typo, and the rerun command of a failing case.
+rc, out = run(cli, "run", "--no-such-option", cwd="/")
+check(rc == 2 and "_native/bin" not in out, f"run --no-such-option gave {rc}, or named the package's binary", out)
+rc, out = run(cli, "runn", cwd="/")
+check(rc == 2 and "unknown subcommand 'runn': did you mean 'run'?" in out, f"moe-harness runn gave {rc}", out)
+rc, out = run(cli, "run", "--suite", "smoke", "--filter", "*/T3/*", "--kernel", "host-contract~gate_up_swapped",
+              "--report-dir", os.path.join(work, "rep"), cwd=work)
+reruns = re.findall(r"^\s+rerun: (.+)$", out, re.M)
+check(rc == 1 and reruns and all(r.startswith(f"{cli} run --suite smoke ") for r in reruns)
+      and "_native/bin" not in out,
+      f"a failing run from the console script gave {rc}; its rerun commands must start with {cli}", out)
 
 tests = os.path.join(work, "t")
 os.makedirs(tests)

@@ -54,7 +54,47 @@ def test_failing_kernel_fails_each_case_printing_the_verdict(tmp_path):
     r = pytest_run(tmp_path, "--moe-filter", FILTER, kernel="host-contract~gate_up_swapped")
     assert r.returncode == 1
     assert f"{len(t3_ids())} failed" in r.stdout
-    assert "FAIL python" in r.stdout and "worst tokens" in r.stdout and "min_cos" in r.stdout
+    own_id = moe_harness.native_kernel("host-contract~gate_up_swapped").id  # no --moe-kernel-id: the kernel's own
+    assert f"FAIL {own_id}" in r.stdout and "worst tokens" in r.stdout and "min_cos" in r.stdout
+
+
+PYTHON_KERNEL_FILE = '''
+import moe_harness
+
+HOST = moe_harness.native_kernel("host")
+
+
+class MyKernel:
+    id = "my-numpy-moe"
+    version = "3.1"
+
+    def __call__(self, fixture, out):
+        HOST(fixture, out)
+
+
+def test_kernel(moe_case):
+    moe_case.run(MyKernel())
+'''
+
+
+def test_python_kernel_is_reported_by_its_own_id_and_version(tmp_path):
+    (tmp_path / "test_kernel.py").write_text(PYTHON_KERNEL_FILE)
+    cmd = [sys.executable, "-m", "pytest", "-p", "moe_harness.pytest_plugin", "-p", "no:cacheprovider",
+           "--rootdir", str(tmp_path), str(tmp_path / "test_kernel.py"), "--moe-suite", "smoke",
+           "--moe-filter", FILTER, "--moe-report", str(tmp_path / "rep")]
+    r = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads((tmp_path / "rep" / "report.json").read_text())
+    assert report["provenance"]["kernels"][0] == {"id": "my-numpy-moe", "version": "3.1"}
+    assert {c["kernel"] for c in report["cases"]} == {"my-numpy-moe"}
+    # --moe-kernel-id and --moe-kernel-version still name it when given.
+    cmd[cmd.index(str(tmp_path / "rep"))] = str(tmp_path / "rep2")
+    r = subprocess.run(cmd + ["--moe-kernel-id", "team-moe", "--moe-kernel-version", "9"], capture_output=True,
+                       text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = json.loads((tmp_path / "rep2" / "report.json").read_text())
+    assert report["provenance"]["kernels"][0] == {"id": "team-moe", "version": "9"}
+    assert {c["kernel"] for c in report["cases"]} == {"team-moe"}
 
 
 def test_gated_cases_are_skips_with_the_reason(tmp_path):
