@@ -80,8 +80,9 @@ def _options(config):
                                                             "--moe-seed")
     check_device(config.getoption("moe_device"), "pytest", "--moe-device")
     config._moe_shard = _shard(config.getoption("moe_shard"))
-    check_text(config.getoption("moe_kernel_id"), "pytest", "--moe-kernel-id")
-    check_text(config.getoption("moe_kernel_version"), "pytest", "--moe-kernel-version")
+    for option, key in (("moe_kernel_id", "--moe-kernel-id"), ("moe_kernel_version", "--moe-kernel-version")):
+        if config.getoption(option) is not None:  # None: the kernel's own id / version name it
+            check_text(config.getoption(option), "pytest", key)
     for f in config.getoption("moe_filter"):
         check_text(f, "pytest", "--moe-filter")
 
