@@ -54,10 +54,12 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
   }
   lim.members_worst_cos = worst_strict_cos;
   lim.members_worst_rel = worst_strict_rel;
-  if (band_on)
-    t.band_allowance = std::max(
-        requant_band_allowance(th.band_fraction, e.tokens),
-        std::int64_t(std::ceil(kEnvelopeMargin * double(lim.band_members_max) / double(n) * double(e.tokens))));
+  if (band_on) {
+    // The most band tokens of one member, scaled to T, plus three standard deviations of a count of that size.
+    const double expected = double(lim.band_members_max) / double(n) * double(e.tokens);
+    t.band_allowance = std::max(requant_band_allowance(th.band_fraction, e.tokens),
+                                std::int64_t(std::ceil(expected + 3.0 * std::sqrt(expected))));
+  }
   t.min_cos = std::min(th.min_cos, 1.0 - kEnvelopeMargin * (1.0 - worst_strict_cos));
   t.max_rel = std::max(th.max_rel, kEnvelopeMargin * worst_strict_rel);
   t.max_mismatch_fraction = std::min(1.0, std::max(th.max_mismatch_fraction, kEnvelopeMargin * lim.members_max_mismatch));

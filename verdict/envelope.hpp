@@ -3,8 +3,9 @@
 // ensemble.hpp: the declared accumulation precision, the activation's last bits, every rounding and requantization
 // after them) and measures each member like a kernel output against the contract reference; this file keeps those
 // measurements and derives from them, with the stated margin kEnvelopeMargin:
-//   band allowance   ceil(margin x (the most members' band tokens / sampled tokens) x T), at least the default
-//                    max(1, ceil(band_fraction x T))
+//   band allowance   ceil(c + 3 sqrt(c)), c = the most band tokens of one member / sampled tokens x T (a count's
+//                    three standard deviations, not the margin: twice a rate of 40 % would excuse 80 % of T), at
+//                    least the default max(1, ceil(band_fraction x T))
 //   min_cos, max_rel widened to margin x the members' worst non-band token, where that is beyond the defaults
 //   mismatch limit   max(default, margin x the members' largest mismatch fraction)
 //   gain, rounding_bias, offset, slot_direction (one z each): z threshold x max(1, RMS of the rounding members' z): the

@@ -63,7 +63,7 @@ TEST(Envelope, PerfectMembersKeepTheDefaults) {
   EXPECT_EQ(a.systematic.gain_z, 6.0);
 }
 
-TEST(Envelope, BandAllowanceIsTwiceTheMostBandTokensOfOneMemberScaledToT) {
+TEST(Envelope, BandAllowanceIsTheMostBandTokensOfOneMemberScaledToTPlusThreeSd) {
   Envelope e = perfect(3, 32, 128);
   // Member 2 has three tokens below min_cos inside their edge 0.08, member 1 one; a token with rel 0.09 is outside
   // the edge, so it is no band token: it widens min_cos and max_rel instead.
@@ -73,7 +73,7 @@ TEST(Envelope, BandAllowanceIsTwiceTheMostBandTokensOfOneMemberScaledToT) {
   EnvelopeLimits lim;
   const Thresholds a = with_envelope(quantized(), e, &lim);
   EXPECT_EQ(lim.band_members_max, 3);
-  EXPECT_EQ(a.band_allowance, 24);  // ceil(2 x 3 / 32 x 128)
+  EXPECT_EQ(a.band_allowance, 23);  // c = 3 / 32 x 128 = 12: ceil(12 + 3 sqrt(12)) = ceil(22.39)
   EXPECT_NEAR(a.min_cos, 1.0 - 2 * (1.0 - 0.9990), 1e-12);  // 0.998
   EXPECT_NEAR(a.max_rel, 0.18, 1e-12);                      // 2 x 0.09
 }
