@@ -41,8 +41,11 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
   double worst_strict_cos = 1, worst_strict_rel = 0;
   for (const EnvelopeMember& m : e.members) {
     std::int64_t band = 0;
-    for (std::int64_t i = 0; i < n && i < std::int64_t(m.token_cos.size()); ++i) {
+    const std::int64_t tokens = std::min({n, std::int64_t(m.token_cos.size()), std::int64_t(m.token_rel.size())});
+    for (std::int64_t i = 0; i < tokens; ++i) {
       const double cos = m.token_cos[i], rel = m.token_rel[i];
+      // A non-finite member token licenses nothing (and reads the same before and after a JSON round trip).
+      if (!std::isfinite(cos) || !std::isfinite(rel)) continue;
       const double q = band_on ? e.token_noise[i] : 0.0;
       const double edge = std::isfinite(q) ? std::min(th.band_factor * q, kBandEdgeMaxRel * th.max_rel) : 0.0;
       if (band_on && cos < th.min_cos && rel <= edge) { ++band; continue; }
@@ -60,9 +63,15 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
     t.band_allowance = std::max(requant_band_allowance(th.band_fraction, e.tokens),
                                 std::int64_t(std::ceil(expected + 3.0 * std::sqrt(expected))));
   }
-  t.min_cos = std::min(th.min_cos, 1.0 - kEnvelopeMargin * (1.0 - worst_strict_cos));
-  t.max_rel = std::max(th.max_rel, kEnvelopeMargin * worst_strict_rel);
-  t.max_mismatch_fraction = std::min(1.0, std::max(th.max_mismatch_fraction, kEnvelopeMargin * lim.members_max_mismatch));
+  // Widened at most kEnvelopeMaxWiden times the defaults' distance: one degenerate member token (a reference norm
+  // just above rel_floor) must not switch a check off for the whole case.
+  t.min_cos = std::min(th.min_cos, std::max(1.0 - kEnvelopeMargin * (1.0 - worst_strict_cos),
+                                            1.0 - kEnvelopeMaxWiden * (1.0 - th.min_cos)));
+  t.max_rel = std::max(th.max_rel, std::min(kEnvelopeMargin * worst_strict_rel, kEnvelopeMaxWiden * th.max_rel));
+  t.max_mismatch_fraction =
+      std::min({1.0, kEnvelopeMaxWiden * th.max_mismatch_fraction,
+                std::max(th.max_mismatch_fraction, kEnvelopeMargin * lim.members_max_mismatch)});
+  t.max_mismatch_fraction = std::max(t.max_mismatch_fraction, th.max_mismatch_fraction);
 
   // Per statistic: the members' z (RMS and largest |z|) and largest |effect|, over the members where it ran.
   std::vector<std::string> names;
@@ -74,7 +83,9 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
     if (!f.z) continue;
     double zz = 0, zmax = 0, emax = 0;
     int ran = 0, rounding_ran = 0;
-    auto usable = [&](const StatisticRecord& s) { return s.name == name && s.ran() && std::isfinite(s.z) && std::isfinite(s.effect); };
+    auto usable = [&](const StatisticRecord& s) {
+      return s.name == name && s.ran() && std::isfinite(s.z) && std::isfinite(s.effect);
+    };
     for (const EnvelopeMember& m : e.members)
       for (const StatisticRecord& s : m.systematic)
         if (usable(s)) {

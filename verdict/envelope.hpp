@@ -6,7 +6,8 @@
 //   band allowance   ceil(c + 3 sqrt(c)), c = the most band tokens of one member / sampled tokens x T (a count's
 //                    three standard deviations, not the margin: twice a rate of 40 % would excuse 80 % of T), at
 //                    least the default max(1, ceil(band_fraction x T))
-//   min_cos, max_rel widened to margin x the members' worst non-band token, where that is beyond the defaults
+//   min_cos, max_rel widened to margin x the members' worst non-band token, where that is beyond the defaults, at
+//                    most kEnvelopeMaxWiden times the defaults' distance (non-finite member tokens are left out)
 //   mismatch limit   max(default, margin x the members' largest mismatch fraction)
 //   gain, rounding_bias, offset, slot_direction (one z each): z threshold x max(1, RMS of the rounding members' z): the
 //                    statistic's real variance, correlated through W2 where the element-wise standard error assumes
@@ -16,7 +17,9 @@
 //                    z threshold max(default, margin x the members' largest |z|)
 //   every floor      max(default, margin x the members' largest |effect|)
 // A threshold never tightens here: the defaults of verdict/thresholds.cpp are the floor of every derived value. A
-// statistic this file does not name keeps its defaults.
+// statistic this file does not name keeps its defaults. The members are judged with the scheme's default thresholds
+// (a case's own atol/rtol do not reach them), and the activation's draw falls after an act_gate rounding, so the
+// envelope does not flip act_gate roundings (it is narrower there than a kernel's last bits could be).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -28,6 +31,9 @@
 namespace moe {
 
 inline constexpr double kEnvelopeMargin = 2.0;
+// min_cos, max_rel and the mismatch limit widen to at most this many times the defaults' (1 - min_cos, max_rel, the
+// fraction): a member's one degenerate token must not switch a check off.
+inline constexpr double kEnvelopeMaxWiden = 4.0;
 
 struct EnvelopeMember {
   std::vector<double> token_cos, token_rel;  // the sampled tokens'

@@ -24,30 +24,35 @@ struct MemberKeys {
 // Unit-variance draws xi_i, uniform on [-sqrt(3), sqrt(3)]: each Philox4x32-10 call gives four (index i takes word
 // i % 4 of the call at counter i / 4), and a stream read in index order calls it once per four draws. The
 // members draw millions of them, and their distribution only has to be a zero-mean unit-variance perturbation.
+// A stream is (key, slot): each slot's draws have a counter word of their own, so slots of different widths (a
+// routed and a shared expert's inter) never share a draw.
 class Noise {
  public:
   explicit Noise(PhiloxKey key) : key_(key) {}
-  double operator()(std::uint64_t i) {
+  double operator()(std::uint64_t slot, std::uint64_t i) {
     const std::uint64_t block = i >> 2;
-    if (block != block_) {
-      words_ = philox4x32_10({std::uint32_t(block), std::uint32_t(block >> 32), 0u, 0u}, key_);
+    if (block != block_ || slot != slot_) {
+      words_ = philox4x32_10({std::uint32_t(block), std::uint32_t(block >> 32), std::uint32_t(slot),
+                              std::uint32_t(slot >> 32)}, key_);
       block_ = block;
+      slot_ = slot;
     }
     return (double(words_[i & 3]) * 0x1p-32 - 0.5) * 3.4641016151377544;  // sqrt(12)
   }
 
  private:
   PhiloxKey key_;
-  std::uint64_t block_ = ~std::uint64_t(0);
+  std::uint64_t block_ = ~std::uint64_t(0), slot_ = ~std::uint64_t(0);
   PhiloxCounter words_{};
 };
 
 // One draw of a GEMM output's accumulation error (ensemble.hpp): scale 2^-bits ||a|| ||w||, biased toward zero by
 // kTruncationBias scales where the accumulator keeps fewer than fp32's 24 bits.
-float accumulation_error(float v, int bits, double a_norm, double w_norm, Noise& noise, std::uint64_t i) {
+float accumulation_error(float v, int bits, double a_norm, double w_norm, Noise& noise, std::uint64_t slot,
+                         std::uint64_t i) {
   const double sigma = std::ldexp(1.0, -bits) * a_norm * w_norm;
   const double bias = bits < 24 ? kTruncationBias * (v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0) : 0.0;
-  return float(sigma * (noise(i) - bias));
+  return float(sigma * (noise(slot, i) - bias));
 }
 
 struct Run {
@@ -91,17 +96,16 @@ void run_expert_members(Run& r, const ExpertJob& job, const float* x, const MapM
     for (std::int64_t i = 0; i < n; ++i) {
       const Assignment& as = job.rows[i];
       const double a_norm = a.row(i).norm();
-      const std::uint64_t base = std::uint64_t(as.slot) * std::uint64_t(2 * inter);
+      const std::uint64_t slot = std::uint64_t(as.slot);
       for (std::int64_t c = 0; c < 2 * inter; ++c) {
         const float v = h1(i, c);
-        hm[c] = r.gemm_noise ? v + accumulation_error(v, bits, a_norm, std::sqrt(double(sq13[c])), gemm1, base + c) : v;
+        hm[c] = r.gemm_noise ? v + accumulation_error(v, bits, a_norm, std::sqrt(double(sq13[c])), gemm1, slot, c) : v;
         if (b13) hm[c] += b13[c];
       }
       round_point(hm.data(), 2 * inter, s.gate_up_dtype);
       float* z = zm.row(m * n + i).data();
       apply_activation(hm.data(), z, inter, ap);
-      const std::uint64_t zbase = std::uint64_t(as.slot) * std::uint64_t(inter);
-      for (std::int64_t c = 0; c < inter; ++c) z[c] *= float(1.0 + r.act_noise * act(zbase + c));
+      for (std::int64_t c = 0; c < inter; ++c) z[c] *= float(1.0 + r.act_noise * act(slot, c));
     }
   }
   round_point(zm.data(), nm * inter, s.intermediate);
@@ -116,10 +120,10 @@ void run_expert_members(Run& r, const ExpertJob& job, const float* x, const MapM
       const double z_norm = zm.row(row).norm();
       const float w = weight_on_input || finalize ? 1.0f : as.weight;
       float* dst = r.slot(m, as.slot);
-      const std::uint64_t base = std::uint64_t(as.slot) * std::uint64_t(h);
+      const std::uint64_t slot = std::uint64_t(as.slot);
       for (std::int64_t c = 0; c < h; ++c) {
         const float v = ym(row, c);
-        const float y = r.gemm_noise ? v + accumulation_error(v, bits, z_norm, std::sqrt(double(sq2[c])), gemm2, base + c) : v;
+        const float y = r.gemm_noise ? v + accumulation_error(v, bits, z_norm, std::sqrt(double(sq2[c])), gemm2, slot, c) : v;
         dst[c] = (y + (b2 ? b2[c] : 0.0f)) * w;
       }
       round_point(dst, h, s.slot_dtype);

@@ -214,10 +214,12 @@ double gate_act(double g, const ProblemSpec& s, bool shared, bool contract) {
 }
 
 double act(double g, double u, const ProblemSpec& s, bool shared, bool contract) {
-  const double a = gate_act(g, s, shared, contract);
-  if (s.activation != Activation::swiglu_oai) return a * u;
-  if (!shared || s.clamp_shared) u = std::min(std::max(u, -double(s.swiglu_limit)), double(s.swiglu_limit));
-  return (u + 1.0) * a;
+  if (s.activation != Activation::swiglu_oai) return gate_act(g, s, shared, contract) * u;
+  const bool clamp = !shared || s.clamp_shared;
+  if (clamp) u = std::min(std::max(u, -double(s.swiglu_limit)), double(s.swiglu_limit));
+  if (contract && s.act_gate_dtype != IntermediateDtype::f32) return (u + 1.0) * gate_act(g, s, shared, contract);
+  if (clamp && g > s.swiglu_limit) g = s.swiglu_limit;
+  return (u + 1.0) * g / (1.0 + std::exp(-double(s.swiglu_alpha) * g));  // one rounding: the product before the division
 }
 
 // One expert on one input row: returns its H outputs (bias included, no router weight).

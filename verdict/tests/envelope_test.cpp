@@ -74,8 +74,20 @@ TEST(Envelope, BandAllowanceIsTheMostBandTokensOfOneMemberScaledToTPlusThreeSd) 
   const Thresholds a = with_envelope(quantized(), e, &lim);
   EXPECT_EQ(lim.band_members_max, 3);
   EXPECT_EQ(a.band_allowance, 23);  // c = 3 / 32 x 128 = 12: ceil(12 + 3 sqrt(12)) = ceil(22.39)
-  EXPECT_NEAR(a.min_cos, 1.0 - 2 * (1.0 - 0.9990), 1e-12);  // 0.998
-  EXPECT_NEAR(a.max_rel, 0.18, 1e-12);                      // 2 x 0.09
+  EXPECT_NEAR(a.min_cos, 1.0 - 4 * (1.0 - 0.9998), 1e-12);  // 2 x (1 - 0.999) = 0.002, capped at 4 x 2e-4
+  EXPECT_NEAR(a.max_rel, 0.16, 1e-12);                      // 2 x 0.09 = 0.18, capped at 4 x 0.04
+}
+
+TEST(Envelope, NonFiniteMemberTokensLicenseNothingAndWideningIsWithinItsCap) {
+  Envelope e = perfect(1, 2, 2);
+  e.members[0].token_cos[0] = 0.9999; e.members[0].token_rel[0] = INFINITY;  // an overflowed member token
+  e.members[0].token_rel.pop_back();                                        // a short array: not read past its end
+  const Thresholds a = with_envelope(quantized(), e);
+  EXPECT_EQ(a.max_rel, 0.04);
+  EXPECT_EQ(a.min_cos, 0.9998);
+  Envelope w = perfect(1, 1, 1);
+  w.members[0].token_cos[0] = 0.9999; w.members[0].token_rel[0] = 0.03;   // 2 x 0.03 = 0.06: within the cap
+  EXPECT_NEAR(with_envelope(quantized(), w).max_rel, 0.06, 1e-12);
 }
 
 TEST(Envelope, MismatchLimitIsTwiceTheMembersWorstButNeverBelowTheDefault) {
