@@ -65,13 +65,15 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
   }
   // Widened at most kEnvelopeMaxWiden times the defaults' distance: one degenerate member token (a reference norm
   // just above rel_floor) must not switch a check off for the whole case.
-  t.min_cos = std::min(th.min_cos, std::max(1.0 - kEnvelopeMargin * (1.0 - worst_strict_cos),
-                                            1.0 - kEnvelopeMaxWiden * (1.0 - th.min_cos)));
-  t.max_rel = std::max(th.max_rel, std::min(kEnvelopeMargin * worst_strict_rel, kEnvelopeMaxWiden * th.max_rel));
-  t.max_mismatch_fraction =
-      std::min({1.0, kEnvelopeMaxWiden * th.max_mismatch_fraction,
-                std::max(th.max_mismatch_fraction, kEnvelopeMargin * lim.members_max_mismatch)});
-  t.max_mismatch_fraction = std::max(t.max_mismatch_fraction, th.max_mismatch_fraction);
+  if (!th.case_min_cos)
+    t.min_cos = std::min(th.min_cos, std::max(1.0 - kEnvelopeMargin * (1.0 - worst_strict_cos),
+                                              1.0 - kEnvelopeMaxWiden * (1.0 - th.min_cos)));
+  if (!th.case_max_rel)
+    t.max_rel = std::max(th.max_rel, std::min(kEnvelopeMargin * worst_strict_rel, kEnvelopeMaxWiden * th.max_rel));
+  if (!th.case_mismatch)
+    t.max_mismatch_fraction = std::max(
+        th.max_mismatch_fraction, std::min({1.0, kEnvelopeMaxWiden * th.max_mismatch_fraction,
+                                            kEnvelopeMargin * lim.members_max_mismatch}));
 
   // Per statistic: the members' z (RMS and largest |z|) and largest |effect|, over the members where it ran.
   std::vector<std::string> names;

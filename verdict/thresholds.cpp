@@ -81,14 +81,15 @@ Thresholds apply_override(const Thresholds& base, const ToleranceOverride& o, co
                       "loosens the default " + std::to_string(def) + " to " + std::to_string(val) + " without a reason",
                       "add tolerance.reason with the measured justification, or tighten instead");
   };
-  if (o.min_cos) { loosen("min_cos", base.min_cos, *o.min_cos, *o.min_cos < base.min_cos); t.min_cos = *o.min_cos; }
-  if (o.max_rel) { loosen("max_rel", base.max_rel, *o.max_rel, *o.max_rel > base.max_rel); t.max_rel = *o.max_rel; }
+  if (o.min_cos) { loosen("min_cos", base.min_cos, *o.min_cos, *o.min_cos < base.min_cos); t.min_cos = *o.min_cos; t.case_min_cos = true; }
+  if (o.max_rel) { loosen("max_rel", base.max_rel, *o.max_rel, *o.max_rel > base.max_rel); t.max_rel = *o.max_rel; t.case_max_rel = true; }
   if (o.atol) { loosen("atol", base.atol, *o.atol, *o.atol > base.atol); t.atol = *o.atol; }
   if (o.rtol) { loosen("rtol", base.rtol, *o.rtol, *o.rtol > base.rtol); t.rtol = *o.rtol; }
   if (o.max_mismatch_fraction) {
     loosen("max_mismatch_fraction", base.max_mismatch_fraction, *o.max_mismatch_fraction,
            *o.max_mismatch_fraction > base.max_mismatch_fraction);
     t.max_mismatch_fraction = *o.max_mismatch_fraction;
+    t.case_mismatch = true;
   }
   return t;
 }

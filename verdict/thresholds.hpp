@@ -76,6 +76,9 @@ struct Thresholds {
   // The allowance derived from the case's simulated envelope (verdict/envelope.hpp); -1: none was simulated, and
   // band_fraction decides.
   std::int64_t band_allowance = -1;
+  // Which of min_cos, max_rel and max_mismatch_fraction a case set itself (apply_override): the envelope widens only
+  // the defaults, never a value the case chose.
+  bool case_min_cos = false, case_max_rel = false, case_mismatch = false;
   // Routing edge cases that mask or zero-weight every slot of some tokens (or route none to this rank): those
   // tokens' reference is exactly 0, a cosine is undefined there, and they are judged by absolute error with
   // tolerance 0 (every output element exactly +-0); an all-zero reference is then expected, not a harness error.

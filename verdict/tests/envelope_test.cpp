@@ -90,6 +90,19 @@ TEST(Envelope, NonFiniteMemberTokensLicenseNothingAndWideningIsWithinItsCap) {
   EXPECT_NEAR(with_envelope(quantized(), w).max_rel, 0.06, 1e-12);
 }
 
+TEST(Envelope, ACasesOwnToleranceIsNeverWidened) {
+  Envelope e = perfect(1, 1, 1);
+  e.members[0].token_cos[0] = 0.9999; e.members[0].token_rel[0] = 0.03;
+  e.members[0].mismatch_fraction = 0.02;
+  Thresholds t = quantized();
+  t.max_rel = 1e-12; t.case_max_rel = true;  // a case tightened max_rel (tolerance: {max_rel: 1e-12})
+  t.max_mismatch_fraction = 0.0; t.case_mismatch = true;
+  const Thresholds a = with_envelope(t, e);
+  EXPECT_EQ(a.max_rel, 1e-12);
+  EXPECT_EQ(a.max_mismatch_fraction, 0.0);
+  EXPECT_EQ(a.min_cos, 0.9998);  // not set by the case; 2 x (1 - 0.9999) is inside the default anyway
+}
+
 TEST(Envelope, MismatchLimitIsTwiceTheMembersWorstButNeverBelowTheDefault) {
   Envelope e = perfect(2, 4, 4);
   e.members[0].mismatch_fraction = 0.004;

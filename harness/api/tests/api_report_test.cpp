@@ -57,7 +57,7 @@ TEST(ApiReport, ReportsOfRecordsRoundTripThroughTheReader) {
   EXPECT_EQ(back.cases[1].status, api::Status::skip);
   EXPECT_EQ(back.cases[1].reason, report.cases[1].reason);
   const std::string junit = slurp(f.junit);
-  EXPECT_NE(junit.find("<testsuite name=\"host_contract\""), std::string::npos) << junit.substr(0, 400);
+  EXPECT_NE(junit.find("<testsuite name=\"host-contract\""), std::string::npos) << junit.substr(0, 400);
   EXPECT_NE(junit.find("<skipped"), std::string::npos);
   EXPECT_NE(slurp(f.markdown).find(s.cases[0].id), std::string::npos);
   EXPECT_NE(slurp(f.html).find("<html"), std::string::npos);
