@@ -43,7 +43,7 @@ def recording(device_tag):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--seed", type=int, default=2)
-    ap.add_argument("--filter", required=True)
+    ap.add_argument("--filter", action="append", required=True)
     a = ap.parse_args()
     real_expert = torch_moe.expert
     for case in moe_harness.suite("smoke", filter=a.filter, seed=a.seed):
