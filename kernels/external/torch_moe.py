@@ -168,13 +168,21 @@ def _blocks(x, block):
     return torch.nn.functional.pad(x, (0, nb * block - k)).view(n, nb, block), nb
 
 
+def _div(x, c):
+    """x / c, correctly rounded, for a Python float c: on a CUDA device torch divides by a scalar as a multiply by its
+    reciprocal (not correctly rounded), which moves a scale such as amax / 448 by an ulp; a bf16 x divided by it often
+    lands exactly on an e4m3 rounding tie, so the codes would leave the contract's quantizer (docs/numerics.md
+    "Quantizers": s = amax / qmax) on thousands of elements (results/runs/2026-12-06-h200-capturable/RUN.md)."""
+    return x / torch.full_like(x, c)
+
+
 def _fake_fp8(x, block, q):
     """dequant(quant(x)) by 1 x block groups along K: s = max(amax, floor) / qmax (pow2: rounded up to 2^n), codes
     e4m3(clamp(x / s, +-qmax)), values code * s."""
     fnuz = q["flavor"] == "fnuz"
     qmax = float(q["qmax"] or (240.0 if fnuz else 448.0))
     xb, nb = _blocks(torch.where(torch.isnan(x), torch.zeros_like(x), x.abs()), block)
-    s = torch.clamp(xb.amax(-1), min=float(q["amax_floor"])) / qmax
+    s = _div(torch.clamp(xb.amax(-1), min=float(q["amax_floor"])), qmax)
     if q["scale_pow2"]:
         m, e = torch.frexp(s)
         s = torch.where(m == 0.5, s, _pow2(e))
@@ -189,7 +197,7 @@ def _mx_exponent(amax, mode):
     if mode == "floor":
         x = (e - 1) - 8
     elif mode == "rceil":
-        m, e = torch.frexp(amax / 448.0)
+        m, e = torch.frexp(_div(amax, 448.0))
         x = torch.where(m == 0.5, e - 1, e)
     else:  # even: amax's fp32 bits + 2^(22 - 3), masked to sign and exponent, then floor
         bits = (amax.view(torch.int32) + (1 << 19)) & -0x800000
