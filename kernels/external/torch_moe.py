@@ -21,6 +21,7 @@ Injectable defects (TorchMoe(bug=NAME) or MOE_TORCH_BUG=NAME), each a bug fused 
   drop_last_block      the last block of the sorted slots never computed
   fp8_scale_ignored    fp8 per-tensor weight scales not applied
 """
+import contextlib
 import math
 import os
 
@@ -386,14 +387,27 @@ def shared_forward(fx, spec, x, device, bug, slot):
     return shared
 
 
+@contextlib.contextmanager
+def ieee_fp32_matmul():
+    """fp32 matmuls in IEEE fp32 while the layer runs, the previous setting restored after: TF32 would round every
+    operand to 10 significand bits (an fp8 code times an fp32 scale has more), which the kernel contract does not
+    declare; with it the device's verdicts fail the requantization band on fp8 cases that the CPU passes bit-close
+    (results/runs/2026-12-06-h200-capturable/RUN.md)."""
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+
+
 class TorchMoe:
     """The kernel object: TorchMoe(bug=None, device="cpu", slot=None, capturable=None)(fixture, out). slot="bf16"
     rounds every slot to bf16 before the top-k sum, as kernels that write each slot's down-projection in bf16 do, and
     declares it (rounding_contract "slot=bf16"); forward(fx, spec, device, bug, slot, capturable) is the layer
-    (moe_forward here). capturable (default: off) runs the layer with no host sync and declares graph_safe; without it
-    the kernel declares graph_safe False (stream_order only). On the H200 the capturable layer's verdicts failed the
-    requantization band's allowance at smoke seeds 1 and 2 (results/runs/2026-12-06-h200-envelope/RUN.md), so it is
-    not the example's default until that is understood."""
+    (moe_forward here), its fp32 matmuls in IEEE fp32 (ieee_fp32_matmul). capturable runs the layer with no host sync
+    and declares graph_safe (the device probes graph_replay and stream_order); without it the kernel declares
+    graph_safe False (stream_order only). Default: capturable on a device, not on the CPU."""
 
     id = "torch-moe"
     forward = staticmethod(moe_forward)
@@ -406,7 +420,7 @@ class TorchMoe:
         self.needs_device = str(device) != "cpu"
         self.version = f"torch {torch.__version__}" + (f" bug {bug}" if bug else "")
         self.rounding_contract = f"slot={slot}" if slot else "default"
-        self.capturable = False if capturable is None else bool(capturable)
+        self.capturable = self.needs_device if capturable is None else bool(capturable)
         self.graph_safe = self.capturable
 
     def supports(self, case):
@@ -417,7 +431,7 @@ class TorchMoe:
     def __call__(self, fx, out):
         spec = fx.spec
         od = spec["dtypes"]["output"]
-        with torch.no_grad():
+        with torch.no_grad(), ieee_fp32_matmul():
             routed, shared = self.forward(DeviceFixture(fx, self.device), spec, self.device, self.bug, self.slot,
                                           self.capturable)
             if spec["execution"]["shared_path"] == "separate":

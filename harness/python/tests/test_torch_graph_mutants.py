@@ -60,11 +60,12 @@ def test_a_graph_mutant_on_a_machine_without_a_gpu_is_a_skip_never_a_pass(name):
 
 
 def test_graph_safety_is_declared_where_the_layer_is_capturable():
-    assert TorchMoe(device="cuda").graph_safe is False  # not capturable by default (torch_moe.TorchMoe's docstring)
+    assert TorchMoe(device="cuda").graph_safe is True   # capturable by default on a device (TorchMoe's docstring)
+    assert TorchMoe(device="cuda", capturable=False).graph_safe is False
     assert TorchMoe().graph_safe is False               # the CPU's sorted blocks: host loops
     assert TorchMoe(capturable=True).graph_safe is True
     assert TritonMoe(device="cuda", capturable=True).graph_safe is True   # the static alignment
-    assert TritonMoe(device="cuda").graph_safe is False
+    assert TritonMoe(device="cuda").graph_safe is True
     assert TritonMoe(device="cpu").graph_safe is False
     assert all(graph_mutant(n).graph_safe is True for n in MUTANTS)
 
