@@ -10,6 +10,7 @@
 #include "fixtures/error.hpp"
 #include "harness/batch/export_index.hpp"
 #include "harness/case/case_loader.hpp"
+#include "harness/case/case_thresholds.hpp"
 #include "harness/pipeline/case_pipeline.hpp"
 #include "harness/run/progress.hpp"
 #include "harness/run/provenance.hpp"
@@ -62,7 +63,7 @@ std::string distrust(const ExportEntry& e, const ExportIndex& index, const CaseS
 
 // The case judged on its exported reference: no fixture is generated, the kernel's output file is the output.
 CaseRecord judge_on_exported(const CaseSpec& c, ExternalOutputKernel& k, const DeviceDetection& device,
-                             const ResolvedContract& rc, const ReferenceSet& refs, std::uint64_t fingerprint,
+                             const ResolvedContract& rc, ReferenceSet& refs, std::uint64_t fingerprint,
                              double read_s) {
   CaseRecord rec;
   if (!start_record(rec, c, k, device, {})) return rec;
@@ -77,6 +78,11 @@ CaseRecord judge_on_exported(const CaseSpec& c, ExternalOutputKernel& k, const D
     const RunInfo info = k.run(p, none, refs.routing, out);
     rec.timing.kernel = std::chrono::duration<double>(Clock::now() - t).count();
     rec.variant = info.variant;
+    // As `run` does (case_pipeline.hpp needs_envelope): the exported envelope judges only an output that fails at
+    // the case's own thresholds, so this record is the one `run` writes for the same output.
+    Envelope exported = std::move(refs.envelope);
+    refs.envelope = {};
+    if (!exported.empty() && needs_envelope(p, refs, out, case_thresholds(c))) refs.envelope = std::move(exported);
     verdict_and_probes(rec, c, p, k, none, refs, out, info, {});
   } catch (...) {
     record_exception(rec);
