@@ -49,15 +49,22 @@ std::string table_list(const std::filesystem::path& tables) {
 static void check_resume_command_line(const RunOptions& given, const nlohmann::ordered_json& run,
                                       const std::string& where) {
   const nlohmann::ordered_json now = run_options_to_json(given);
+  std::string first, problem, others;
   for (const auto& [key, value] : now.items()) {
     if (key == "gtest_total_shards" || key == "gtest_shard_index") continue;
     const nlohmann::ordered_json was = run.contains(key) ? run[key] : nlohmann::ordered_json();
-    if (value != was)
-      throw_bad_input(where, "run." + key,
-                      fmt::format("the command line gives {}, the run this journal holds had {}", value.dump(), was.dump()),
-                      "give --resume the run's own options (or --resume DIR alone: the journal's options are used), "
-                      "or start a new run into another --report-dir");
+    if (value == was) continue;
+    if (first.empty()) {
+      first = "run." + key;
+      problem = fmt::format("the command line gives {}, the run this journal holds had {}", value.dump(), was.dump());
+    } else {
+      others += (others.empty() ? "" : ", ") + ("run." + key);
+    }
   }
+  if (!first.empty())
+    throw_bad_input(where, first, problem + (others.empty() ? "" : " (also differing: " + others + ")"),
+                    "give --resume the run's own options (or --resume DIR alone: the journal's options are used), "
+                    "or start a new run into another --report-dir");
 }
 
 // A call sequence runs its steps in order on ONE kernel object: one worker, no shuffling or sharding of its tests.
