@@ -243,8 +243,15 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.fixture_fingerprint = fingerprint;
     tm.fingerprint = lap(t);
     const ProblemSpec& p = contract.problem;
-    const ReferenceSet refs = opt.references ? opt.references->get(spec, contract, pristine, fingerprint)
-                                             : compute_references(contract, pristine);
+    const ReferenceSet refs = [&] {
+      try {
+        return opt.references ? opt.references->get(spec, contract, pristine, fingerprint)
+                              : compute_references(contract, pristine);
+      } catch (const CaseInputError& e) {  // the references know no file: the case's own key is named at its line
+        if (e.where() != "case" || spec.source.empty()) throw;
+        throw CaseInputError(spec.source, e.key(), e.problem(), e.fix());
+      }
+    }();
     const RoutingResult& routing = refs.routing;
     tm.reference = lap(t);
     rec.reference_s = tm.generate + tm.fingerprint + tm.reference;

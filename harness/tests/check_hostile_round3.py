@@ -83,7 +83,9 @@ def floor(exe, kernels, work):
         c = cases[i]
         assert c["status"] == "error" and c["failed_check"] == "bad_input", (i, c["status"], c["failed_check"])
         assert "key 'quant.amax_floor'" in c["reason"] and "seed" not in c["reason"].split("Fix:")[-1], c["reason"]
-    assert "rounds every activation to 0" in cases[ids[2]]["reason"], cases[ids[2]]["reason"]  # found by its reference
+    # found by its reference, named at its line
+    assert "rounds every activation to 0" in cases[ids[2]]["reason"] and "floor.yaml:6" in cases[ids[2]]["reason"], \
+        cases[ids[2]]["reason"]
     assert cases[ids[3]]["status"] == "pass", cases[ids[3]]
     r = run([exe, "report", d])
     assert r.returncode == 2, (r.returncode, r.stdout[-1500:], r.stderr[-800:])
