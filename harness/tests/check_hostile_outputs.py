@@ -14,6 +14,7 @@ docs/reliability.md documents and the key the message names (`key 'KEY'`), and w
 
 Usage: check_hostile_outputs.py MOE_HARNESS WORK_DIR ITEM
 """
+import hashlib
 import json
 import os
 import shutil
@@ -114,6 +115,22 @@ def aliasing(exe, work):
                                          f"{w}/x/index.json"), 2, "--json", "(--dir)", "would destroy the input")
         if read(f"{w}/x/index.json") != before:
             failures.append("judge --dir --json: the export's index.json was changed by a refused command")
+    # report DIR: the files it rebuilds are the run's (run.json, run.junit); a start line whose run.json names the
+    # run's suite file (its digest matching, as the run would have written it) is refused before anything is written.
+    r = run(exe, "run", "--suite", suite, "--kernel", "host", "--filter", smoke_case, "--no-timing", "--report-dir",
+            f"{w}/r5")
+    if r is None or r.returncode != 0:
+        failures.append(f"run for report DIR failed: {r and r.stderr[-600:]}")
+    else:
+        lines = [json.loads(l) for l in open(f"{w}/r5/journal.jsonl")]
+        lines[0]["run"]["json"] = lines[0]["run"]["suite_file"]
+        text = json.dumps(lines[0]["run"]["json"], ensure_ascii=False, separators=(",", ":"))
+        lines[0]["run_digest"]["json"] = hashlib.sha256(text.encode()).hexdigest()[:16]
+        write(f"{w}/r5/journal.jsonl", "".join(json.dumps(l) + "\n" for l in lines))
+        before = read(suite)
+        expect("report DIR", run(exe, "report", f"{w}/r5"), 2, "run.json", "(run.suite_file)", "would destroy the input")
+        if read(suite) != before:
+            failures.append("report DIR: the suite was changed by a refused command")
     for d in ("r1", "r2", "r3", "r4"):
         if os.path.exists(f"{w}/{d}"):
             failures.append(f"refused run left {d}")
