@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "harness/case/case_thresholds.hpp"
+#include "harness/pipeline/envelope_sim.hpp"
 #include "harness/run/kernel_registry.hpp"
 #include "kernels/external/external_output_kernel.hpp"
 
@@ -35,7 +36,8 @@ Fixture make_fixture(const CaseSpec& c, std::optional<std::uint64_t> seed, Weigh
 ReferenceSet compute_references(const CaseSpec& c, const Fixture& f, ReferenceCache* cache,
                                 const RoundingContract& declared) {
   const ResolvedContract rc = resolve_contract(c, f.problem, declared);
-  return cache ? cache->get(c, rc, f.pristine, f.fingerprint) : moe::compute_references(rc, f.pristine);
+  // Without the envelope: judge simulates it where a verdict needs it.
+  return cache ? cache->get(c, rc, f.pristine, f.fingerprint, false) : moe::compute_references(rc, f.pristine, false);
 }
 
 Tensor new_output(const ProblemSpec& p) {
@@ -55,6 +57,12 @@ CaseRecord judge(const CaseSpec& c, const Fixture& f, const ReferenceSet& refs, 
   rec.source = c.source;
   rec.fixture_fingerprint = f.fingerprint;
   const Thresholds th = case_thresholds(c);
+  if (needs_envelope(f.problem, refs, out, th)) {  // copied only where the verdict needs the envelope
+    ReferenceSet with = refs;
+    with.envelope = simulate_envelope(f.problem, f.pristine, with.routing, with.contract, with.ideal, with.slots);
+    record_verdict(rec, f.problem, with, out, judge_output(f.problem, with, out, th), th);
+    return rec;
+  }
   record_verdict(rec, f.problem, refs, out, judge_output(f.problem, refs, out, th), th);
   return rec;
 }

@@ -11,6 +11,7 @@
 #include "fixtures/error.hpp"
 #include "fixtures/exact_tier.hpp"
 #include "verdict/judge.hpp"
+#include "harness/pipeline/envelope_sim.hpp"
 #include "harness/pipeline/probes.hpp"
 #include "harness/pipeline/device_probes.hpp"
 #include "harness/pipeline/token_probes.hpp"
@@ -46,9 +47,14 @@ std::string probes_line(const std::vector<std::pair<std::string, std::string>>& 
   for (const auto& [name, st] : probes) s += (s.empty() ? "  probes: " : "; ") + name + " " + st;
   return s.empty() ? s : s + "\n";
 }
-// The envelope in words: what was simulated and what it set ("none" where the references came without one).
-std::string envelope_line(const Envelope& e, const EnvelopeLimits& lim, const Thresholds& th) {
-  if (!lim.applied) return e.empty() ? "  envelope: none simulated: the fixed thresholds apply\n" : "";
+// The envelope in words: what was simulated and what it set; where none was, why (a passing verdict did not need
+// one; a failing one had references that came without one).
+std::string envelope_line(const Envelope& e, const EnvelopeLimits& lim, const Thresholds& th, bool pass) {
+  if (!lim.applied)
+    return !e.empty() || th.bitwise ? ""
+           : pass ? "  envelope: not simulated: the output passes at the case's own thresholds, which an envelope only "
+                    "widens\n"
+                  : "  envelope: none simulated: the fixed thresholds apply\n";
   std::string z;
   for (const auto& [name, scale] : lim.z_scale) z += fmt::format("{}{} x{:.2f}", z.empty() ? "" : ", ", name, scale);
   return fmt::format("  envelope: {}; members' worst cos {:.6f}, rel {:.3e}, mismatch {:.3e}, band tokens {} -> "
@@ -101,7 +107,8 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
   rec.contract = refs.rounding;
   const ContractRecord& rc = refs.rounding;
   const bool plain = rc.effective == "default" && rc.source != "pinned" && rc.not_applied.empty();
-  rec.details = j.details() + systematic_lines(rec.systematic) + envelope_line(refs.envelope, env, th) +
+  rec.details = j.details() + systematic_lines(rec.systematic) +
+                envelope_line(refs.envelope, env, th, rec.status == Status::pass) +
                 (rc.effective.empty() || plain ? "" : contract_line(rc));
   // Non-finite metrics (an output with unwritten or non-finite elements) are written as null in report.json.
   rec.metrics = {{"min_cos", j.min_cos}, {"max_rel", j.max_rel}, {"max_abs", j.max_abs},
@@ -120,6 +127,13 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
   for (const auto& [name, scale] : env.z_scale) rec.metrics["envelope_z_scale_" + name] = scale;
   rec.token_cos = j.token_cos;
   rec.token_rel = j.token_rel;
+}
+
+bool needs_envelope(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th) {
+  if (!refs.envelope.empty() || th.bitwise) return false;
+  CaseRecord at_case;
+  record_verdict(at_case, p, refs, out, judge_output(p, refs, out, th), th);
+  return at_case.status != Status::pass;
 }
 
 bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& kernel, const DeviceDetection& device,
@@ -243,10 +257,10 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     rec.fixture_fingerprint = fingerprint;
     tm.fingerprint = lap(t);
     const ProblemSpec& p = contract.problem;
-    const ReferenceSet refs = [&] {
+    ReferenceSet refs = [&] {
       try {
-        return opt.references ? opt.references->get(spec, contract, pristine, fingerprint)
-                              : compute_references(contract, pristine);
+        return opt.references ? opt.references->get(spec, contract, pristine, fingerprint, false)
+                              : compute_references(contract, pristine, false);
       } catch (const CaseInputError& e) {  // the references know no file: the case's own key is named at its line
         if (e.where() != "case" || spec.source.empty()) throw;
         throw CaseInputError(spec.source, e.key(), e.problem(), e.fix());
@@ -277,6 +291,13 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
       throw_harness_error(spec.id, "reference inputs were mutated: the pristine checkpoint's " + mutated +
                                        " changed while the kernel ran (a converter wrote into tensors it was never given?)",
                           "kernels must only touch the working clone handed to prepare()");
+    // The envelope, where the verdict needs it, while the pristine checkpoint is still here; stored with the
+    // references so that the next output of this case that needs it finds it.
+    if (needs_envelope(p, refs, out, case_thresholds(spec))) {
+      refs.envelope = simulate_envelope(p, pristine, refs.routing, refs.contract, refs.ideal, refs.slots);
+      if (opt.references) opt.references->store_envelope(spec, contract, fingerprint, refs);
+    }
+    tm.reference += lap(t);
     if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(given, std::move(pristine), &seal);  // shown unchanged
 
     if (opt.capture) {

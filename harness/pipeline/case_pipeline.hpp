@@ -63,6 +63,10 @@ Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Ten
 // references (statistical tier), details, metrics (with the thresholds), per-token cos and rel.
 void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out,
                     const Judgement& j, const Thresholds& th);
+// Whether the verdict on `out` needs the envelope simulated: refs hold none, the tier is statistical, and `out`
+// fails at the case's own thresholds th. An envelope only widens thresholds (verdict/envelope.hpp), so an output
+// that passes at th passes with any envelope: the pipeline simulates it only where it can change the verdict.
+bool needs_envelope(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th);
 
 // The record of (spec, kernel) before it runs: id, kernel, source; false with the gate's skip or fail in it when
 // the gate does not let the case run here.

@@ -30,12 +30,13 @@ Envelope simulate_envelope(const ProblemSpec& p, const Checkpoint& pristine, con
   EnsembleSpec spec;
   spec.seed = p.seed ^ 0x656e76656c6f7065ull;  // "envelope": the members' draws, a stream of their own
   spec.tokens = e.sampled;
-  const std::vector<Values> members = reference_ensemble(p, pristine, routing, spec);
   EnsembleSpec rounding = spec;
   rounding.seed = spec.seed + 1;
   rounding.act_noise = half_ulp_noise(p.intermediate);
   rounding.gemm_noise = false;
-  const std::vector<Values> rounding_members = reference_ensemble(p, pristine, routing, rounding);
+  const std::vector<std::vector<Values>> groups = reference_ensembles(p, pristine, routing, {spec, rounding});
+  const std::vector<Values>& members = groups[0];
+  const std::vector<Values>& rounding_members = groups[1];
   e.model = fmt::format("members={} tokens={}/{} accum={}", spec.members, n, p.tokens,
                         p.accum_bits >= 24 ? "f32" : fmt::format("mma{}", p.accum_bits));
 

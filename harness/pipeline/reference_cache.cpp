@@ -58,7 +58,7 @@ void refuse_floor_zeroed_reference(const ResolvedContract& rc, const Checkpoint&
 }
 }  // namespace
 
-ReferenceSet compute_references(const ResolvedContract& rc, const Checkpoint& pristine) {
+ReferenceSet compute_references(const ResolvedContract& rc, const Checkpoint& pristine, bool envelope) {
   ReferenceSet r;
   r.routing = route(rc.problem, pristine);
   const ProblemSpec& p = rc.problem;
@@ -68,12 +68,12 @@ ReferenceSet compute_references(const ResolvedContract& rc, const Checkpoint& pr
   r.ideal = reference_moe(rc.problem, pristine, r.routing, ReferenceKind::ideal);
   r.rounding = rc.record;
   refuse_floor_zeroed_reference(rc, pristine, r);
-  r.envelope = simulate_envelope(p, pristine, r.routing, r.contract, r.ideal, r.slots);
+  if (envelope) r.envelope = simulate_envelope(p, pristine, r.routing, r.contract, r.ideal, r.slots);
   return r;
 }
 
-ReferenceSet compute_references(const ProblemSpec& p, const Checkpoint& pristine) {
-  return compute_references(case_contract(p), pristine);
+ReferenceSet compute_references(const ProblemSpec& p, const Checkpoint& pristine, bool envelope) {
+  return compute_references(case_contract(p), pristine, envelope);
 }
 
 ReferenceCache::ReferenceCache(std::filesystem::path dir) : dir_(std::move(dir)) {
@@ -153,23 +153,41 @@ std::optional<ReferenceSet> read_reference_file(const std::filesystem::path& fil
 }
 
 ReferenceSet ReferenceCache::get(const CaseSpec& c, const ResolvedContract& rc, const Checkpoint& pristine,
-                                 std::uint64_t fingerprint) {
+                                 std::uint64_t fingerprint, bool envelope) {
   const ProblemSpec& p = rc.problem;
   const std::string k = key(c, rc.record.effective, fingerprint);
   const std::filesystem::path file = dir_ / fmt::format("{:016x}.safetensors", hash_bytes(k.data(), k.size()));
+  auto store = [&](const ReferenceSet& r) {
+    try {
+      write_reference_file(file, r, p, k);
+    } catch (const Error& e) {  // a full or read-only disk costs the cache, never the case
+      std::fprintf(stderr, "reference cache: not stored (%s)\n", e.what());
+    }
+  };
   if (auto hit = read_reference_file(file, k, p)) {
     ++hits_;
     hit->rounding = rc.record;  // the same values for every kernel judged under this contract; its own record
+    if (envelope && hit->envelope.empty()) {
+      hit->envelope = simulate_envelope(p, pristine, hit->routing, hit->contract, hit->ideal, hit->slots);
+      store(*hit);
+    }
     return std::move(*hit);
   }
   ++misses_;
-  ReferenceSet r = compute_references(rc, pristine);
-  try {
-    write_reference_file(file, r, p, k);
-  } catch (const Error& e) {  // a full or read-only disk costs the cache, never the case
-    std::fprintf(stderr, "reference cache: not stored (%s)\n", e.what());
-  }
+  ReferenceSet r = compute_references(rc, pristine, envelope);
+  store(r);
   return r;
+}
+
+void ReferenceCache::store_envelope(const CaseSpec& c, const ResolvedContract& rc, std::uint64_t fingerprint,
+                                    const ReferenceSet& r) {
+  const std::string k = key(c, rc.record.effective, fingerprint);
+  const std::filesystem::path file = dir_ / fmt::format("{:016x}.safetensors", hash_bytes(k.data(), k.size()));
+  try {
+    write_reference_file(file, r, rc.problem, k);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "reference cache: envelope not stored (%s)\n", e.what());
+  }
 }
 
 }  // namespace moe

@@ -29,16 +29,19 @@ struct ReferenceSet {
   // takes at most kMaxSlotValues values; else empty, and the per-expert statistic compares token groups instead.
   Values slots;
   ContractRecord rounding;  // the rounding contract `contract` was computed under, for the record
-  // The simulated envelope of legitimate variation (verdict/envelope.hpp) the thresholds derive from; empty for a
-  // reference file written without one (the fixed thresholds then apply, and the report says so).
+  // The simulated envelope of legitimate variation (verdict/envelope.hpp) the thresholds derive from; empty where it
+  // was not simulated (case_pipeline.hpp needs_envelope: an output that passes at the case's own thresholds passes
+  // with any envelope) or a reference file was written without one (the fixed thresholds then apply).
   Envelope envelope;
 };
 
 // Routing, contract and ideal references on the pristine checkpoint (no cache): of the effective contract's problem,
 // or of p under its own contract.
 inline constexpr std::int64_t kMaxSlotValues = std::int64_t(1) << 24;  // 64 MiB of fp32
-ReferenceSet compute_references(const ResolvedContract& rc, const Checkpoint& pristine);
-ReferenceSet compute_references(const ProblemSpec& p, const Checkpoint& pristine);
+// `envelope`: also simulate the envelope (export, which hands it to `judge --dir`); without it the pipeline simulates
+// it only for an output that fails at the case's own thresholds (case_pipeline.hpp needs_envelope).
+ReferenceSet compute_references(const ResolvedContract& rc, const Checkpoint& pristine, bool envelope = true);
+ReferenceSet compute_references(const ProblemSpec& p, const Checkpoint& pristine, bool envelope = true);
 
 std::string reference_version();  // hash of the oracle's sources, fixed at configure time
 
@@ -57,8 +60,12 @@ std::optional<ReferenceSet> read_reference_file(const std::filesystem::path& fil
 class ReferenceCache {
  public:
   explicit ReferenceCache(std::filesystem::path dir);
-  // From the cache when present under this key, else computed and stored.
-  ReferenceSet get(const CaseSpec& c, const ResolvedContract& rc, const Checkpoint& pristine, std::uint64_t fingerprint);
+  // From the cache when present under this key, else computed and stored; with `envelope`, an entry stored without
+  // one gets it simulated and is rewritten with it.
+  ReferenceSet get(const CaseSpec& c, const ResolvedContract& rc, const Checkpoint& pristine, std::uint64_t fingerprint,
+                   bool envelope = true);
+  // Rewrites the entry of (c, rc, fingerprint) with r, whose envelope the pipeline simulated after the fact.
+  void store_envelope(const CaseSpec& c, const ResolvedContract& rc, std::uint64_t fingerprint, const ReferenceSet& r);
   std::size_t hits() const { return hits_; }
   std::size_t misses() const { return misses_; }
   const std::filesystem::path& dir() const { return dir_; }

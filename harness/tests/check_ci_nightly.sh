@@ -58,4 +58,12 @@ err=$(bash ci/nightly --preset no-such-preset --gpus 1 --out "$work/e" 2>&1 >/de
 [[ $m -eq 0 && -f "$work/main/report.json" && -f "$work/main/summary.md" ]] \
   || { echo "FAIL: ci/main on the offline runner gave $m"; tail -5 "$work/main.log"; exit 1; }
 [[ ! -f "$work/env/apt.log" ]] || { echo "FAIL: apt-get called with nothing of the build set missing:"; cat "$work/env/apt.log"; exit 1; }
-echo "ci/nightly ok: 0 / 0 (no drift) / 1 (drift) / 0 with the call sequence / 4 (nothing judged) / 2 (usage); ci/main 0; offline runner: no apt-get call"
+# The two lines ci/main ends with (README: "the two lines that use the module"), run as printed: the import names the
+# smoke suite's cases, the pytest line over the example passes them all (pytest is in the build set; its cache is
+# turned off, so that nothing is written into the source tree).
+mapfile -t printed < <(sed -n '/^The Python module (docs\/python.md), from this build:$/,$ s/^  //p' "$work/main.log")
+[[ ${#printed[@]} -eq 2 ]] || { echo "FAIL: ci/main printed ${#printed[@]} module lines, not 2"; tail -5 "$work/main.log"; exit 1; }
+n=$(bash -c "${printed[0]}" 2>&1) && [[ $n =~ \ 29\ smoke\ cases$ ]] || { echo "FAIL: \`${printed[0]}\` printed: $n"; exit 1; }
+out=$(bash -c "${printed[1]} -p no:cacheprovider" 2>&1) && [[ $out =~ \ 29\ passed\  && $out != *failed* ]] \
+  || { echo "FAIL: \`${printed[1]}\`: $(tail -5 <<<"$out")"; exit 1; }
+echo "ci/nightly ok: 0 / 0 (no drift) / 1 (drift) / 0 with the call sequence / 4 (nothing judged) / 2 (usage); ci/main 0 and its two module lines work; offline runner: no apt-get call"

@@ -28,6 +28,7 @@ import subprocess
 import sys
 import threading
 import time
+import xml.etree.ElementTree as ET
 
 STOP_LIMIT_S = 6.0  # the grace for cases in flight (2 s) plus writing the reports, on a loaded 2-core CI machine
 failures = []
@@ -119,6 +120,23 @@ def run_jobs(exe, work, kernels):
             check("run --jobs 2", all(c["status"] == "pass" for c in report["cases"]),
                   "a record of the host kernel that is not a pass")
             check("run --jobs 2", len(report["cases"]) < 400, "every case judged: not enough work for the test")
+            check_incomplete_outputs("run --jobs 2", rep, report)
+
+
+def check_incomplete_outputs(name, rep, report):
+    """docs/cli.md "Reports": an interrupted run lists each selected test it did not judge in junit.xml as an error
+    "NOT JUDGED: <why>" (never a skip: a CI gate reading junit.xml fails it), and report.html opens with a banner."""
+    root = ET.parse(f"{rep}/junit.xml").getroot()
+    tests = root.findall(".//testcase")
+    errors = [t.find("error") for t in tests if t.find("error") is not None]
+    check(name, root.findall(".//skipped") == [], "junit.xml lists skips in a run of passes and unjudged tests")
+    check(name, errors and all(e.get("message").startswith("NOT JUDGED: interrupted by SIGTERM") for e in errors),
+          f"junit.xml: the unjudged tests are not NOT JUDGED errors: {[e.get('message') for e in errors[:3]]}")
+    check(name, len(tests) == len(report["cases"]) + len(errors) and root.get("errors") == str(len(errors))
+          and root.get("failures") == "0", f"junit.xml counts {root.attrib} for {len(report['cases'])} judged")
+    html = open(f"{rep}/report.html").read()
+    check(name, '<p id="incomplete" class="banner">INCOMPLETE RUN: interrupted by SIGTERM' in html,
+          "report.html has no INCOMPLETE RUN banner")
 
 
 def run_abandon(exe, work, kernels):

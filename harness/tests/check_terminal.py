@@ -10,6 +10,9 @@ per case).
 - --verbose adds GoogleTest's own log.
 - On a terminal (a pseudo-terminal here): the live line is redrawn with carriage returns and coloured; NO_COLOR
   turns the colour off.
+- Each failure's recap is its verdict as pytest prints it: the case's file and line, the metrics, the worst tokens
+  with their experts and routing weights; junit.xml (docs/cli.md "Reports") names each test by its case id in a
+  testsuite named by the kernel id, and a failure's message is the verdict's reason, no source-file prefix.
 - A plugin's failure is rerun through the same --plugin.
 - The default report directory, reports-out/<UTC time>, has no ':' in its name (CI artifact uploaders refuse it),
   and two runs never share one.
@@ -19,6 +22,7 @@ Usage: check_terminal.py MOE_HARNESS SWAPPED_PLUGIN.so WORK_DIR
 import json
 import os
 import pty
+import xml.etree.ElementTree as ET
 import re
 import shutil
 import subprocess
@@ -90,6 +94,37 @@ def check_reruns(text, work, original, want_in_cmd):
     return len(reruns)
 
 
+def check_failure_recaps(stdout, report, suite):
+    """Each failure recapped with its case's place in the suite, its metrics and worst tokens (experts, weights)."""
+    for c in (c for c in report["cases"] if c["status"] == "fail"):
+        head = f"FAIL {c['kernel']} {c['id']}: {c['reason']}"
+        assert head in stdout, (head, stdout[-3000:])
+        recap = stdout[stdout.index(head):]
+        recap = recap[:recap.index("  rerun: ")]
+        assert re.search(rf"^  case: {re.escape(suite)}:\d+$", recap, re.M), recap
+        assert re.search(r"^  min_cos [0-9.]+ \(token \d+\), max_rel [0-9.e+-]+ \(token \d+\)", recap, re.M), recap
+        assert "worst tokens (token: cos, rel, experts, weights):" in recap, recap
+        assert re.search(r"^    \d+: cos [0-9.]+, rel [0-9.e+-]+, experts \[\d+(, \d+){3}\], weights \[[0-9.]+(, [0-9.]+){3}\]$",
+                         recap, re.M), recap
+
+
+def check_junit(path, report):
+    """junit.xml: one testsuite per kernel named by its id, each test named by its case id (as report.json spells
+    it), a failure's message the verdict's reason with no source file in it."""
+    root = ET.parse(path).getroot()
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == ["host-contract"], [s.get("name") for s in suites]
+    tests = suites[0].findall("testcase")
+    assert [t.get("name") for t in tests] == [c["id"] for c in report["cases"]], [t.get("name") for t in tests]
+    for t, c in zip(tests, report["cases"]):
+        failure = t.find("failure")
+        assert (failure is not None) == (c["status"] == "fail"), (c["id"], c["status"])
+        if failure is not None:
+            assert failure.get("message") == f"FAIL {c['reason']}", (failure.get("message"), c["reason"])
+            assert not re.search(r"\.(cpp|hpp|h):\d+", failure.get("message") + failure.text), failure.text
+            assert "worst tokens" in failure.text, failure.text
+
+
 def main():
     exe, swapped, work = sys.argv[1], os.path.abspath(sys.argv[2]), sys.argv[3]
     shutil.rmtree(work, ignore_errors=True)
@@ -117,6 +152,8 @@ def main():
     html = re.findall(r"(\S+/report\.html)\b", r.stdout)
     assert html and os.path.samefile(html[-1], f"{work}/plain/report.html"), r.stdout[-1500:]
     k = check_reruns(r.stdout, work, rep, "--seed 7")
+    check_failure_recaps(r.stdout, rep, suite)
+    check_junit(f"{work}/plain/junit.xml", rep)
 
     # --verbose: GoogleTest's log too.
     r = run(base + ["--report-dir", f"{work}/verbose", "--verbose"])

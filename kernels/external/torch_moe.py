@@ -21,6 +21,7 @@ Injectable defects (TorchMoe(bug=NAME) or MOE_TORCH_BUG=NAME), each a bug fused 
   drop_last_block      the last block of the sorted slots never computed
   fp8_scale_ignored    fp8 per-tensor weight scales not applied
 """
+import contextlib
 import math
 import os
 
@@ -167,13 +168,21 @@ def _blocks(x, block):
     return torch.nn.functional.pad(x, (0, nb * block - k)).view(n, nb, block), nb
 
 
+def _div(x, c):
+    """x / c, correctly rounded, for a Python float c: on a CUDA device torch divides by a scalar as a multiply by its
+    reciprocal (not correctly rounded), which moves a scale such as amax / 448 by an ulp; a bf16 x divided by it often
+    lands exactly on an e4m3 rounding tie, so the codes would leave the contract's quantizer (docs/numerics.md
+    "Quantizers": s = amax / qmax) on thousands of elements (results/runs/2026-12-06-h200-capturable/RUN.md)."""
+    return x / torch.full_like(x, c)
+
+
 def _fake_fp8(x, block, q):
     """dequant(quant(x)) by 1 x block groups along K: s = max(amax, floor) / qmax (pow2: rounded up to 2^n), codes
     e4m3(clamp(x / s, +-qmax)), values code * s."""
     fnuz = q["flavor"] == "fnuz"
     qmax = float(q["qmax"] or (240.0 if fnuz else 448.0))
     xb, nb = _blocks(torch.where(torch.isnan(x), torch.zeros_like(x), x.abs()), block)
-    s = torch.clamp(xb.amax(-1), min=float(q["amax_floor"])) / qmax
+    s = _div(torch.clamp(xb.amax(-1), min=float(q["amax_floor"])), qmax)
     if q["scale_pow2"]:
         m, e = torch.frexp(s)
         s = torch.where(m == 0.5, s, _pow2(e))
@@ -188,7 +197,7 @@ def _mx_exponent(amax, mode):
     if mode == "floor":
         x = (e - 1) - 8
     elif mode == "rceil":
-        m, e = torch.frexp(amax / 448.0)
+        m, e = torch.frexp(_div(amax, 448.0))
         x = torch.where(m == 0.5, e - 1, e)
     else:  # even: amax's fp32 bits + 2^(22 - 3), masked to sign and exponent, then floor
         bits = (amax.view(torch.int32) + (1 << 19)) & -0x800000
@@ -386,14 +395,27 @@ def shared_forward(fx, spec, x, device, bug, slot):
     return shared
 
 
+@contextlib.contextmanager
+def ieee_fp32_matmul():
+    """fp32 matmuls in IEEE fp32 while the layer runs, the previous setting restored after: TF32 would round every
+    operand to 10 significand bits (an fp8 code times an fp32 scale has more), which the kernel contract does not
+    declare; with it the device's verdicts fail the requantization band on fp8 cases that the CPU passes bit-close
+    (results/runs/2026-12-06-h200-capturable/RUN.md)."""
+    previous = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = previous
+
+
 class TorchMoe:
     """The kernel object: TorchMoe(bug=None, device="cpu", slot=None, capturable=None)(fixture, out). slot="bf16"
     rounds every slot to bf16 before the top-k sum, as kernels that write each slot's down-projection in bf16 do, and
     declares it (rounding_contract "slot=bf16"); forward(fx, spec, device, bug, slot, capturable) is the layer
-    (moe_forward here). capturable (default: off) runs the layer with no host sync and declares graph_safe; without it
-    the kernel declares graph_safe False (stream_order only). On the H200 the capturable layer's verdicts failed the
-    requantization band's allowance at smoke seeds 1 and 2 (results/runs/2026-12-06-h200-envelope/RUN.md), so it is
-    not the example's default until that is understood."""
+    (moe_forward here), its fp32 matmuls in IEEE fp32 (ieee_fp32_matmul). capturable runs the layer with no host sync
+    and declares graph_safe (the device probes graph_replay and stream_order); without it the kernel declares
+    graph_safe False (stream_order only). Default: capturable on a device, not on the CPU."""
 
     id = "torch-moe"
     forward = staticmethod(moe_forward)
@@ -406,7 +428,7 @@ class TorchMoe:
         self.needs_device = str(device) != "cpu"
         self.version = f"torch {torch.__version__}" + (f" bug {bug}" if bug else "")
         self.rounding_contract = f"slot={slot}" if slot else "default"
-        self.capturable = False if capturable is None else bool(capturable)
+        self.capturable = self.needs_device if capturable is None else bool(capturable)
         self.graph_safe = self.capturable
 
     def supports(self, case):
@@ -417,7 +439,7 @@ class TorchMoe:
     def __call__(self, fx, out):
         spec = fx.spec
         od = spec["dtypes"]["output"]
-        with torch.no_grad():
+        with torch.no_grad(), ieee_fp32_matmul():
             routed, shared = self.forward(DeviceFixture(fx, self.device), spec, self.device, self.bug, self.slot,
                                           self.capturable)
             if spec["execution"]["shared_path"] == "separate":

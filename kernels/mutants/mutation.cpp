@@ -179,9 +179,6 @@ bool exact_tier_only(Mutation m, bool gpu) {
 }
 std::string_view inside_legitimate_envelope(Mutation m, const ProblemSpec& p) {
   const bool quant_act = p.quant.act != ActFormat::none || (p.n_shared > 0 && p.shared_quant.act != ActFormat::none);
-  if (m == Mutation::expert_gain_2pct && quant_act)
-    return "a 2% expert gain on a quantized-activation scheme is within 1.5x of what fp8 matrix units do to one slot "
-           "(-1.5% measured on the H200)";
   // The requantization band (verdict/thresholds.hpp) lets max(1, ceil(T / 32)) tokens requantize with another scale,
   // up to their own quantization noise: a skipped requantization on a case with that few tokens looks like it.
   const std::int64_t allowance = requant_band_allowance(kBandFraction, p.tokens);

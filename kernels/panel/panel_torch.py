@@ -5,16 +5,18 @@ fp32 (TF32 off). Their legitimate variation is the hardware's: the matrix units'
 which no CPU member reproduces. Without CUDA, or for an operand the fp8 units do not take (fnuz codes, MX blocks,
 dimensions not multiples of 16), a GEMM runs in fp32 on the device (or the CPU).
 
-  vllm-torch      torch._scaled_mm with unit scales and fp32 out, use_fast_accum=False: cuBLASLt promotes the
-                  partial sums into fp32 (accum=f32, the default).
+  vllm-torch      torch._scaled_mm with unit scales and fp32 out, use_fast_accum=False: cuBLASLt promotes its
+                  partial sums into fp32 every few K blocks, which at the panel's K of 128 to 512 leaves the fast
+                  path's error (fit 13-16 bits truncating, results/runs/2026-12-06-h200-accum/RUN.md): it declares
+                  accum=mma14 like the other two.
   vllm-fastaccum  the same with use_fast_accum=True: cuBLASLt's fast accumulation keeps the whole K on the matrix
                   units' accumulator, as vLLM's Triton per-tensor / per-channel path does (fused_moe_kernel's
                   `tl.dot(a, b, acc=accumulator)` with Triton's sm_90 default max_num_imprecise_acc = 2^30).
   vllm-triton     our own Triton fp8 GEMM (panel_triton.py: tl.dot on fp8 operands with the accumulator carried
                   through the K loop), Triton's default accumulation on the device.
 
-The last two declare accum=mmaN, N = MMA_BITS (accum=mma14), on a case whose routed or shared GEMMs run on the
-fp8 units.
+All three declare accum=mmaN, N = MMA_BITS (accum=mma14), on a case whose routed or shared GEMMs run on the fp8
+units.
 """
 import numpy as np
 import torch
@@ -39,6 +41,9 @@ class TorchVllmStyle(VllmStyle):
         self.version = f"torch {torch.__version__} on {self.device}"
         torch.backends.cuda.matmul.allow_tf32 = False
         self.fp8_units = self.device != "cpu" and hasattr(torch, "_scaled_mm")
+
+    def contract_points(self, spec):
+        return super().contract_points(spec) + ([f"accum=mma{MMA_BITS}"] if on_fp8_units(spec) else [])
 
     def _t(self, a):
         return torch.from_numpy(np.ascontiguousarray(a, dtype=np.float32)).to(self.device)
@@ -102,9 +107,6 @@ def on_fp8_units(spec):
 class TorchFastAccum(TorchVllmStyle):
     id = "panel-vllm-fastaccum"
     fast_accum = True
-
-    def contract_points(self, spec):
-        return super().contract_points(spec) + ([f"accum=mma{MMA_BITS}"] if on_fp8_units(spec) else [])
 
 
 class TritonVllmStyle(TorchFastAccum):

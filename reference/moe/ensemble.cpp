@@ -4,6 +4,7 @@
 #include <string>
 
 #include "fixtures/distributions.hpp"
+#include "fixtures/error.hpp"
 #include "fixtures/philox.hpp"
 #include "formats/bf16.hpp"
 #include "formats/fp16.hpp"
@@ -47,22 +48,32 @@ class Noise {
 };
 
 // One draw of a GEMM output's accumulation error (ensemble.hpp): scale 2^-bits ||a|| ||w||, biased toward zero by
-// kTruncationBias scales where the accumulator keeps fewer than fp32's 24 bits.
-float accumulation_error(float v, int bits, double a_norm, double w_norm, Noise& noise, std::uint64_t slot,
+// kTruncationBias scales where the accumulator keeps fewer than fp32's 24 bits. sigma_a: 2^-bits ||a|| (the row's
+// part, computed once per row); w_norm: ||w|| of the output's weight row (once per job).
+float accumulation_error(float v, bool truncates, double sigma_a, double w_norm, Noise& noise, std::uint64_t slot,
                          std::uint64_t i) {
-  const double sigma = std::ldexp(1.0, -bits) * a_norm * w_norm;
-  const double bias = bits < 24 ? kTruncationBias * (v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0) : 0.0;
-  return float(sigma * (noise(slot, i) - bias));
+  const double bias = truncates ? kTruncationBias * (v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0) : 0.0;
+  return float(sigma_a * w_norm * (noise(slot, i) - bias));
 }
+
+// Square roots of row_sq, in place: the weight rows' norms.
+void to_norms(std::vector<float>& sq) {
+  for (float& v : sq) v = std::sqrt(v);
+}
+
+// One member's draws: its streams and what it perturbs (its group's EnsembleSpec).
+struct Member {
+  MemberKeys keys;
+  double act_noise;
+  bool gemm_noise;
+};
 
 struct Run {
   const ProblemSpec& s;
   int members;
-  double act_noise;
-  bool gemm_noise;
-  std::vector<MemberKeys> keys;
+  std::vector<Member> m;
   std::int64_t n_tok, k, per_token;
-  std::vector<float> slots;  // [members][n_tok][per_token][H]
+  LargeVector<float> slots;  // [members][n_tok][per_token][H]; a slot no job writes is never read (reduce_token)
   float* slot(int m, std::int64_t sub_slot) { return slots.data() + (std::int64_t(m) * n_tok * per_token + sub_slot) * s.hidden; }
 };
 
@@ -89,41 +100,46 @@ void run_expert_members(Run& r, const ExpertJob& job, const float* x, const MapM
   }
   if (weight_on_input) fake_quantize_activation_rows(a.data(), n, h, *job.quant);
   gemm_with_dequant(job, WeightMatrix::w13, h, a, h1, wbuf, sq13.data());
+  to_norms(sq13);
+  const bool truncates = bits < 24;
   const float* b13 = job.weights->w13_bias.empty() ? nullptr : job.weights->w13_bias.span<float>().data() + job.index * 2 * inter;
   ActivationParams ap{s.activation, s.layout, s.swiglu_alpha, s.swiglu_limit, !job.shared || s.clamp_shared, s.act_gate_dtype};
   for (int m = 0; m < r.members; ++m) {
-    Noise gemm1(r.keys[m].gemm1), act(r.keys[m].act);
+    const Member& mb = r.m[std::size_t(m)];
+    Noise gemm1(mb.keys.gemm1), act(mb.keys.act);
     for (std::int64_t i = 0; i < n; ++i) {
       const Assignment& as = job.rows[i];
-      const double a_norm = a.row(i).norm();
+      const double sigma_a = std::ldexp(1.0, -bits) * a.row(i).norm();
       const std::uint64_t slot = std::uint64_t(as.slot);
       for (std::int64_t c = 0; c < 2 * inter; ++c) {
         const float v = h1(i, c);
-        hm[c] = r.gemm_noise ? v + accumulation_error(v, bits, a_norm, std::sqrt(double(sq13[c])), gemm1, slot, c) : v;
+        hm[c] = mb.gemm_noise ? v + accumulation_error(v, truncates, sigma_a, sq13[c], gemm1, slot, c) : v;
         if (b13) hm[c] += b13[c];
       }
       round_point(hm.data(), 2 * inter, s.gate_up_dtype);
       float* z = zm.row(m * n + i).data();
       apply_activation(hm.data(), z, inter, ap);
-      for (std::int64_t c = 0; c < inter; ++c) z[c] *= float(1.0 + r.act_noise * act(slot, c));
+      for (std::int64_t c = 0; c < inter; ++c) z[c] *= float(1.0 + mb.act_noise * act(slot, c));
     }
   }
   round_point(zm.data(), nm * inter, s.intermediate);
   fake_quantize_activation_rows(zm.data(), nm, inter, *job.quant);
   gemm_with_dequant(job, WeightMatrix::w2, h, zm, ym, wbuf, sq2.data());
+  to_norms(sq2);
   const float* b2 = job.weights->w2_bias.empty() ? nullptr : job.weights->w2_bias.span<float>().data() + job.index * h;
   for (int m = 0; m < r.members; ++m) {
-    Noise gemm2(r.keys[m].gemm2);
+    const Member& mb = r.m[std::size_t(m)];
+    Noise gemm2(mb.keys.gemm2);
     for (std::int64_t i = 0; i < n; ++i) {
       const Assignment& as = job.rows[i];
       const std::int64_t row = m * n + i;
-      const double z_norm = zm.row(row).norm();
+      const double sigma_z = std::ldexp(1.0, -bits) * zm.row(row).norm();
       const float w = weight_on_input || finalize ? 1.0f : as.weight;
       float* dst = r.slot(m, as.slot);
       const std::uint64_t slot = std::uint64_t(as.slot);
       for (std::int64_t c = 0; c < h; ++c) {
         const float v = ym(row, c);
-        const float y = r.gemm_noise ? v + accumulation_error(v, bits, z_norm, std::sqrt(double(sq2[c])), gemm2, slot, c) : v;
+        const float y = mb.gemm_noise ? v + accumulation_error(v, truncates, sigma_z, sq2[c], gemm2, slot, c) : v;
         dst[c] = (y + (b2 ? b2[c] : 0.0f)) * w;
       }
       round_point(dst, h, s.slot_dtype);
@@ -149,14 +165,23 @@ int gemm_accum_bits(const ProblemSpec& p, const QuantScheme& q) {
   return narrow_weight && q.act != ActFormat::none ? p.accum_bits : 24;
 }
 
-std::vector<Values> reference_ensemble(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& routing,
-                                       const EnsembleSpec& e) {
+std::vector<std::vector<Values>> reference_ensembles(const ProblemSpec& s, const Checkpoint& c,
+                                                     const RoutingResult& routing, const std::vector<EnsembleSpec>& groups) {
+  if (groups.empty()) return {};
+  const EnsembleSpec& e = groups.front();
+  for (const EnsembleSpec& g : groups)
+    if (g.tokens != e.tokens)
+      throw_harness_error("reference", "the ensembles of one pass simulate different tokens",
+                          "give every EnsembleSpec of a reference_ensembles call the same tokens");
   const std::int64_t h = s.hidden, k = routing.k, ns = s.n_shared, per_token = k + ns, n_tok = std::int64_t(e.tokens.size());
-  Run r{s, e.members, e.act_noise, e.gemm_noise, {}, n_tok, k, per_token, {}};
-  for (int m = 0; m < e.members; ++m) {
-    const std::string tag = "envelope/member" + std::to_string(m);
-    r.keys.push_back({stream_key(e.seed, tag + "/gemm1"), stream_key(e.seed, tag + "/act"), stream_key(e.seed, tag + "/gemm2")});
-  }
+  Run r{s, 0, {}, n_tok, k, per_token, {}};
+  for (const EnsembleSpec& g : groups)
+    for (int m = 0; m < g.members; ++m) {
+      const std::string tag = "envelope/member" + std::to_string(m);
+      r.m.push_back({{stream_key(g.seed, tag + "/gemm1"), stream_key(g.seed, tag + "/act"), stream_key(g.seed, tag + "/gemm2")},
+                     g.act_noise, g.gemm_noise});
+    }
+  r.members = int(r.m.size());
   // The sampled tokens' inputs, decoded and quantized per token and scheme as the contract does.
   std::vector<float> x(static_cast<std::size_t>(n_tok * h));
   auto bits = c.x.span<std::uint16_t>();
@@ -194,7 +219,7 @@ std::vector<Values> reference_ensemble(const ProblemSpec& s, const Checkpoint& c
       jobs.push_back(std::move(job));
     }
   std::erase_if(jobs, [](const ExpertJob& j) { return j.rows.empty(); });
-  r.slots.assign(static_cast<std::size_t>(std::int64_t(e.members) * n_tok * per_token * h), 0.0f);
+  r.slots.resize(static_cast<std::size_t>(std::int64_t(r.members) * n_tok * per_token * h));
   OmpErrors job_errors;
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t j = 0; j < jobs.size(); ++j)
@@ -205,14 +230,21 @@ std::vector<Values> reference_ensemble(const ProblemSpec& s, const Checkpoint& c
   job_errors.rethrow();
 
   const bool finalize = s.router_weight_at == RouterWeightAt::finalize && s.router_weight_on == RouterWeightOn::output;
-  std::vector<Values> out(static_cast<std::size_t>(e.members));
-  for (int m = 0; m < e.members; ++m) {
-    out[m].resize(static_cast<std::size_t>(n_tok * h));
-    for (std::int64_t i = 0; i < n_tok; ++i)
-      reduce_token<float>(s, true, k, per_token, r.slot(m, i * per_token), written.data() + i * per_token,
-                          finalize ? slot_weight.data() + i * per_token : nullptr, out[m].data() + i * h);
-  }
+  std::vector<std::vector<Values>> out(groups.size());
+  int m = 0;
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    for (int gm = 0; gm < groups[g].members; ++gm, ++m) {
+      Values& o = out[g].emplace_back(static_cast<std::size_t>(n_tok * h));
+      for (std::int64_t i = 0; i < n_tok; ++i)
+        reduce_token<float>(s, true, k, per_token, r.slot(m, i * per_token), written.data() + i * per_token,
+                            finalize ? slot_weight.data() + i * per_token : nullptr, o.data() + i * h);
+    }
   return out;
+}
+
+std::vector<Values> reference_ensemble(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& routing,
+                                       const EnsembleSpec& e) {
+  return std::move(reference_ensembles(s, c, routing, {e}).front());
 }
 
 }  // namespace moe

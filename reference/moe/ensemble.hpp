@@ -52,4 +52,10 @@ int gemm_accum_bits(const ProblemSpec& p, const QuantScheme& q);
 std::vector<Values> reference_ensemble(const ProblemSpec& p, const Checkpoint& ckpt, const RoutingResult& routing,
                                        const EnsembleSpec& e);
 
+// Several ensembles over the same tokens in one pass (out[g][m]: group g's member m, as reference_ensemble would give
+// it): each expert's weights are decoded and its stage-1 GEMM computed once for every member of every group. Groups
+// with different tokens are a harness error.
+std::vector<std::vector<Values>> reference_ensembles(const ProblemSpec& p, const Checkpoint& ckpt,
+                                                     const RoutingResult& routing, const std::vector<EnsembleSpec>& groups);
+
 }  // namespace moe

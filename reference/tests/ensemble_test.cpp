@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "fixtures/checkpoint.hpp"
+#include "fixtures/error.hpp"
 #include "fixtures/rounding_contract.hpp"
 #include "reference/moe/ensemble.hpp"
 #include "reference/moe/reference_moe.hpp"
@@ -89,6 +90,34 @@ TEST(Ensemble, MembersArePureFunctionsOfTheSeed) {
   ASSERT_EQ(a[0].size(), std::size_t(2 * p.hidden));
   EXPECT_TRUE(std::equal(a[0].begin(), a[0].end(), b[0].begin()));
   EXPECT_FALSE(std::equal(a[0].begin(), a[0].end(), a[1].begin()));  // two members, two draws
+}
+
+TEST(Ensemble, OnePassGivesEachGroupItsOwnMembers) {
+  // A joint pass shares the decoded weights and the stage-1 GEMM; each group's members must be the ones its own call
+  // draws (few rows: every GEMM output is the same row dot product in both).
+  const ProblemSpec p = fp8_case("accum=mma12");
+  const Checkpoint c = generate_checkpoint(p);
+  const RoutingResult r = route(p, c);
+  EnsembleSpec a;
+  a.members = 2;
+  a.seed = 3;
+  a.tokens = {0, 2, 5};
+  EnsembleSpec b = a;
+  b.seed = 4;
+  b.act_noise = half_ulp_noise(IntermediateDtype::bf16);
+  b.gemm_noise = false;
+  const std::vector<std::vector<Values>> joint = reference_ensembles(p, c, r, {a, b});
+  ASSERT_EQ(joint.size(), 2u);
+  const std::vector<Values> sa = reference_ensemble(p, c, r, a), sb = reference_ensemble(p, c, r, b);
+  ASSERT_EQ(joint[0].size(), sa.size());
+  ASSERT_EQ(joint[1].size(), sb.size());
+  for (std::size_t m = 0; m < sa.size(); ++m) {
+    EXPECT_EQ(joint[0][m], sa[m]) << "accumulation member " << m;
+    EXPECT_EQ(joint[1][m], sb[m]) << "rounding member " << m;
+  }
+  EnsembleSpec other = a;
+  other.tokens = {1};
+  EXPECT_THROW(reference_ensembles(p, c, r, {a, other}), Error);
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <random>
 
 #include "verdict/envelope.hpp"
 
@@ -170,6 +172,55 @@ TEST(Envelope, JsonRoundTripKeepsEveryMeasurementAndNan) {
   EXPECT_EQ(r.members[0].systematic[0].z, 1.5);
   EXPECT_TRUE(envelope_from_json("{not json").empty());
   EXPECT_TRUE(envelope_from_json("{\"model\": 3}").empty());
+}
+
+// The pipeline simulates the envelope only for an output that fails at the case's own thresholds
+// (harness/pipeline/case_pipeline.hpp needs_envelope), which is sound only if no envelope ever tightens a threshold:
+// over random envelopes (members' token cos and rel, mismatch, every statistic's z and effect, NaNs among them,
+// rounding members), each derived threshold is at least as loose as the one it derives from.
+TEST(Envelope, NoEnvelopeTightensAnyThreshold) {
+  std::mt19937_64 rng(12345);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const char* names[] = {"gain", "rounding_bias", "offset", "channel", "expert", "token_gain", "expert_partial",
+                         "slot_direction", "channel_group", "unknown_statistic"};
+  const double SystematicThresholds::*looser_up[] = {
+      &SystematicThresholds::gain_z, &SystematicThresholds::gain_floor, &SystematicThresholds::channel_z,
+      &SystematicThresholds::channel_floor, &SystematicThresholds::rounding_z, &SystematicThresholds::rounding_floor,
+      &SystematicThresholds::expert_z, &SystematicThresholds::expert_floor, &SystematicThresholds::expert_own_floor,
+      &SystematicThresholds::offset_z, &SystematicThresholds::offset_floor, &SystematicThresholds::token_gain_z,
+      &SystematicThresholds::token_gain_floor, &SystematicThresholds::expert_partial_z,
+      &SystematicThresholds::expert_partial_floor, &SystematicThresholds::slot_direction_z,
+      &SystematicThresholds::slot_direction_floor, &SystematicThresholds::channel_group_z,
+      &SystematicThresholds::channel_group_floor};
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto maybe_nan = [&](double v) { return u(rng) < 0.05 ? nan : v; };
+  for (int trial = 0; trial < 500; ++trial) {
+    Thresholds t = quantized();
+    if (trial % 3 == 0) t.band_factor = 0;  // a scheme without the band
+    const std::int64_t tokens = 1 + std::int64_t(u(rng) * 300), n = std::min<std::int64_t>(tokens, 32);
+    Envelope e = perfect(1 + int(u(rng) * 16), n, tokens);
+    for (double& q : e.token_noise) q = maybe_nan(u(rng) * 0.1);
+    auto fill = [&](EnvelopeMember& m) {
+      for (double& c : m.token_cos) c = maybe_nan(1.0 - std::pow(u(rng), 4.0) * 0.05);
+      for (double& r : m.token_rel) r = maybe_nan(std::pow(u(rng), 4.0) * 0.5);
+      m.mismatch_fraction = std::pow(u(rng), 3.0) * 0.2;
+      for (const char* name : names) m.systematic.push_back(stat(name, maybe_nan((u(rng) - 0.5) * 40), maybe_nan((u(rng) - 0.5) * 0.1)));
+    };
+    for (EnvelopeMember& m : e.members) fill(m);
+    e.rounding.resize(std::size_t(u(rng) * 8));
+    for (EnvelopeMember& m : e.rounding) fill(m);
+    const Thresholds a = with_envelope(t, e);
+    EXPECT_LE(a.min_cos, t.min_cos) << "trial " << trial;
+    EXPECT_GE(a.max_rel, t.max_rel) << "trial " << trial;
+    EXPECT_GE(a.max_mismatch_fraction, t.max_mismatch_fraction) << "trial " << trial;
+    EXPECT_EQ(a.atol, t.atol);
+    EXPECT_EQ(a.rtol, t.rtol);
+    EXPECT_EQ(a.band_factor, t.band_factor);
+    if (t.band_factor > 0) {
+      EXPECT_GE(a.band_allowance, requant_band_allowance(t.band_fraction, tokens)) << "trial " << trial;
+    }
+    for (auto f : looser_up) EXPECT_GE(a.systematic.*f, t.systematic.*f) << "trial " << trial;
+  }
 }
 
 }  // namespace

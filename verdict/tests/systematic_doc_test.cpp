@@ -78,3 +78,32 @@ TEST(SystematicDoc, TheTablesThresholdsAndFloorsAreTheCodes) {
 }
 
 }  // namespace moe
+
+namespace moe {
+
+// The floors follow the kernel's declaration through the envelope (verdict/envelope.hpp), not the scheme: on every
+// scheme the defaults are the documented ones above, so a kernel that accumulates exactly is held to them on a
+// quantized scheme too.
+TEST(SystematicDoc, EverySchemeStartsFromTheDocumentedFloors) {
+  const SystematicThresholds doc;
+  ProblemSpec bf16, fp8, mx;
+  fp8.quant.weight = WeightFormat::fp8_block;
+  fp8.quant.act = ActFormat::fp8_group128;
+  mx.quant.weight = WeightFormat::mxfp4;
+  mx.quant.act = ActFormat::mxfp8;
+  for (const ProblemSpec* p : {&bf16, &fp8, &mx}) {
+    const SystematicThresholds t = default_thresholds(*p, Tier::statistical).systematic;
+    EXPECT_EQ(t.gain_floor, doc.gain_floor);
+    EXPECT_EQ(t.channel_floor, doc.channel_floor);
+    EXPECT_EQ(t.rounding_floor, doc.rounding_floor);
+    EXPECT_EQ(t.expert_floor, doc.expert_floor);
+    EXPECT_EQ(t.expert_own_floor, doc.expert_own_floor);
+    EXPECT_EQ(t.offset_floor, doc.offset_floor);
+    EXPECT_EQ(t.token_gain_floor, doc.token_gain_floor);
+    EXPECT_EQ(t.expert_partial_floor, doc.expert_partial_floor);
+    EXPECT_EQ(t.slot_direction_floor, doc.slot_direction_floor);
+    EXPECT_EQ(t.channel_group_floor, doc.channel_group_floor);
+  }
+}
+
+}  // namespace moe

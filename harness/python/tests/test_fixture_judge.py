@@ -2,6 +2,8 @@
 docs/judging.md and docs/numerics.md state."""
 import gc
 import json
+import os
+import re
 import subprocess
 
 import numpy as np
@@ -60,6 +62,56 @@ def test_fixture_is_exports_checkpoint_with_formats(export, case_id):
 def test_spec_is_exports_case_json(cli, tmp_path):
     subprocess.run([cli, "export", MXFP4, "--out", str(tmp_path)], check=True, stdout=subprocess.DEVNULL)
     assert one(MXFP4).spec == json.loads((tmp_path / "case.json").read_text())
+
+
+PYTHON_MD = os.path.join(os.path.dirname(__file__), "..", "..", "..", "docs", "python.md")
+
+
+def documented_fixture_members():
+    """The first column of docs/python.md's fixture table ("What a fixture has"): the members as a kernel writes them."""
+    text = open(PYTHON_MD).read()
+    table = text[text.index("| member | what it is |", text.index("What a fixture has")):]
+    rows = []
+    for line in table.splitlines()[2:]:
+        if not line.strip().startswith("|"):
+            break
+        rows.append(re.match(r"\s*\| (.*?) \|", line)[1])
+    return rows
+
+
+def test_the_fixture_has_what_docs_python_md_lists_and_nothing_else():
+    """Every member in docs/python.md's fixture table works as it says, on the fixture of case.fixture() and on the one
+    `run` hands the kernel; a public member the table lacks fails here (a kernel author finds members there, not by
+    dir())."""
+    rows = documented_fixture_members()
+    assert rows == ["`fx[name]`", "`name in fx`, `fx.keys()`, `len(fx)`", "`fx.spec`", "`fx.case`",
+                    "`fx.fingerprint`"], rows
+    attributes = {m for row in rows for m in re.findall(r"`fx\.(\w+)", row)}
+    case = one(FP8)
+    seen = []
+
+    def kernel(fx, out):
+        seen.append((fx, sorted(a for a in dir(fx) if not a.startswith("_")), fx.spec, fx.case, fx.fingerprint))
+        to_torch(out).zero_()
+
+    case.run(kernel)
+    fx = case.fixture()
+    for fixture, public, fingerprint in [(fx, sorted(a for a in dir(fx) if not a.startswith("_")), fx.fingerprint),
+                                         (seen[0][0], seen[0][1], seen[0][4])]:
+        assert set(public) == attributes, f"members not in docs/python.md's table: {set(public) - attributes}"
+        names = fixture.keys()
+        assert names[-2:] == ["topk_ids", "topk_weights"] and "w13" in names and "x" in names  # checkpoint's, routing
+        assert len(fixture) == len(names) and all(n in fixture for n in names) and "nosuch" not in fixture
+        t = fixture["w13"]
+        assert isinstance(t, moe_harness.Tensor) and t.name == "w13" and not t.writable
+        with pytest.raises(KeyError, match="fixture has no tensor 'nosuch'; it has x, "):
+            fixture["nosuch"]
+    # spec: the case as a dict (export's case.json, test_spec_is_exports_case_json); case: the moe_harness.Case.
+    assert fx.spec == case.spec and seen[0][2] == case.spec and seen[0][2]["shape"]["tokens"] == 12
+    assert fx.case is case and seen[0][3] is case and (case.id, case.suite.name) == (FP8, "smoke")
+    assert re.fullmatch(r".*smoke\.yaml:\d+", case.source), case.source
+    # fingerprint: the generated checkpoint's from case.fixture(), 0 in the fixtures `run` hands a kernel.
+    assert isinstance(fx.fingerprint, int) and fx.fingerprint != 0 and seen[0][4] == 0
 
 
 def test_views_share_memory_and_keep_the_fixture_alive():

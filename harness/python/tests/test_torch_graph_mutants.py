@@ -34,16 +34,38 @@ def test_the_capturable_layer_keeps_every_injected_defect_caught(bug):
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_each_graph_mutant_is_right_in_eager_use(name):
-    bad = failed(graph_mutant(name, device="cpu"))
+    verdicts = [case.run(graph_mutant(name, device="cpu")) for case in moe_harness.suite("smoke")]
+    bad = [v for v in verdicts if not v.passed]
     assert not bad, "\n\n".join(v.explain() for v in bad)
+    # On the CPU the probe that catches the mutant cannot run (docs/python.md "Device probes": not run, with the
+    # reason, on a host kernel): a passing case says so of both device probes, never "ran".
+    for v in verdicts:
+        probes = dict(v.probes)
+        for probe in ("stream_order", "graph_replay"):
+            assert probes[probe].startswith("not run: ") and "host kernel" in probes[probe], (v.id, probe, probes)
+
+
+@pytest.mark.parametrize("name", sorted(MUTANTS))
+def test_a_graph_mutant_on_a_machine_without_a_gpu_is_a_skip_never_a_pass(name):
+    """graph_mutant(NAME) runs on cuda (needs_device): with no GPU here, gating skips the case naming why, and under
+    require_device fails it (docs/adding-a-kernel.md, needs_device), so its device probe is never reported passed."""
+    if torch.cuda.is_available():
+        pytest.skip("a GPU here: test_graph_mutants_device.py judges the mutants on it")
+    (case,) = moe_harness.suite("smoke", filter="*T7*")[:1]
+    v = case.run(graph_mutant(name))
+    assert v.status == "skip" and v.reason.startswith("no GPU") and not v.passed, (v.status, v.reason)
+    assert not any(status == "ran" for _, status in v.probes), v.probes
+    v = case.run(graph_mutant(name), require_device=True)
+    assert v.status == "fail" and "no GPU" in v.reason, (v.status, v.reason)
 
 
 def test_graph_safety_is_declared_where_the_layer_is_capturable():
-    assert TorchMoe(device="cuda").graph_safe is False  # not capturable by default (torch_moe.TorchMoe's docstring)
+    assert TorchMoe(device="cuda").graph_safe is True   # capturable by default on a device (TorchMoe's docstring)
+    assert TorchMoe(device="cuda", capturable=False).graph_safe is False
     assert TorchMoe().graph_safe is False               # the CPU's sorted blocks: host loops
     assert TorchMoe(capturable=True).graph_safe is True
     assert TritonMoe(device="cuda", capturable=True).graph_safe is True   # the static alignment
-    assert TritonMoe(device="cuda").graph_safe is False
+    assert TritonMoe(device="cuda").graph_safe is True
     assert TritonMoe(device="cpu").graph_safe is False
     assert all(graph_mutant(n).graph_safe is True for n in MUTANTS)
 
