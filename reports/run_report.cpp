@@ -21,6 +21,12 @@ int RunReport::count(Status status) const {
   return n;
 }
 
+bool any_bad_input(const RunReport& r) {
+  for (const CaseRecord& c : r.cases)
+    if (c.failed_check == Check::bad_input) return true;
+  return false;
+}
+
 std::string utc_now_iso8601() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
   std::tm tm{};

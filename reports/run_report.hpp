@@ -130,6 +130,9 @@ struct RunReport {
   int count(Status status) const;
 };
 
+// Whether any case's own input was found bad while it was judged (failed_check bad_input): the run exits 2.
+bool any_bad_input(const RunReport& r);
+
 std::string to_json_text(const RunReport& r);
 std::string to_markdown(const RunReport& r);
 // report_dir/report.json and report_dir/summary.md, each written atomically.

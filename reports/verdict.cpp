@@ -8,7 +8,7 @@ namespace moe {
 namespace {
 constexpr std::array<std::pair<Status, std::string_view>, 4> kStatuses = {
     {{Status::pass, "pass"}, {Status::fail, "fail"}, {Status::skip, "skip"}, {Status::error, "error"}}};
-constexpr std::array<std::pair<Check, std::string_view>, 30> kChecks = {{
+constexpr std::array<std::pair<Check, std::string_view>, 31> kChecks = {{
     {Check::none, ""},
     {Check::unwritten, "unwritten"},
     {Check::non_finite, "non_finite"},
@@ -39,8 +39,9 @@ constexpr std::array<std::pair<Check, std::string_view>, 30> kChecks = {{
     {Check::out_of_memory, "out_of_memory"},
     {Check::crash, "crash"},
     {Check::timeout, "timeout"},
+    {Check::bad_input, "bad_input"},
 }};
-static_assert(std::size_t(Check::timeout) + 1 == kChecks.size(), "every Check has a spelling");
+static_assert(std::size_t(Check::bad_input) + 1 == kChecks.size(), "every Check has a spelling");
 }  // namespace
 
 std::string_view name(Status s) {

@@ -26,6 +26,8 @@ enum class Check : std::uint8_t {
   rerun, linearity, token_isolation, red_zone, token_permutation, expert_relabeling, stream_order, graph_replay,
   // Cases that could not be judged, or not here: gating, the pipeline's errors, the watchdog's verdicts.
   gating, harness_error, out_of_memory, crash, timeout,
+  // The case's own input, found bad only while it was judged (fixtures/error.hpp CaseInputError): exit 2.
+  bad_input,
 };
 
 std::string_view name(Status s);

@@ -10,6 +10,7 @@
 #include "fixtures/error.hpp"
 #include "harness/batch/batch_judge.hpp"
 #include "harness/cli/commands.hpp"
+#include "harness/pipeline/rounding_resolution.hpp"
 #include "harness/run/report_dir.hpp"
 #include "kernels/external/external_output_kernel.hpp"
 
@@ -76,6 +77,8 @@ void add_judge_command(CLI::App& app, int& exit_code) {
     const api::Suite s = api::load_suite(opt->suite);
     const api::CaseSpec& c = api::find_case(s, *id);
     const RoundingContract declared = parse_rounding_contract_or_throw(*contract, "command line", "--contract");
+    // A declared floor that zeroes every input of the case is bad input before any work (exit 2).
+    refuse_zeroing_floor(resolve_contract(c, c.problem, declared), c.source, "command line", "--contract");
     auto k = std::make_shared<ExternalOutputKernel>(*name, *output, *tensor, c.problem);
     k->declare_contract(declared);
     std::uint64_t case_fingerprint = 0;  // only needed when the output records one

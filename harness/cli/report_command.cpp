@@ -48,7 +48,9 @@ void add_report_command(CLI::App& app, int& exit_code) {
     std::printf("\nmoe-harness report: %d passed, %d failed, %d skipped, %d errors%s; rebuilt %s, %s, %s and %s\n", pass,
                 fail, skip, err, r.provenance.incomplete ? " (INCOMPLETE)" : "", json.c_str(), junit.c_str(),
                 (d / "summary.md").c_str(), (d / "report.html").c_str());
-    exit_code = err > 0 || r.provenance.incomplete ? int(ExitCode::harness_error)
+    exit_code = r.provenance.incomplete              ? int(ExitCode::harness_error)
+              : any_bad_input(r)                     ? int(ExitCode::bad_input)
+              : err > 0                              ? int(ExitCode::harness_error)
               : fail > 0                           ? int(ExitCode::case_failed)
               : pass == 0                          ? int(ExitCode::nothing_checked)
                                                    : 0;

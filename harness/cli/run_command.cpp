@@ -3,6 +3,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/isolation_options.hpp"
 #include <cstdio>
+#include <filesystem>
 
 #include "fixtures/error.hpp"
 #include "harness/tuning/table_set.hpp"
@@ -87,14 +88,25 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "names: `moe-harness list --gtest`; one GoogleTest does not know is an error")
       ->allow_extra_args();
   cmd->callback([=, &exit_code] {
-    if (*resume_opt)  // the journal holds the run's options; only how cases are executed may change
-      for (const char* o : {"--suite", "--filter", "--kernel", "--plugin", "--no-timing", "--no-token-probes", "--dispatch", "--seed", "--sequence-seed",
-                            "--report-dir", "--junit", "--json", "--require-device", "--reference-cache", "--host-budget",
-                            "--dispatch-table", "--acknowledge-override", "--gtest"})
-        if (cmd->count(o))
-          throw_bad_input("command line", o, "--resume takes the run's options from its journal",
-                          std::string("drop ") + o + " (only --no-isolation, --case-timeout, --jobs, --job-threads and "
-                                                       "--verbose go with --resume)");
+    // --resume DIR alone takes the run's options from its journal. Given with the run's own command line (its
+    // options, --report-dir DIR included), every option is re-derived from that command line and compared with the
+    // journal's start line, key by key (RunSession): a disagreement is refused naming the key.
+    if (*resume_opt) {
+      for (const char* o : {"--suite", "--filter", "--kernel", "--plugin", "--no-timing", "--no-token-probes",
+                            "--dispatch", "--seed", "--sequence-seed", "--junit", "--json", "--require-device",
+                            "--reference-cache", "--host-budget", "--dispatch-table", "--gtest"})
+        opt->resume_checks_options |= cmd->count(o) > 0;
+      if (cmd->count("--acknowledge-override") && !cmd->count("--dispatch-table"))
+        throw_bad_input("command line", "--acknowledge-override", "given with --resume but without --dispatch-table",
+                        "give the run's --dispatch-table with it, or drop it (--resume alone takes the run's table)");
+      if (cmd->count("--report-dir")) {
+        std::error_code ec;  // a directory that does not exist is not the one --resume continues
+        if (!std::filesystem::equivalent(opt->report_dir, *resume, ec) || ec)
+          throw_bad_input("command line", "--report-dir",
+                          "'" + opt->report_dir.string() + "' is not the directory --resume continues ('" + *resume + "')",
+                          "give --report-dir the directory of --resume, or drop it");
+      }
+    }
     opt->resume = *resume;
     isolation.apply(*opt);
     if (*seed_opt) opt->seed = *seed;

@@ -43,6 +43,30 @@ std::string table_list(const std::filesystem::path& tables) {
 
 }  // namespace
 
+// `run --resume DIR` given the run's own options: they are re-derived from that command line as the run wrote them
+// (run_options_to_json) and each must be the journal's start line's, else bad input naming the key (run.<key>) with
+// both values. The shard variables are the environment's, compared with the start line below for every resume.
+static void check_resume_command_line(const RunOptions& given, const nlohmann::ordered_json& run,
+                                      const std::string& where) {
+  const nlohmann::ordered_json now = run_options_to_json(given);
+  std::string first, problem, others;
+  for (const auto& [key, value] : now.items()) {
+    if (key == "gtest_total_shards" || key == "gtest_shard_index") continue;
+    const nlohmann::ordered_json was = run.contains(key) ? run[key] : nlohmann::ordered_json();
+    if (value == was) continue;
+    if (first.empty()) {
+      first = "run." + key;
+      problem = fmt::format("the command line gives {}, the run this journal holds had {}", value.dump(), was.dump());
+    } else {
+      others += (others.empty() ? "" : ", ") + ("run." + key);
+    }
+  }
+  if (!first.empty())
+    throw_bad_input(where, first, problem + (others.empty() ? "" : " (also differing: " + others + ")"),
+                    "give --resume the run's own options (or --resume DIR alone: the journal's options are used), "
+                    "or start a new run into another --report-dir");
+}
+
 // A call sequence runs its steps in order on ONE kernel object: one worker, no shuffling or sharding of its tests.
 static void check_sequence_run(const RunOptions& o) {
   const std::string fix = "a call sequence's steps run in order on one kernel object; replay another order with "
@@ -124,6 +148,7 @@ RunSession::RunSession(const RunOptions& requested) : opt_(requested) {
     if (!start.contains("run_digest"))  // this build writes it; a resume takes only its own build's journals
       throw_bad_input(where, "run_digest", "missing: the run's options cannot be told from edited ones",
                       "resume a journal this build wrote, or rerun the suite");
+    if (requested.resume_checks_options) check_resume_command_line(requested, start.at("run"), where);
     try {
       opt_ = run_options_from_json(start.at("run"));
     } catch (const nlohmann::json::exception& e) {

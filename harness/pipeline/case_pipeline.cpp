@@ -206,6 +206,10 @@ void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec
 void record_exception(CaseRecord& rec) {
   try {
     throw;
+  } catch (const CaseInputError& e) {
+    rec.status = Status::error;
+    rec.failed_check = Check::bad_input;
+    rec.reason = e.what();
   } catch (const Error& e) {
     // A verdict raised as an error (ExitCode::case_failed, the check in its key): out of device memory. A key that
     // names no check is not a verdict this harness knows: an error, never a pass.
@@ -237,6 +241,12 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
   try {
     CaseTiming& tm = rec.timing;
     Clock::time_point t = Clock::now();
+    // The contract the case is judged against for this kernel; the kernel runs that contract's problem. A floor
+    // that zeroes every input is refused before the fixture is generated.
+    const ResolvedContract contract = resolve_contract(
+        spec, given, opt.declared_contract ? *opt.declared_contract : kernel.rounding_contract(given));
+    refuse_zeroing_floor(contract, spec.source.empty() ? "case " + spec.id : spec.source, "kernel " + kernel.id(),
+                         "rounding_contract");
     KnownSeals known;  // the lent weights' seals, proven by the case that gave them back
     Checkpoint pristine = pristine_checkpoint(spec, given, opt.weights, &known);
     tm.generate = lap(t);
@@ -246,12 +256,16 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     const std::uint64_t fingerprint = seal.fingerprint;
     rec.fixture_fingerprint = fingerprint;
     tm.fingerprint = lap(t);
-    // The contract the case is judged against for this kernel; the kernel runs that contract's problem.
-    const ResolvedContract contract = resolve_contract(
-        spec, given, opt.declared_contract ? *opt.declared_contract : kernel.rounding_contract(given));
     const ProblemSpec& p = contract.problem;
-    ReferenceSet refs = opt.references ? opt.references->get(spec, contract, pristine, fingerprint, false)
-                                       : compute_references(contract, pristine, false);
+    ReferenceSet refs = [&] {
+      try {
+        return opt.references ? opt.references->get(spec, contract, pristine, fingerprint, false)
+                              : compute_references(contract, pristine, false);
+      } catch (const CaseInputError& e) {  // the references know no file: the case's own key is named at its line
+        if (e.where() != "case" || spec.source.empty()) throw;
+        throw CaseInputError(spec.source, e.key(), e.problem(), e.fix());
+      }
+    }();
     const RoutingResult& routing = refs.routing;
     tm.reference = lap(t);
     rec.reference_s = tm.generate + tm.fingerprint + tm.reference;

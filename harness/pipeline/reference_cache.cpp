@@ -22,28 +22,39 @@ namespace moe {
 std::string reference_version() { return MOE_REFERENCE_VERSION; }
 
 namespace {
-// A contract reference of all zeros where the ideal one is not, because an activation amax floor at or above the
-// largest |x| sets every per-token (or group) scale: x / scale then rounds to 0 in fp8, and so does everything
-// after it. That is the case's input, not the seed: bad input naming the floor (the judge's all-zeros error would
-// send the user to the seed).
+// A contract reference of all zeros where the ideal one is not, because an activation amax floor sets the per-token
+// (or group) scales so high that the activations round to 0 in fp8 (the input's, or the intermediate's at the second
+// GEMM), and everything after them. The floor is the cause when the same contract with the default floor gives a
+// reference that is not all zeros: then bad input of the case (CaseInputError, exit 2) naming the floor's key, never
+// the judge's all-zeros error that would send the user to the seed. refuse_zeroing_floor() finds the floors that zero
+// every possible input before the fixture exists; this finds the rest, once the reference is computed.
 void refuse_floor_zeroed_reference(const ResolvedContract& rc, const Checkpoint& pristine, const ReferenceSet& r) {
   const ProblemSpec& p = rc.problem;
   auto zero = [](const auto& v) { return std::all_of(v.begin(), v.end(), [](auto f) { return f == 0; }); };
   if (!zero(r.contract) || zero(r.ideal)) return;
+  const float default_floor = QuantScheme{}.act_amax_floor;
+  ProblemSpec lowered = p;
+  const QuantScheme* raised = nullptr;  // the first scheme whose floor is above the default: the one named
+  for (const auto& [q, l] : {std::pair{&p.quant, &lowered.quant}, std::pair{&p.shared_quant, &lowered.shared_quant}}) {
+    const bool per_token = q->act == ActFormat::fp8_token || q->act == ActFormat::fp8_group128;
+    if (!per_token || q->act_amax_floor <= default_floor || (q == &p.shared_quant && p.n_shared == 0)) continue;
+    l->act_amax_floor = default_floor;
+    if (!raised) raised = q;
+  }
+  if (!raised) return;
+  if (zero(reference_moe(lowered, pristine, r.routing, ReferenceKind::contract, Precision::fp32, nullptr))) return;
   float amax = 0;
   for (std::int64_t i = 0, n = pristine.x.numel(); i < n; ++i) amax = std::max(amax, std::fabs(element_as_f32(pristine.x, i)));
-  for (const auto& [q, prefix] : {std::pair{&p.quant, "quant"}, std::pair{&p.shared_quant, "shared_quant"}}) {
-    const bool per_token = q->act == ActFormat::fp8_token || q->act == ActFormat::fp8_group128;
-    if (!per_token || q->act_amax_floor < amax || (prefix == std::string("shared_quant") && p.n_shared == 0)) continue;
-    const bool declared = rc.record.declared.find("_floor=") != std::string::npos;  // the kernel's, not the case's
-    const std::string key = declared ? "rounding_contract" : std::string(prefix) + ".amax_floor";
-    throw_bad_input("case", key,
-                    fmt::format("the activation amax floor {:g} ({}) is at or above the largest |x| of the case, {:g}: "
-                                "every scale is the floor, every activation rounds to 0 in fp8 and the contract "
-                                "reference is all zeros, which proves nothing about a kernel",
-                                q->act_amax_floor, declared ? "the kernel's rounding contract " + rc.record.declared : key, amax),
-                    fmt::format("choose a floor below {:g} (the default is 1e-10)", amax));
-  }
+  const bool declared = floor_declared(rc.record);
+  const std::string key = declared ? "rounding_contract" : raised == &p.quant ? "quant.amax_floor" : "shared_quant.amax_floor";
+  throw CaseInputError(declared ? "the kernel's declared contract " + rc.record.declared : "case", key,
+                       fmt::format("the activation amax floor {:g} ({}) rounds every activation to 0 in fp8 (the "
+                                   "largest |x| of the case is {:g}): the contract reference is all zeros, and with the "
+                                   "default floor 1e-10 it is not, so it proves nothing about a kernel",
+                                   raised->act_amax_floor, key, amax),
+                       fmt::format("{} well below the case's largest |x|, {:g}, and its intermediate's (the default "
+                                   "is 1e-10; vLLM's per-token quantizer uses 0.001953125)",
+                                   declared ? "declare a token_floor / group_floor" : "lower " + key, amax));
 }
 }  // namespace
 

@@ -1,5 +1,9 @@
 #include "harness/pipeline/rounding_resolution.hpp"
 
+#include <fmt/format.h>
+
+#include "fixtures/error.hpp"
+
 namespace moe {
 
 ResolvedContract case_contract(const ProblemSpec& p, bool pinned) {
@@ -25,6 +29,23 @@ ResolvedContract resolve_contract(const CaseSpec& c, const ProblemSpec& p, const
   r.record.declared = to_text(declared);
   r.record.not_applied = refused.empty() ? "" : to_text(refused);
   return r;
+}
+
+bool floor_declared(const ContractRecord& r) {
+  return r.source == "kernel" && r.declared.find("_floor=") != std::string::npos &&
+         r.not_applied.find("_floor=") == std::string::npos;
+}
+
+void refuse_zeroing_floor(const ResolvedContract& rc, const std::string& where, const std::string& declared_where,
+                          const std::string& declared_key) {
+  const std::optional<SpecProblem> z = floor_zeroes_every_input(rc.problem);
+  if (!z) return;
+  if (!floor_declared(rc.record)) throw CaseInputError(where, z->key, z->problem, z->fix);
+  throw CaseInputError(declared_where, declared_key,
+                       z->problem + " (the floor is the declared contract's: " + rc.record.declared + ")",
+                       fmt::format("in {} declare a token_floor / group_floor well below the case's largest |x|, "
+                                   "{:g} (vLLM's per-token quantizer uses 0.001953125), or none: the case's own floor "
+                                   "then applies", declared_key, input_peak(rc.problem)));
 }
 
 std::string contract_line(const ContractRecord& r) {

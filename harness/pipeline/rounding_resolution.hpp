@@ -19,6 +19,15 @@ struct ResolvedContract {
 ResolvedContract resolve_contract(const CaseSpec& c, const ProblemSpec& p, const RoundingContract& declared);
 // `p`'s own contract, as a case that names no kernel is judged: source default or case (pinned when `pinned`).
 ResolvedContract case_contract(const ProblemSpec& p, bool pinned = false);
+// Bad input (CaseInputError, exit 2) when the effective contract's activation amax floor makes every input element
+// of the case round to 0 in fp8 whatever the seed (floor_zeroes_every_input, fixtures/problem.hpp): the contract
+// reference would be all zeros. The key is the case's floor (`quant.amax_floor`) where `where` is the case, or
+// `declared_key` at `declared_where` when the floor came from the kernel's declared contract (`rounding_contract`,
+// `--contract`). Called before any fixture is generated.
+void refuse_zeroing_floor(const ResolvedContract& rc, const std::string& where, const std::string& declared_where,
+                          const std::string& declared_key);
+// Whether the effective contract's floors came from the kernel's declaration (not the case's own keys).
+bool floor_declared(const ContractRecord& r);
 // The diagnostics line: "  rounding contract: gate_up=bf16 (kernel; declared gate_up=bf16)".
 std::string contract_line(const ContractRecord& r);
 

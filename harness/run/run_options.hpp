@@ -41,6 +41,9 @@ struct RunOptions {
   int jobs = 1;         // worker processes judging at once (--jobs; harness/isolation/jobs.hpp)
   int job_threads = 0;  // each worker's OpenMP threads (--job-threads); 0: the default for jobs
   std::filesystem::path resume;
+  // `run --resume DIR` given the run's options on its command line too: they are re-derived as the run wrote them and
+  // each must equal the journal's start line (harness/isolation/run_session.hpp); false: the journal's are used.
+  bool resume_checks_options = false;
   // --dispatch-table: each case dispatches from its row of a tuned table set, the tables' paths ':'-separated in
   // set order (docs/tuning.md "Table sets"); empty: none.
   std::filesystem::path dispatch_table;

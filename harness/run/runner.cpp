@@ -402,6 +402,7 @@ int run_suite(const RunOptions& requested) {
   if (session.stop_requested()) std::printf("moe-harness: %s\n", p.incomplete_reason.c_str());
   std::fflush(stdout);
   if (session.stop_requested()) return session.exit_code_for_stop();
+  if (any_bad_input(report)) return int(ExitCode::bad_input);
   if (err > 0) return int(ExitCode::harness_error);
   if (fail > 0 || gtest_rc != 0) return int(ExitCode::case_failed);
   return nothing_checked_code(report, suite, cases.size(), state.records.size());

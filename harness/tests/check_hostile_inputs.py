@@ -146,6 +146,18 @@ def foreign_journal(exe, work, _):
         expect(f"report, foreign {name}", run(exe, "report", d), 2, key)
     d = variant("past_slot", past)
     expect("run --resume, slot past the run", run(exe, "run", "--resume", d), 2, "slot", "foreign record")
+    # A foreign record followed by the run's own record for the same slot (the later line replaces a slot's record):
+    # refused wherever it stands (issue 48 item 2: it was dropped unchecked).
+    d = f"{work}/foreign_then_own"
+    shutil.copytree(good, d)
+    lines = journal_lines(d)
+    first = next(i for i, l in enumerate(lines) if l["type"] == "record")
+    foreign = json.loads(json.dumps(lines[first]))
+    foreign["record"]["kernel"] = "gpu-fused-moe"
+    write_journal(d, lines[:first] + [foreign] + lines[first:])
+    expect("run --resume, foreign record then own", run(exe, "run", "--resume", d), 2, "record.kernel",
+           "foreign record")
+    expect("report, foreign record then own", run(exe, "report", d), 2, "record.kernel", "foreign record")
 
 
 def index_duplicate(exe, work, _):

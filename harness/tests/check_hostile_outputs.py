@@ -9,10 +9,12 @@ docs/reliability.md documents and the key the message names (`key 'KEY'`), and w
   concurrent   two runs into one --report-dir: the second exits 2 naming the first's pid and command, the first's
                report is whole; a run killed with SIGKILL leaves its lock, which the next run takes over with a notice
   journal      a journal's start line, plan, end and record lines edited: `report DIR` and `run --resume DIR` exit 2
-               naming the key
+               naming the key; `run --resume DIR` given the run's command line with one option changed: exit 2
+               naming run.<key>, the journal untouched; given the run's own: exit 0
 
 Usage: check_hostile_outputs.py MOE_HARNESS WORK_DIR ITEM
 """
+import hashlib
 import json
 import os
 import shutil
@@ -88,6 +90,10 @@ def aliasing(exe, work):
          "s.yaml"),
         ("export --out", ["export", "--suite", f"{w}/e/index.json", "--filter", smoke_case, "--out", f"{w}/e"],
          "--out", "--suite", "e/index.json"),
+        ("html --baseline", ["html", f"{w}/r.json", "--baseline", f"{w}/a.json", "--out", f"{w}/a.json"], "--out",
+         "--baseline", "a.json"),
+        ("tune --merge-into", ["tune", "--suite", suite, "--filter", smoke_case, "--merge-into", suite],
+         "--merge-into", "--suite", "s.yaml"),
     ]
     for name, argv, out_key, in_key, in_file in cases:
         before = read(f"{w}/{in_file}")
@@ -99,7 +105,34 @@ def aliasing(exe, work):
     case = next(l.split()[0] for l in r.stdout.splitlines() if "/T1/" in l)
     expect("judge --json", run(exe, "judge", case, "--output", f"{w}/o.safetensors", "--report-dir", f"{w}/r3",
                                "--json", f"{w}/o.safetensors"), 2, "--json", "(--output)")
-    for d in ("r1", "r2", "r3"):
+    # judge --dir: the export's index.json is an input of the reports it writes.
+    one_case = "*bf16.a16/silu/T1/decode/atomic"
+    r = run(exe, "export", "--suite", "smoke", "--filter", one_case, "--out", f"{w}/x")
+    if r is None or r.returncode != 0:
+        failures.append(f"export for judge --dir failed: {r and r.stderr[-600:]}")
+    else:
+        before = read(f"{w}/x/index.json")
+        expect("judge --dir --json", run(exe, "judge", "--dir", f"{w}/x", "--report-dir", f"{w}/r4", "--json",
+                                         f"{w}/x/index.json"), 2, "--json", "(--dir)", "would destroy the input")
+        if read(f"{w}/x/index.json") != before:
+            failures.append("judge --dir --json: the export's index.json was changed by a refused command")
+    # report DIR: the files it rebuilds are the run's (run.json, run.junit); a start line whose run.json names the
+    # run's suite file (its digest matching, as the run would have written it) is refused before anything is written.
+    r = run(exe, "run", "--suite", suite, "--kernel", "host", "--filter", one_case, "--no-timing", "--report-dir",
+            f"{w}/r5")
+    if r is None or r.returncode != 0:
+        failures.append(f"run for report DIR failed: {r and r.stderr[-600:]}")
+    else:
+        lines = [json.loads(l) for l in open(f"{w}/r5/journal.jsonl")]
+        lines[0]["run"]["json"] = lines[0]["run"]["suite_file"]
+        text = json.dumps(lines[0]["run"]["json"], ensure_ascii=False, separators=(",", ":"))
+        lines[0]["run_digest"]["json"] = hashlib.sha256(text.encode()).hexdigest()[:16]
+        write(f"{w}/r5/journal.jsonl", "".join(json.dumps(l) + "\n" for l in lines))
+        before = read(suite)
+        expect("report DIR", run(exe, "report", f"{w}/r5"), 2, "run.json", "(run.suite_file)", "would destroy the input")
+        if read(suite) != before:
+            failures.append("report DIR: the suite was changed by a refused command")
+    for d in ("r1", "r2", "r3", "r4"):
         if os.path.exists(f"{w}/{d}"):
             failures.append(f"refused run left {d}")
 
@@ -206,6 +239,21 @@ def journal(exe, work):
     os.makedirs(e, exist_ok=True)
     write(f"{e}/journal.jsonl", "\ufeff" + "\n".join(lines) + "\n")
     expect("report: a BOM", run(exe, "report", e), 2, "type", "byte order mark")
+    # run --resume given the run's own command line: its options are re-derived and compared with the start line key
+    # by key; one that differs is refused naming it, before any work.
+    own = ["--suite", "smoke", "--kernel", "host", "--filter", "*T1/*", "--no-timing", "--report-dir", d]
+    differing = [("another --filter", ["--filter", "*T2/*"], "run.filters"), ("--seed 7", ["--seed", "7"], "run.seed"),
+                 ("another --json", ["--json", f"{work}/r.json"], "run.json")]
+    before = read(f"{d}/journal.jsonl")
+    for name, extra, key in differing:
+        expect(f"resume with {name}", run(exe, "run", "--resume", d, *own, *extra), 2, key, "the command line gives")
+    timed = [a for a in own if a != "--no-timing"]
+    expect("resume without the run's --no-timing", run(exe, "run", "--resume", d, *timed), 2, "run.timing")
+    expect("resume with another --report-dir", run(exe, "run", "--resume", d, *own[:-1], f"{work}/elsewhere"), 2,
+           "--report-dir")
+    if read(f"{d}/journal.jsonl") != before:
+        failures.append("a refused resume wrote into the journal")
+    expect("resume with the run's own options", run(exe, "run", "--resume", d, *own), 0, None)
 
 
 ITEMS = {"aliasing": aliasing, "path_limits": path_limits, "concurrent": concurrent, "journal": journal}

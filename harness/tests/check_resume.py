@@ -160,9 +160,10 @@ def main():
     assert r.returncode == 0, r.stdout[-2000:]
     print(f"resume judged the {total - kept} missing tests; the report equals the uninterrupted run's (compare: exit 0)")
 
-    # Options with --resume are refused: the journal holds the run's own.
-    r = subprocess.run([exe, "run", "--resume", killed, "--seed", "3"], capture_output=True, text=True)
-    assert r.returncode == 2 and "--resume takes the run's options from its journal" in r.stderr, r.stderr
+    # The run's command line with --resume: re-derived and compared with the journal's start line; a changed option
+    # is refused naming its key, before any work.
+    r = subprocess.run([exe, "run", "--resume", killed, *ARGS, "--seed", "3"], capture_output=True, text=True)
+    assert r.returncode == 2 and "key 'run.seed'" in r.stderr and "the command line gives 3" in r.stderr, r.stderr
 
     # SIGTERM: the case in flight finishes, later ones are not judged, reports are written and marked incomplete.
     term = f"{work}/sigterm"

@@ -78,6 +78,20 @@ def hostile(exe, out, suite, stock, overlay, rows, lock):
     with open(bad, "w") as f:
         f.write(open(stock).read().replace("\n", ",_tag,_tag\n", 1))  # the header names _tag twice
     check(run(exe, "check-table", bad), 2, "key '_tag'", "stderr")
+    # An AITER table (no `shape` column) whose runner-up cells the reader does not use: each is still a number or
+    # empty, refused naming file:line and the column; two unnamed header columns are refused naming the header.
+    aiter_header = ("gfx,cu_num,token,model_dim,inter_dim,expert,topk,act_type,dtype,q_dtype_a,q_dtype_w,q_type,"
+                    "use_g1u1,doweight_stage1,block_m,ksplit,us,err,kernelName1")
+    aiter_row = ("gfx942,80,16,2048,128,256,8,ActivationType.Silu,torch.bfloat16,torch.float8_e4m3fnuz,"
+                 "torch.float8_e4m3fnuz,QuantType.per_Token,1,0,32,0,10,0.001,k1")
+    aiter = f"{out}/aiter.csv"
+    for extra, cells, key, line in ((",runner_up_us", ",date1", "runner_up_us", 2),
+                                    (",runner_up_err", ",\0\0", "runner_up_err", 2), (",,", ",a,b", "header", 1)):
+        with open(aiter, "w") as f:
+            f.write(f"{aiter_header}{extra}\n{aiter_row}{cells}\n")
+        r = run(exe, "check-table", aiter)
+        check(r, 2, f"{aiter}:{line}: key '{key}'", "stderr")
+        assert "Fix: " in r.stderr, r.stderr
 
 
 def main():

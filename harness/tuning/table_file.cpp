@@ -99,6 +99,7 @@ TuningTable read_aiter(const std::string& path, const std::vector<std::pair<int,
     const std::string where = fmt::format("{}:{}", path, n);
     if (cells.size() != header.size())
       throw_bad_input(where, "row", fmt::format("{} cells, the header has {}", cells.size(), header.size()), kTableFileFix);
+    refuse_non_number_cells(header, cells, where, true);
     const AiterRow a{cells, header, where};
     TuningRow r;
     r.line = n;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <string_view>
 #include <sstream>
 #include <variant>
 
@@ -181,6 +182,7 @@ TuningTable read_tuning_table(const std::string& path) {
   int n = 0;
   std::vector<int> at;  // file column of each kColumns entry
   std::size_t header_cells = 0;
+  std::vector<std::string> header;
   while (std::getline(in, line)) {
     ++n;
     if (line.empty() || line == "\r") continue;
@@ -198,10 +200,12 @@ TuningTable read_tuning_table(const std::string& path) {
         at.push_back(found);
       }
       header_cells = cells.size();
+      header = cells;
       continue;
     }
     if (cells.size() != header_cells)
       throw_bad_input(where, "row", fmt::format("{} cells, the header has {}", cells.size(), header_cells), kFix);
+    refuse_non_number_cells(header, cells, where, false);
     TuningRow r;
     r.line = n;
     for (std::size_t i = 0; i < std::size(kColumns); ++i)
@@ -236,10 +240,41 @@ std::optional<std::uint64_t> row_seed(const TuningRow& r) {
 void refuse_duplicate_columns(const std::vector<std::string>& header, const std::string& where) {
   for (std::size_t i = 0; i < header.size(); ++i)
     for (std::size_t k = 0; k < i; ++k)
-      if (!header[i].empty() && header[i] == header[k])
+      if (header[i] == header[k]) {
+        if (header[i].empty())  // two unnamed columns: neither can be told from the other
+          throw_bad_input(where, "header", fmt::format("the header has two unnamed (empty) columns (cells {} and {})",
+                                                       k + 1, i + 1),
+                          "name every column, each once (or remove the empty ones)");
         throw_bad_input(where, header[i],
                         fmt::format("the header names column '{}' twice (cells {} and {})", header[i], k + 1, i + 1),
                         "keep one column of each name");
+      }
+}
+
+void refuse_non_number_cells(const std::vector<std::string>& header, const std::vector<std::string>& cells,
+                             const std::string& where, bool percent) {
+  static const char* const kWhole[] = {"cu_num", "token", "model_dim", "inter_dim", "expert", "topk",
+                                       "use_g1u1", "doweight_stage1", "block_m", "ksplit"};
+  static const char* const kReal[] = {"us", "err", "err1", "err2", "runner_up_us", "runner_up_err"};
+  const std::string fix = "write the cell as a plain decimal number, or leave it empty (docs/tuning.md \"The table\")";
+  for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) {
+    const std::string& h = header[i];
+    std::string_view c = cells[i];
+    if (c.empty()) continue;
+    for (const char* w : kWhole) {
+      std::int64_t v = 0;
+      if (h == w)
+        if (const NumberProblem p = parse_whole(c, std::numeric_limits<std::int64_t>::min(),
+                                                std::numeric_limits<std::int64_t>::max(), v))
+          throw_bad_input(where, h, p.problem, p.fix);
+    }
+    for (const char* r : kReal) {
+      if (h != r) continue;
+      if (percent && c.back() == '%') c.remove_suffix(1);
+      double v = 0;
+      if (const NumberProblem p = parse_measurement(c, v)) throw_bad_input(where, h, p.problem, p.fix + "; " + fix);
+    }
+  }
 }
 
 std::string tuning_csv_line(const TuningRow& r) {

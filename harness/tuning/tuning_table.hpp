@@ -47,6 +47,14 @@ struct TuningTable {
 // Bad input naming `where` and the column when a header names a column twice (a reader would take one of them
 // silently): every column of either format (table_file.hpp), `_tag` and `_override` included, once.
 void refuse_duplicate_columns(const std::vector<std::string>& header, const std::string& where);
+// Bad input naming `where` and the column when a cell of a number column of either format (table_file.hpp) is not
+// empty and not a number as the strict parser reads it (fixtures/strict_number.hpp: a whole number in cu_num, token,
+// model_dim, inter_dim, expert, topk, use_g1u1, doweight_stage1, block_m, ksplit; a measurement in us, err, err1,
+// err2, runner_up_us, runner_up_err, with a trailing '%' where `percent`, as AITER writes its errors). Every reader
+// applies it to every row, also to the number columns it does not use, so no table loads with text ("date1", NUL
+// bytes) where a number belongs.
+void refuse_non_number_cells(const std::vector<std::string>& header, const std::vector<std::string>& cells,
+                             const std::string& where, bool percent);
 // The seed a row was tuned at (its `seed` cell, a decimal unsigned 64-bit integer checked when the table was read),
 // or none for an empty cell: the case's own seed.
 std::optional<std::uint64_t> row_seed(const TuningRow& r);

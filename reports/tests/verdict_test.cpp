@@ -41,7 +41,7 @@ TEST(Verdict, EveryCheckOfTheSchemaRoundTripsAndSpellingsAreDistinct) {
   }
   EXPECT_EQ(parse_check(""), Check::none);
   std::set<std::string> names;
-  for (int i = 0; i <= int(Check::timeout); ++i) {
+  for (int i = 0; i <= int(Check::bad_input); ++i) {
     const std::string n(name(Check(i)));
     EXPECT_TRUE(names.insert(n).second) << "two checks spelled '" << n << "'";
     EXPECT_EQ(parse_check(n), Check(i));

@@ -84,6 +84,18 @@ api::CaseRecord run(CaseHandle& c, py::object case_obj, py::object spec, py::obj
     rec = api::run_case(c.spec(), k, needs_device ? live_device() : api::DeviceDetection{}, opt);
   }
   k.reraise_interrupt();
+  // The case's own input found bad while it ran (a floor that zeroes the contract reference: failed_check bad_input)
+  // is bad input of the call, raised as moe_harness.Error (exit_code 2) like every other, never a verdict.
+  if (rec.failed_check == Check::bad_input) {
+    // rec.reason is the error's text, "WHERE: key 'KEY': PROBLEM. Fix: FIX" (fixtures/error.cpp).
+    const std::string& r = rec.reason;
+    const std::size_t k0 = r.find(": key '"), k1 = k0 == std::string::npos ? k0 : r.find("': ", k0 + 7);
+    const std::size_t f = r.rfind(". Fix: ");
+    if (k1 != std::string::npos && f != std::string::npos && f > k1)
+      api::throw_bad_input("moe_harness.Case.run() of " + c.spec().id + ": " + r.substr(0, k0),
+                           r.substr(k0 + 7, k1 - k0 - 7), r.substr(k1 + 3, f - k1 - 3), r.substr(f + 7));
+    api::throw_bad_input("moe_harness.Case.run() of " + c.spec().id, "", r, "");
+  }
   return rec;
 }
 

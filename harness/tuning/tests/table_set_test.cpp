@@ -117,6 +117,56 @@ TEST(TableSet, ReadsAiterColumns) {
   EXPECT_THROW(read_table_file(pct), Error);
 }
 
+// Every cell of a number column of either column set is a number or empty, in the columns a reader uses and the ones
+// it does not (an AITER table's runner_up_us / runner_up_err, its err1 beside err, an err1 beside this harness's
+// columns), and the header names no column twice, two unnamed ones included: bad input naming file:line, the column
+// and the fix (issue 48: "date1", NUL bytes and two empty header cells were loaded).
+TEST(TableSet, EveryNumberCellOfEitherColumnSetIsANumberAndNoHeaderCellRepeats) {
+  Dir d;
+  const std::string nul("\0\0", 2);
+  const std::string row = aiter(80, 16, "k1", "10");
+  TuningRow h;
+  h.gfx = "host"; h.cu_num = 2; h.token = 1; h.model_dim = 256; h.inter_dim = 256; h.expert = 16; h.topk = 4;
+  h.shape = "s/T*/decode"; h.us = 1;
+  const std::string ours_header = tuning_header(), ours_row = tuning_csv_line(h);
+  struct Bad {
+    const char* name;
+    std::vector<std::string> lines;
+    std::string key;
+  };
+  const std::vector<Bad> bad = {
+      {"aiter_runner_up_us.csv", {std::string(kAiterHeader) + ",runner_up_us", row + ",date1"}, "runner_up_us"},
+      {"aiter_runner_up_err.csv", {std::string(kAiterHeader) + ",runner_up_err", row + "," + nul}, "runner_up_err"},
+      {"aiter_err1_beside_err.csv", {std::string(kAiterHeader) + ",err", row.substr(0, row.find("0.1%")) + "date1" +
+                                                                         row.substr(row.find("0.1%") + 4) + ",0.1"},
+       "err1"},
+      {"ours_err1.csv", {ours_header + ",err1", ours_row + ",date1"}, "err1"},
+      {"ours_two_unnamed.csv", {ours_header + ",,", ours_row + ",a,b"}, "header"},
+      {"aiter_two_unnamed.csv", {std::string(kAiterHeader) + ",,", row + ",a,b"}, "header"},
+  };
+  for (const Bad& b : bad) {
+    const std::string f = d.write(b.name, b.lines);
+    const std::string line = b.key == "header" ? ":1" : ":2";
+    for (const bool plain : {false, true}) {
+      if (plain && b.name[0] == 'a') continue;  // read_tuning_table reads this harness's columns only
+      try {
+        (void)(plain ? read_tuning_table(f) : read_table_file(f));
+        ADD_FAILURE() << b.name << " was read" << (plain ? " by read_tuning_table" : " by read_table_file");
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
+        EXPECT_EQ(e.key(), b.key) << e.what();
+        EXPECT_EQ(e.where(), f + line) << e.what();
+        EXPECT_FALSE(e.fix().empty()) << e.what();
+      }
+    }
+  }
+  // The same columns holding numbers (an AITER error with its '%') load.
+  const std::string ok = d.write("ok.csv", {std::string(kAiterHeader) + ",runner_up_us,runner_up_err", row + ",9.5,0.2%"});
+  EXPECT_EQ(read_table_file(ok).rows.size(), 1u);
+  const std::string ours_ok = d.write("ours_ok.csv", {ours_header + ",err1,", ours_row + ",0.5,x"});
+  EXPECT_EQ(read_table_file(ours_ok).rows.size(), 1u);  // one unnamed column is not a repeat
+}
+
 TEST(TableSet, ReadsTagAndOverrideColumnsOfThisHarnessFormat) {
   Dir d;
   TuningRow r;
