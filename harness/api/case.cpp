@@ -55,7 +55,7 @@ CaseRecord judge(const CaseSpec& c, const Fixture& f, const ReferenceSet& refs, 
   rec.source = c.source;
   rec.fixture_fingerprint = f.fingerprint;
   const Thresholds th = case_thresholds(c);
-  record_verdict(rec, f.problem, refs, out, judge_output(f.problem, refs, out, th), th);
+  record_verdict(rec, f.problem, refs, out, judge_output(f.problem, refs, out, th, &f.pristine), th);
   return rec;
 }
 

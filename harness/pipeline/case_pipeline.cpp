@@ -11,6 +11,7 @@
 #include "fixtures/error.hpp"
 #include "fixtures/exact_tier.hpp"
 #include "verdict/judge.hpp"
+#include "reference/moe/band_explain.hpp"
 #include "harness/pipeline/probes.hpp"
 #include "harness/pipeline/device_probes.hpp"
 #include "harness/pipeline/token_probes.hpp"
@@ -71,10 +72,16 @@ Checkpoint pristine_checkpoint(const CaseSpec& c, const ProblemSpec& p, WeightCa
   return c.tier == Tier::exact ? generate_exact_checkpoint(p) : weights ? weights->checkpoint_for(p, known) : generate_checkpoint(p);
 }
 
-Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& case_th) {
+Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& case_th,
+                       const Checkpoint* weights) {
   const Thresholds th = with_envelope(case_th, refs.envelope);
+  BandExplainer explain;
+  if (weights)
+    explain = [&](std::int64_t tok, const std::vector<double>& e) {
+      return explain_band_token(p, *weights, refs.routing, tok, refs.contract.data() + tok * p.hidden, e);
+    };
   return judge({refs.contract.begin(), refs.contract.end()}, {refs.ideal.begin(), refs.ideal.end()}, out, p.tokens,
-               p.hidden, th, refs.routing);
+               p.hidden, th, refs.routing, explain);
 }
 
 void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out,
@@ -111,6 +118,9 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
                  {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel},
                  {"band_tokens", double(j.band_tokens)}, {"band_allowance", double(j.band_allowance)},
                  {"band_max_ratio", j.band_max_ratio}, {"strict_min_cos", j.strict_min_cos},
+                 {"band_explain_run", double(j.band_explain_run)}, {"band_explained", double(j.band_explained)},
+                 {"band_rejected", double(j.band_rejected)}, {"band_undecisive", double(j.band_undecisive)},
+                 {"band_explain_ratio", j.band_explain_ratio},
                  {"strict_max_rel", j.strict_max_rel}, {"threshold_mismatch_fraction", th.max_mismatch_fraction},
                  {"envelope_members", double(refs.envelope.members.size())},
                  {"envelope_tokens", double(refs.envelope.sampled.size())},
@@ -137,12 +147,12 @@ bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& 
 
 void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec& p, KernelUnderTest& kernel,
                         Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
-                        const PipelineOptions& opt) {
+                        const PipelineOptions& opt, const Checkpoint* pristine) {
   CaseTiming& tm = rec.timing;
   Clock::time_point t = Clock::now();
   const RoutingResult& routing = refs.routing;
   const Thresholds th = case_thresholds(spec);
-  const Judgement j = judge_output(p, refs, out, th);
+  const Judgement j = judge_output(p, refs, out, th, pristine);
   // The verdict's metrics, details and tokens join the record only once the probes ran: a probe that throws
   // leaves an error record without them.
   CaseRecord verdict;
@@ -263,14 +273,14 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
       throw_harness_error(spec.id, "reference inputs were mutated: the pristine checkpoint's " + mutated +
                                        " changed while the kernel ran (a converter wrote into tensors it was never given?)",
                           "kernels must only touch the working clone handed to prepare()");
-    if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(given, std::move(pristine), &seal);  // shown unchanged
-
     if (opt.capture) {
       std::vector<float> o(static_cast<std::size_t>(out.numel()));
       for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = element_as_f32(out, i);
       opt.capture({refs.contract.begin(), refs.contract.end()}, o);
     }
-    verdict_and_probes(rec, spec, p, kernel, working, refs, out, info, opt);
+    // The pristine checkpoint (shown unchanged above) lends the band's explanation test its weights, then goes back.
+    verdict_and_probes(rec, spec, p, kernel, working, refs, out, info, opt, &pristine);
+    if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(given, std::move(pristine), &seal);
   } catch (...) {
     record_exception(rec);
   }

@@ -57,8 +57,11 @@ ProblemSpec case_problem(const CaseSpec& c, std::optional<std::uint64_t> seed);
 // weights from `weights` when given, shared by the cases of a run).
 Checkpoint pristine_checkpoint(const CaseSpec& c, const ProblemSpec& p, WeightCache* weights,
                                KnownSeals* known = nullptr);
-// The verdict on `out` [T, H] against the references of p under th (verdict/judge.hpp).
-Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th);
+// The verdict on `out` [T, H] against the references of p under th (verdict/judge.hpp). weights: the pristine
+// checkpoint the references came from, for the requantization band's explanation test
+// (reference/moe/band_explain.hpp); nullptr (an exported reference) leaves the band's rule alone.
+Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th,
+                       const Checkpoint* weights = nullptr);
 // A verdict's fields of the record: status, failed check, reason, the systematic statistics of `out` against the
 // references (statistical tier), details, metrics (with the thresholds), per-token cos and rel.
 void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out,
@@ -70,10 +73,11 @@ bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& 
                   const DeviceRequirement& required);
 // The last steps of a case once `kernel` wrote `out` from `working`: the verdict against refs, then the probes
 // (the kernel's input checks first), into rec with their timing (judge, probes).
-// `working` is lent to the token probes, which relabel its routed experts in place and restore them.
+// `working` is lent to the token probes, which relabel its routed experts in place and restore them; `pristine`
+// (may be nullptr) to judge_output.
 void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec& p, KernelUnderTest& kernel,
                         Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
-                        const PipelineOptions& opt);
+                        const PipelineOptions& opt, const Checkpoint* pristine = nullptr);
 // Inside a catch block: the exception in flight as the case's record (a verdict raised as an error, such as out of
 // device memory, is a failure; anything else an error), never rethrown.
 void record_exception(CaseRecord& rec);
