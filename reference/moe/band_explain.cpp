@@ -137,7 +137,7 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
       if (std::fabs(zr[i]) > amax) amax = std::fabs(zr[i]), arg = i;
     const bool scaled = q.act != ActFormat::none;
     // Flips under the group's own scale: each element's two reachable values, requantized in a copy of its group
-    // (an element that could exceed the amax is a scale scenario below, not a flip).
+    // (another element is clamped to the amax: exceeding it is a scale scenario below, not a flip).
     const std::int64_t chunk = std::max<std::int64_t>(1, (std::int64_t(1) << 21) / (2 * n));
     std::vector<float> probe;
     for (std::int64_t i0 = 0; i0 < n; i0 += chunk) {
@@ -148,15 +148,19 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
           float* row = probe.data() + (2 * (i - i0) + side) * n;
           std::copy_n(zr.data() + g0, n, row);
           const float v = side ? hi[g0 + i] : lo[g0 + i];
-          row[i] = scaled ? std::clamp(v, float(-amax), float(amax)) : v;
+          row[i] = scaled && g0 + i != arg ? std::clamp(v, float(-amax), float(amax)) : v;
         }
       fake_quantize_activation_rows(probe.data(), 2 * (i1 - i0), n, q);
       for (std::int64_t i = i0; i < i1; ++i) {
-        if (scaled && g0 + i == arg) continue;
         double step = 0;
         for (int side = 0; side < 2; ++side) {
-          const double d = double(probe[std::size_t((2 * (i - i0) + side) * n + i)]) - zq[g0 + i];
-          if (std::fabs(d) > std::fabs(step)) step = d;
+          const float* row = probe.data() + (2 * (i - i0) + side) * n;
+          // The amax element moves its group's amax: a flip only where the scale stays (a power-of-two scale; an
+          // exact one follows the amax, and that is a scale scenario below).
+          bool scale_moved = false;
+          for (std::int64_t o = 0; o < n && g0 + i == arg; ++o) scale_moved |= o != i && row[o] != zq[g0 + o];
+          const double d = double(row[i]) - zq[g0 + i];
+          if (!scale_moved && std::fabs(d) > std::fabs(step)) step = d;
         }
         if (step != 0)
           b.add(w * step * w2.col(g0 + i), {fmt::format("{} element {}: step {:.4g}", name, g0 + i, step)});
@@ -171,19 +175,29 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
     }
     const int group = b.groups++;
     bool moved = false;
+    // Walking each way through the reachable amaxes, one column per distinct requantization (a power-of-two scale
+    // changes only where the amax crosses a power of two; an exact one at every step), the nearest
+    // kExplainScaleSteps each way.
     for (bool up : {true, false}) {
       float v = float(amax);
-      for (int k = 0; k < kExplainScaleSteps; ++k) {
+      std::vector<float> last(zq.begin() + g0, zq.begin() + g0 + n);
+      for (int k = 0, found = 0; k < kExplainScaleWalk && found < kExplainScaleSteps; ++k) {
         v = step_value(v, s.intermediate, up);
         if (up ? v > reach_hi : v < reach_lo) break;
         std::vector<float> row(zr.begin() + g0, zr.begin() + g0 + n);
         row[arg - g0] = std::copysign(v, zr[arg]);
         fake_quantize_activation_rows(row.data(), 1, n, q);
         Eigen::VectorXd d(n);
-        std::int64_t changed = 0;
-        for (std::int64_t i = 0; i < n; ++i) d[i] = double(row[i]) - zq[g0 + i], changed += d[i] != 0 && g0 + i != arg;
-        if (changed == 0) continue;  // the scale did not move: the amax element alone, a continuous change
+        std::int64_t changed = 0, differs = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+          d[i] = double(row[i]) - zq[g0 + i];
+          changed += d[i] != 0 && g0 + i != arg;
+          differs += row[i] != last[std::size_t(i)] && g0 + i != arg;
+        }
+        if (changed == 0 || differs == 0) continue;  // the scale did not move, or moved to one already taken
+        last = row;
         moved = true;
+        ++found;
         b.add(w * (w2.middleCols(g0, n) * d),
               {fmt::format("{} group {}: amax {:.6g} -> {:.6g} ({} codes)", name, g0 / gw, amax, v, changed),
                kExplainMaxSteps, group});

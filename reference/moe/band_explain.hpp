@@ -5,8 +5,8 @@
 //  - an element whose value, moved by the declared GEMM1 accumulation error (kExplainSigmas of the envelope's
 //    2^-b ||a|| ||w_row||, through the activation) and by kExplainRoundingUlps of the intermediate's dtype, can
 //    reach another code under its group's scale: column = router weight * (that code - the reference's) * W2[:, i];
-//  - a group (the token, a 1x128 group, an MX block) whose amax can move the same way: one column per reachable
-//    amax (up to kExplainScaleSteps intermediate values each side), the group requantized with it, times W2; and
+//  - a group (the token, a 1x128 group, an MX block) whose amax can move the same way: one column per distinct
+//    requantization its reachable amaxes give (the nearest kExplainScaleSteps each side), times W2; and
 //    one column of the group's contribution (a scale off by up to one intermediate ulp of its amax).
 // A slot without activation quantization has its intermediate's rounding flips as columns (bf16 / f16), or, with
 // an f32 intermediate, its propagated accumulation error as noise. b follows ProblemSpec::accum_bits
@@ -24,7 +24,8 @@ namespace moe {
 
 inline constexpr double kExplainSigmas = 3.0;        // plus the truncation bias where the accumulator truncates
 inline constexpr double kExplainRoundingUlps = 1.0;  // of the intermediate's dtype (an extra or another rounding)
-inline constexpr int kExplainScaleSteps = 6;
+inline constexpr int kExplainScaleSteps = 6;    // distinct requantizations of a group, each way
+inline constexpr int kExplainScaleWalk = 256;  // intermediate values walked each way to find them
 
 struct BandColumns;  // reference/moe/band_fit.hpp (Eigen): include it to call band_columns
 
