@@ -18,7 +18,7 @@ using namespace engine;
 
 namespace {
 
-// The spacing of d's values at |x| (0 at 0 and for an f32 intermediate, which is not rounded).
+// The spacing of d's values at |x| (0 at 0).
 double ulp_at(double x, IntermediateDtype d) {
   if (x == 0 || !std::isfinite(x)) return 0;
   int e = 0;
@@ -97,8 +97,8 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
         const float v = gate_value(gu(g + sg * dg), gu(u + su * du), ap);
         lo[i] = std::min(lo[i], v), hi[i] = std::max(hi[i], v);
       }
-    const float act = float(std::fabs(z[i]) * kActivationNoise * 1.7320508);  // the envelope's act draw, at its edge
-    const float r = float(kExplainRoundingUlps * ulp_at(z[i], s.intermediate));
+    const float act = float(std::fabs(z[i]) * kActivationNoise * 1.7320508);  // the envelope's act draw at its edge, sqrt(3)
+    const float r = s.intermediate == IntermediateDtype::f32 ? 0.0f : float(kExplainRoundingUlps * ulp_at(z[i], s.intermediate));
     lo[i] -= act + r, hi[i] += act + r;
   }
   // The reference's intermediate: rounded, requantized.
@@ -118,7 +118,7 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
   for (std::int64_t c = 0; c < h; ++c) {
     const double sigma = std::ldexp(zqv.norm() * w2.row(c).norm(), -bits) * std::fabs(w);
     b.var[c] += (1 + beta * beta) * sigma * sigma;
-    b.var[c] += std::pow(ulp_at(y[c], s.slot_dtype), 2) / 6;
+    if (s.slot_dtype != IntermediateDtype::f32) b.var[c] += std::pow(ulp_at(y[c], s.slot_dtype), 2) / 6;
   }
   if (q.act == ActFormat::none && s.intermediate == IntermediateDtype::f32) {
     // Nothing rounds the intermediate: its accumulation error reaches the output continuously, as noise.
