@@ -118,7 +118,7 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
                  {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel},
                  {"band_tokens", double(j.band_tokens)}, {"band_allowance", double(j.band_allowance)},
                  {"band_max_ratio", j.band_max_ratio}, {"strict_min_cos", j.strict_min_cos},
-                 {"band_explain_run", double(j.band_explain_run)}, {"band_explained", double(j.band_explained)},
+                 {"band_explained", double(j.band_explained)},
                  {"band_rejected", double(j.band_rejected)}, {"band_undecisive", double(j.band_undecisive)},
                  {"band_explain_ratio", j.band_explain_ratio},
                  {"strict_max_rel", j.strict_max_rel}, {"threshold_mismatch_fraction", th.max_mismatch_fraction},
@@ -128,6 +128,9 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
                  {"envelope_worst_cos", env.members_worst_cos}, {"envelope_worst_rel", env.members_worst_rel},
                  {"envelope_max_mismatch", env.members_max_mismatch}};
   for (const auto& [name, scale] : env.z_scale) rec.metrics["envelope_z_scale_" + name] = scale;
+  // Whether the band's explanation test ran, only where a token was inside the band's edge (elsewhere it has nothing
+  // to say, and a verdict on an exported reference, which has no weights, keeps the same metrics as one recomputed).
+  if (j.band_tokens + j.band_rejected > 0) rec.metrics["band_explain_run"] = double(j.band_explain_run);
   rec.token_cos = j.token_cos;
   rec.token_rel = j.token_rel;
 }
