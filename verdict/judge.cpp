@@ -79,7 +79,9 @@ struct Band {
   double max_ratio = 0, strict_min_cos = 1, strict_max_rel = 0;
   std::int64_t strict_min_cos_token = -1, strict_max_rel_token = -1;
 };
-Band requant_band(const Judgement& j, const Thresholds& th, std::int64_t t) {
+// explained(tok): whether a token the band's rule takes is a requantization difference (else it leaves the band).
+Band requant_band(const Judgement& j, const Thresholds& th, std::int64_t t,
+                  const std::function<bool(std::int64_t)>& explained) {
   Band b;
   const bool on = th.band_factor > 0 && std::int64_t(j.token_noise.size()) == t;
   if (on) b.allowance = th.band_allowance >= 0 ? th.band_allowance : requant_band_allowance(th.band_fraction, t);
@@ -88,7 +90,7 @@ Band requant_band(const Judgement& j, const Thresholds& th, std::int64_t t) {
     // NaN cos (an unwritten or non-finite element) is never inside the band; a non-finite q_t gives no band.
     const double q = on ? j.token_noise[tok] : 0.0;
     const double edge = std::isfinite(q) ? std::min(th.band_factor * q, kBandEdgeMaxRel * th.max_rel) : 0.0;
-    if (on && cos < th.min_cos && rel <= edge) {
+    if (on && cos < th.min_cos && rel <= edge && explained(tok)) {
       b.tokens.push_back(tok);
       b.max_ratio = std::max(b.max_ratio, rel / edge);
       continue;
@@ -101,7 +103,7 @@ Band requant_band(const Judgement& j, const Thresholds& th, std::int64_t t) {
 }  // namespace
 
 Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, const Tensor& out, std::int64_t t,
-                std::int64_t h, const Thresholds& th, const RoutingResult& routing) {
+                std::int64_t h, const Thresholds& th, const RoutingResult& routing, const BandExplainer& explain) {
   Judgement j;
   const std::uint32_t sentinel = sentinel_bits(out.dtype(), 0), sentinel2 = sentinel_bits(out.dtype(), 1);
   for (std::int64_t i = 0; i < t * h; ++i)
@@ -211,7 +213,26 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
                                      "rank) and the output is not (||o|| {:.3e}): such a token is judged by absolute "
                                      "error with tolerance 0", zero_ref_violation, zero_ref_abs));
   // Written so that a NaN metric fails too.
-  const Band band = requant_band(j, th, t);
+  j.band_explain_run = bool(explain);
+  auto explained = [&](std::int64_t tok) {
+    if (!explain) return true;
+    std::vector<double> e(static_cast<std::size_t>(h));
+    for (std::int64_t c = 0; c < h; ++c) e[c] = double(element_as_f32(out, tok * h + c)) - double(ref[tok * h + c]);
+    BandExplanation x = explain(tok, e);
+    j.band_explain_ratio = std::max(j.band_explain_ratio, x.ratio);
+    ++(x.explained ? j.band_explained : j.band_rejected);
+    j.band_undecisive += x.explained && !x.decisive;
+    const bool ok = x.explained;
+    j.band_explanations.emplace_back(tok, std::move(x));
+    return ok;
+  };
+  const Band band = requant_band(j, th, t, explained);
+  std::string rejected;
+  for (const auto& [tok, x] : j.band_explanations)
+    if (!x.explained && rejected.empty())
+      rejected = fmt::format("; token {} (cos {:.6f}) is not a requantization difference (residual {:.1f} x the contract "
+                             "noise, limit {:g}){}", tok, j.token_cos[tok], x.ratio, kExplainMaxRatio,
+                             j.band_rejected > 1 ? fmt::format(", {} such tokens", j.band_rejected) : "");
   j.band_tokens = std::int64_t(band.tokens.size());
   j.band_allowance = band.allowance;
   j.band_max_ratio = band.max_ratio;
@@ -219,16 +240,17 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
   j.strict_min_cos = band_holds ? band.strict_min_cos : j.min_cos;
   if (!(j.strict_min_cos >= th.min_cos)) {
     const std::int64_t tok = band_holds ? band.strict_min_cos_token : j.min_cos_token;
-    fail(Check::min_cos, fmt::format("token {} cos {:.6f} < {:.6f}{}", tok, j.strict_min_cos, th.min_cos,
+    fail(Check::min_cos, fmt::format("token {} cos {:.6f} < {:.6f}{}{}", tok, j.strict_min_cos, th.min_cos,
                                      band.tokens.empty() ? "" : band_holds ? fmt::format("; {} token(s) inside the requantization band", j.band_tokens)
                                      : fmt::format("; {} tokens inside the requantization band, more than the {} a correct kernel's "
-                                                   "requantization moves", j.band_tokens, band.allowance)));
+                                                   "requantization moves", j.band_tokens, band.allowance), rejected));
   }
   j.strict_max_rel = band_holds ? band.strict_max_rel : j.max_rel;
   if (!(j.strict_max_rel <= th.max_rel)) {
     const std::int64_t tok = band_holds ? band.strict_max_rel_token : j.max_rel_token;
-    fail(Check::max_rel, fmt::format("token {} rel {:.3e} > {:.3e}{}", tok, j.strict_max_rel, th.max_rel,
-                                     band_holds ? fmt::format("; {} token(s) inside the requantization band", j.band_tokens) : ""));
+    fail(Check::max_rel, fmt::format("token {} rel {:.3e} > {:.3e}{}{}", tok, j.strict_max_rel, th.max_rel,
+                                     band_holds ? fmt::format("; {} token(s) inside the requantization band", j.band_tokens) : "",
+                                     rejected));
   }
   if (!(j.mismatch_fraction <= th.max_mismatch_fraction))
     fail(Check::mismatch_fraction, fmt::format("{:.3e} of elements outside atol {:g} + rtol {:g} * |ref| (> {:.3e})",
@@ -240,6 +262,28 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
                                                         "{:.2f} of its edge)", j.band_tokens, j.band_allowance, j.band_max_ratio)
                                           : "");
   return j;
+}
+
+std::string Judgement::band_explain_lines() const {
+  if (!band_explain_run)
+    return band_tokens > 0 ? "  band explanation: not run (no weights to explain with: an exported reference); the band's "
+                             "rule alone decided\n" : "";
+  if (band_explanations.empty()) return "";
+  std::string s = fmt::format("  band explanation: {} token(s) tested, {} explained ({} not decisive), {} rejected as not a "
+                              "requantization difference; worst residual {:.2f} x the contract noise (limit {:g})\n",
+                              band_explanations.size(), band_explained, band_undecisive, band_rejected,
+                              band_explain_ratio, kExplainMaxRatio);
+  std::size_t shown = 0;
+  for (const auto& [tok, x] : band_explanations) {
+    if (shown++ == 4) break;
+    s += fmt::format("    token {}: residual {:.2f} x noise (||e|| {:.3e}, noise {:.3e}), {} flip + {} scale column(s) of H "
+                     "{}, max |c| {:.2f} step(s){}{}{}\n", tok, x.ratio, x.error_norm, x.noise, x.flip_columns,
+                     x.scale_columns, x.hidden, x.max_coef, x.explained ? "" : ": not a requantization difference",
+                     x.explained && !x.decisive ? ": not decisive (an error this size in a random direction would be "
+                                                  "explained too)" : "",
+                     x.used.empty() ? "" : fmt::format("; largest: {}", fmt::join(x.used, "; ")));
+  }
+  return s;
 }
 
 std::string Judgement::details() const {
@@ -254,6 +298,7 @@ std::string Judgement::details() const {
                      "(allowance {}, the largest at {:.2f} of the edge); over the other tokens min_cos {}, max_rel {}\n",
                      band_tokens, kBandEdgeMaxRel, band_allowance, band_max_ratio, num(strict_min_cos, "{:.6f}"),
                      num(strict_max_rel, "{:.3e}"));
+  s += band_explain_lines();
   if (non_finite + unwritten > 0)
     s += "  NaN: a token with an unwritten or non-finite element has no cos or rel; such tokens are the worst, listed first\n";
   s += "  worst tokens (token: cos, rel, experts, weights):\n";

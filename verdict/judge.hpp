@@ -2,11 +2,13 @@
 // the first check that breaks and reports all of them, with the worst tokens and elements.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "fixtures/tensor.hpp"
 #include "verdict/thresholds.hpp"
+#include "reference/moe/band_explanation.hpp"
 #include "reference/routing/routing.hpp"
 #include "reports/verdict.hpp"
 
@@ -50,16 +52,32 @@ struct Judgement {
   // are more than the allowance; a band token's rel is bounded by its edge instead).
   std::int64_t band_tokens = 0, band_allowance = 0;
   double band_max_ratio = 0, strict_min_cos = 1, strict_max_rel = 0;
+  // The band's explanation test (docs/judging.md "The band's explanation test"), over the tokens the band's rule
+  // took: explained ones stay in the band, rejected ones (residual above kExplainMaxRatio x the contract noise)
+  // leave it and are judged like any token; undecisive: explained, but the columns span so much of H that an error
+  // of that size in a random direction would be too. band_explain_ratio: the largest residual ratio tested.
+  // band_explain_run: false where no explainer was given (no weights: an exported reference).
+  bool band_explain_run = false;
+  std::int64_t band_explained = 0, band_rejected = 0, band_undecisive = 0;
+  double band_explain_ratio = 0;
+  std::vector<std::pair<std::int64_t, BandExplanation>> band_explanations;  // token, what its test found
   std::vector<double> token_noise;  // q_t per token (empty without an ideal reference)
   std::vector<double> token_cos, token_rel;
   std::vector<WorstToken> worst_tokens;
   std::vector<WorstElement> worst_elements;
   std::string details() const;  // multi-line: every metric, worst tokens, worst elements
+  std::string band_explain_lines() const;  // the explanation test's lines of details() ("" when it had no token)
 };
 
+// The band's explanation test for one token inside the band: given its error out - contract [H] (f64), whether
+// requantization explains it (reference/moe/band_explain.hpp computes it from the case's weights).
+using BandExplainer = std::function<BandExplanation(std::int64_t token, const std::vector<double>& error)>;
+
 // ref: contract reference [T, H]; ideal: ideal reference [T, H] (may be empty); out: the kernel's output tensor.
+// explain: the band's explanation test; empty: the band's rule alone (the details say the test did not run).
 // A non-finite reference is a harness error (throws), never a verdict.
 Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, const Tensor& out,
-                std::int64_t tokens, std::int64_t hidden, const Thresholds& th, const RoutingResult& routing);
+                std::int64_t tokens, std::int64_t hidden, const Thresholds& th, const RoutingResult& routing,
+                const BandExplainer& explain = {});
 
 }  // namespace moe

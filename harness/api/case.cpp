@@ -57,13 +57,14 @@ CaseRecord judge(const CaseSpec& c, const Fixture& f, const ReferenceSet& refs, 
   rec.source = c.source;
   rec.fixture_fingerprint = f.fingerprint;
   const Thresholds th = case_thresholds(c);
-  if (needs_envelope(f.problem, refs, out, th)) {  // copied only where the verdict needs the envelope
+  BandMemo memo;  // each band token's explanation computed once for both judgements
+  if (needs_envelope(f.problem, refs, out, th, &f.pristine, &memo)) {  // copied only where the verdict needs it
     ReferenceSet with = refs;
     with.envelope = simulate_envelope(f.problem, f.pristine, with.routing, with.contract, with.ideal, with.slots);
-    record_verdict(rec, f.problem, with, out, judge_output(f.problem, with, out, th), th);
+    record_verdict(rec, f.problem, with, out, judge_output(f.problem, with, out, th, &f.pristine, &memo), th);
     return rec;
   }
-  record_verdict(rec, f.problem, refs, out, judge_output(f.problem, refs, out, th), th);
+  record_verdict(rec, f.problem, refs, out, judge_output(f.problem, refs, out, th, &f.pristine, &memo), th);
   return rec;
 }
 

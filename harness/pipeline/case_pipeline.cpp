@@ -11,6 +11,7 @@
 #include "fixtures/error.hpp"
 #include "fixtures/exact_tier.hpp"
 #include "verdict/judge.hpp"
+#include "reference/moe/band_explain.hpp"
 #include "harness/pipeline/envelope_sim.hpp"
 #include "harness/pipeline/probes.hpp"
 #include "harness/pipeline/device_probes.hpp"
@@ -77,10 +78,20 @@ Checkpoint pristine_checkpoint(const CaseSpec& c, const ProblemSpec& p, WeightCa
   return c.tier == Tier::exact ? generate_exact_checkpoint(p) : weights ? weights->checkpoint_for(p, known) : generate_checkpoint(p);
 }
 
-Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& case_th) {
+Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& case_th,
+                       const Checkpoint* weights, BandMemo* memo) {
   const Thresholds th = with_envelope(case_th, refs.envelope);
+  BandExplainer explain;
+  if (weights)
+    explain = [&](std::int64_t tok, const std::vector<double>& e) {
+      if (memo)
+        if (auto it = memo->find(tok); it != memo->end()) return it->second;
+      BandExplanation r = explain_band_token(p, *weights, refs.routing, tok, refs.contract.data() + tok * p.hidden, e);
+      if (memo) memo->emplace(tok, r);
+      return r;
+    };
   return judge({refs.contract.begin(), refs.contract.end()}, {refs.ideal.begin(), refs.ideal.end()}, out, p.tokens,
-               p.hidden, th, refs.routing);
+               p.hidden, th, refs.routing, explain);
 }
 
 void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out,
@@ -118,6 +129,9 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
                  {"ideal_max_rel", j.ideal_max_rel}, {"threshold_min_cos", th.min_cos}, {"threshold_max_rel", th.max_rel},
                  {"band_tokens", double(j.band_tokens)}, {"band_allowance", double(j.band_allowance)},
                  {"band_max_ratio", j.band_max_ratio}, {"strict_min_cos", j.strict_min_cos},
+                 {"band_explained", double(j.band_explained)},
+                 {"band_rejected", double(j.band_rejected)}, {"band_undecisive", double(j.band_undecisive)},
+                 {"band_explain_ratio", j.band_explain_ratio},
                  {"strict_max_rel", j.strict_max_rel}, {"threshold_mismatch_fraction", th.max_mismatch_fraction},
                  {"envelope_members", double(refs.envelope.members.size())},
                  {"envelope_tokens", double(refs.envelope.sampled.size())},
@@ -125,14 +139,18 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
                  {"envelope_worst_cos", env.members_worst_cos}, {"envelope_worst_rel", env.members_worst_rel},
                  {"envelope_max_mismatch", env.members_max_mismatch}};
   for (const auto& [name, scale] : env.z_scale) rec.metrics["envelope_z_scale_" + name] = scale;
+  // Whether the band's explanation test ran, only where a token was inside the band's edge (elsewhere it has nothing
+  // to say, and a verdict on an exported reference, which has no weights, keeps the same metrics as one recomputed).
+  if (j.band_tokens + j.band_rejected > 0) rec.metrics["band_explain_run"] = double(j.band_explain_run);
   rec.token_cos = j.token_cos;
   rec.token_rel = j.token_rel;
 }
 
-bool needs_envelope(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th) {
+bool needs_envelope(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th,
+                    const Checkpoint* weights, BandMemo* memo) {
   if (!refs.envelope.empty() || th.bitwise) return false;
   CaseRecord at_case;
-  record_verdict(at_case, p, refs, out, judge_output(p, refs, out, th), th);
+  record_verdict(at_case, p, refs, out, judge_output(p, refs, out, th, weights, memo), th);
   return at_case.status != Status::pass;
 }
 
@@ -151,12 +169,12 @@ bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& 
 
 void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec& p, KernelUnderTest& kernel,
                         Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
-                        const PipelineOptions& opt) {
+                        const PipelineOptions& opt, const Checkpoint* pristine, BandMemo* memo) {
   CaseTiming& tm = rec.timing;
   Clock::time_point t = Clock::now();
   const RoutingResult& routing = refs.routing;
   const Thresholds th = case_thresholds(spec);
-  const Judgement j = judge_output(p, refs, out, th);
+  const Judgement j = judge_output(p, refs, out, th, pristine, memo);
   // The verdict's metrics, details and tokens join the record only once the probes ran: a probe that throws
   // leaves an error record without them.
   CaseRecord verdict;
@@ -291,21 +309,24 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
       throw_harness_error(spec.id, "reference inputs were mutated: the pristine checkpoint's " + mutated +
                                        " changed while the kernel ran (a converter wrote into tensors it was never given?)",
                           "kernels must only touch the working clone handed to prepare()");
-    // The envelope, where the verdict needs it, while the pristine checkpoint is still here; stored with the
-    // references so that the next output of this case that needs it finds it.
-    if (needs_envelope(p, refs, out, case_thresholds(spec))) {
+    // The envelope, where the verdict needs it (the band's explanation lent the pristine weights, each token's result
+    // kept for the verdict's judgement); stored with the references so that the next output of this case that needs
+    // it finds it.
+    BandMemo memo;
+    if (needs_envelope(p, refs, out, case_thresholds(spec), &pristine, &memo)) {
       refs.envelope = simulate_envelope(p, pristine, refs.routing, refs.contract, refs.ideal, refs.slots);
       if (opt.references) opt.references->store_envelope(spec, contract, fingerprint, refs);
     }
     tm.reference += lap(t);
-    if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(given, std::move(pristine), &seal);  // shown unchanged
 
     if (opt.capture) {
       std::vector<float> o(static_cast<std::size_t>(out.numel()));
       for (std::int64_t i = 0; i < out.numel(); ++i) o[i] = element_as_f32(out, i);
       opt.capture({refs.contract.begin(), refs.contract.end()}, o);
     }
-    verdict_and_probes(rec, spec, p, kernel, working, refs, out, info, opt);
+    // The pristine checkpoint (shown unchanged above) lends the band's explanation test its weights, then goes back.
+    verdict_and_probes(rec, spec, p, kernel, working, refs, out, info, opt, &pristine, &memo);
+    if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(given, std::move(pristine), &seal);
   } catch (...) {
     record_exception(rec);
   }

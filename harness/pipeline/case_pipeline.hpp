@@ -8,6 +8,7 @@
 // Never throws for a case: harness errors become status "error" (exit 3 for the run); out of device memory is a
 // failed case (failed_check out_of_memory), a host allocation failure an error with that check.
 #pragma once
+#include <map>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -17,6 +18,7 @@
 #include "harness/case/case_spec.hpp"
 #include "harness/run/gating.hpp"
 #include "verdict/judge.hpp"
+#include "reference/moe/band_explanation.hpp"
 #include "harness/pipeline/reference_cache.hpp"
 #include "harness/tuning/table_set.hpp"
 #include "harness/pipeline/weight_cache.hpp"
@@ -57,8 +59,14 @@ ProblemSpec case_problem(const CaseSpec& c, std::optional<std::uint64_t> seed);
 // weights from `weights` when given, shared by the cases of a run).
 Checkpoint pristine_checkpoint(const CaseSpec& c, const ProblemSpec& p, WeightCache* weights,
                                KnownSeals* known = nullptr);
-// The verdict on `out` [T, H] against the references of p under th (verdict/judge.hpp).
-Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th);
+// The verdict on `out` [T, H] against the references of p under th (verdict/judge.hpp). weights: the pristine
+// checkpoint the references came from, for the requantization band's explanation test
+// (reference/moe/band_explain.hpp); nullptr (an exported reference) leaves the band's rule alone. memo: the
+// explanation of each token already tested on this output (the envelope's decision and the verdict judge the same
+// output; a token's explanation depends on the output, not on the thresholds), filled and reused when given.
+using BandMemo = std::map<std::int64_t, BandExplanation>;
+Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th,
+                       const Checkpoint* weights = nullptr, BandMemo* memo = nullptr);
 // A verdict's fields of the record: status, failed check, reason, the systematic statistics of `out` against the
 // references (statistical tier), details, metrics (with the thresholds), per-token cos and rel.
 void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out,
@@ -66,7 +74,9 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
 // Whether the verdict on `out` needs the envelope simulated: refs hold none, the tier is statistical, and `out`
 // fails at the case's own thresholds th. An envelope only widens thresholds (verdict/envelope.hpp), so an output
 // that passes at th passes with any envelope: the pipeline simulates it only where it can change the verdict.
-bool needs_envelope(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th);
+// weights and memo as judge_output's.
+bool needs_envelope(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th,
+                    const Checkpoint* weights = nullptr, BandMemo* memo = nullptr);
 
 // The record of (spec, kernel) before it runs: id, kernel, source; false with the gate's skip or fail in it when
 // the gate does not let the case run here.
@@ -74,10 +84,11 @@ bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& 
                   const DeviceRequirement& required);
 // The last steps of a case once `kernel` wrote `out` from `working`: the verdict against refs, then the probes
 // (the kernel's input checks first), into rec with their timing (judge, probes).
-// `working` is lent to the token probes, which relabel its routed experts in place and restore them.
+// `working` is lent to the token probes, which relabel its routed experts in place and restore them; `pristine`
+// (may be nullptr) and `memo` to judge_output.
 void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec& p, KernelUnderTest& kernel,
                         Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
-                        const PipelineOptions& opt);
+                        const PipelineOptions& opt, const Checkpoint* pristine = nullptr, BandMemo* memo = nullptr);
 // Inside a catch block: the exception in flight as the case's record (a verdict raised as an error, such as out of
 // device memory, is a failure; anything else an error), never rethrown.
 void record_exception(CaseRecord& rec);
