@@ -1,7 +1,7 @@
 // The requantization band's explanation test through the whole pipeline (docs/judging.md "The band's explanation
-// test"): on quantized-activation cases the band used to take a wrong token as its one allowed token; the two
-// catalog mutants made for it now fail min_cos with "not a requantization difference", and the clean host kernel
-// has no band token rejected.
+// test"): on quantized-activation cases the band's rule alone takes a wrong token as its one allowed token; with
+// the test, the two catalog mutants made for it fail min_cos with "not a requantization difference", and the clean
+// host kernel has no band token rejected.
 #include <gtest/gtest.h>
 
 #include "harness/case/case_loader.hpp"
