@@ -184,7 +184,7 @@ void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec
   rec.reason = verdict.reason;
   rec.systematic = std::move(verdict.systematic);
   rec.contract = verdict.contract;
-  tm.judge = lap(t);
+  tm.judge += lap(t);
   rec.probes = kernel.input_checks();
   const ProbeOutcome probes =
       run_probes(p, kernel, working, routing, out, rec.failed_check, {opt.rerun_probe, opt.linearity_probe});
@@ -312,12 +312,16 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     // The envelope, where the verdict needs it (the band's explanation lent the pristine weights, each token's result
     // kept for the verdict's judgement); stored with the references so that the next output of this case that needs
     // it finds it.
+    // The decision is a judgement (the judge phase); a simulation belongs to the references.
     BandMemo memo;
-    if (needs_envelope(p, refs, out, case_thresholds(spec), &pristine, &memo)) {
+    const bool widen = needs_envelope(p, refs, out, case_thresholds(spec), &pristine, &memo);
+    tm.judge += lap(t);
+    if (widen) {
       refs.envelope = simulate_envelope(p, pristine, refs.routing, refs.contract, refs.ideal, refs.slots);
       if (opt.references) opt.references->store_envelope(spec, contract, fingerprint, refs);
+      tm.reference += lap(t);
+      rec.reference_s = tm.generate + tm.fingerprint + tm.reference;
     }
-    tm.reference += lap(t);
 
     if (opt.capture) {
       std::vector<float> o(static_cast<std::size_t>(out.numel()));
