@@ -156,37 +156,35 @@ ReferenceSet ReferenceCache::get(const CaseSpec& c, const ResolvedContract& rc, 
                                  std::uint64_t fingerprint, bool envelope) {
   const ProblemSpec& p = rc.problem;
   const std::string k = key(c, rc.record.effective, fingerprint);
-  const std::filesystem::path file = dir_ / fmt::format("{:016x}.safetensors", hash_bytes(k.data(), k.size()));
-  auto store = [&](const ReferenceSet& r) {
-    try {
-      write_reference_file(file, r, p, k);
-    } catch (const Error& e) {  // a full or read-only disk costs the cache, never the case
-      std::fprintf(stderr, "reference cache: not stored (%s)\n", e.what());
-    }
-  };
-  if (auto hit = read_reference_file(file, k, p)) {
+  if (auto hit = read_reference_file(file_of(k), k, p)) {
     ++hits_;
     hit->rounding = rc.record;  // the same values for every kernel judged under this contract; its own record
     if (envelope && hit->envelope.empty()) {
       hit->envelope = simulate_envelope(p, pristine, hit->routing, hit->contract, hit->ideal, hit->slots);
-      store(*hit);
+      store(k, p, *hit);
     }
     return std::move(*hit);
   }
   ++misses_;
   ReferenceSet r = compute_references(rc, pristine, envelope);
-  store(r);
+  store(k, p, r);
   return r;
 }
 
 void ReferenceCache::store_envelope(const CaseSpec& c, const ResolvedContract& rc, std::uint64_t fingerprint,
                                     const ReferenceSet& r) {
-  const std::string k = key(c, rc.record.effective, fingerprint);
-  const std::filesystem::path file = dir_ / fmt::format("{:016x}.safetensors", hash_bytes(k.data(), k.size()));
+  store(key(c, rc.record.effective, fingerprint), rc.problem, r);
+}
+
+std::filesystem::path ReferenceCache::file_of(const std::string& k) const {
+  return dir_ / fmt::format("{:016x}.safetensors", hash_bytes(k.data(), k.size()));
+}
+
+void ReferenceCache::store(const std::string& k, const ProblemSpec& p, const ReferenceSet& r) const {
   try {
-    write_reference_file(file, r, rc.problem, k);
-  } catch (const Error& e) {
-    std::fprintf(stderr, "reference cache: envelope not stored (%s)\n", e.what());
+    write_reference_file(file_of(k), r, p, k);
+  } catch (const Error& e) {  // a full or read-only disk costs the cache, never the case
+    std::fprintf(stderr, "reference cache: not stored (%s)\n", e.what());
   }
 }
 

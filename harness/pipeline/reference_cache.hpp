@@ -72,6 +72,8 @@ class ReferenceCache {
   static std::string key(const CaseSpec& c, const std::string& contract, std::uint64_t fingerprint);
 
  private:
+  std::filesystem::path file_of(const std::string& key) const;  // the entry's file: the key's hash, in dir_
+  void store(const std::string& key, const ProblemSpec& p, const ReferenceSet& r) const;  // atomic; a failure is a notice
   std::filesystem::path dir_;
   std::size_t hits_ = 0, misses_ = 0;
 };
