@@ -314,7 +314,9 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     // it finds it.
     // The decision is a judgement (the judge phase); a simulation belongs to the references.
     BandMemo memo;
-    const bool widen = needs_envelope(p, refs, out, case_thresholds(spec), &pristine, &memo);
+    const Thresholds case_th = case_thresholds(spec);
+    const bool widen = opt.envelope_always ? refs.envelope.empty() && !case_th.bitwise
+                                           : needs_envelope(p, refs, out, case_th, &pristine, &memo);
     tm.judge += lap(t);
     if (widen) {
       refs.envelope = simulate_envelope(p, pristine, refs.routing, refs.contract, refs.ideal, refs.slots);

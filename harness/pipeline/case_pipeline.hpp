@@ -49,6 +49,10 @@ struct PipelineOptions {
   std::vector<std::byte>* dirty_output = nullptr;
   // Selftest: receives the contract reference and the kernel's output (decoded to float) of a judged case.
   std::function<void(const std::vector<float>& ref, const std::vector<float>& out)> capture;
+  // Simulate the envelope for every judged output, not only one that fails at the case's own thresholds: the
+  // record then shows each metric against its envelope (envelope_* metrics, the statistics' z scales). The verdict
+  // is the same either way (with_envelope never tightens a threshold).
+  bool envelope_always = false;
 };
 
 // `out`'s bytes from `previous` repeated cyclically (a call sequence's dirty output; nothing when it is empty).

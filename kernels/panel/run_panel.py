@@ -4,15 +4,18 @@ suite, over seeds, with its declared rounding contract, and reports the false al
 independent panel").
 
   run_panel.py --suite smoke [--filter GLOB]... [--members vllm,aiter,splitk,finalize] [--seeds N]
-               [--first-seed S]
-               [--shard I/N] [--report-dir DIR] [--quiet]
+               [--first-seed S] [--envelope on_failure|always] [--no-token-probes]
+               [--shard I/N] [--report-dir DIR] [--jsonl FILE] [--quiet]
 
 Every member is correct by construction, so any case that does not pass is a false alarm of the harness (or a bug
 of the member, which the failure's details show). Prints one line per member and each false alarm with the check
-that fired and its metrics; with --report-dir, one report directory per member and seed (report.json, summary.md).
+that fired and its metrics; with --report-dir, one report directory per member and seed (report.json, summary.md);
+with --jsonl, a JSON line per judged case (member, seed, id, status, failed check, every systematic statistic's z
+and effect, the envelope's z scales: with --envelope always, on passing cases too).
 Exit: 0 every judged case passed, 1 a false alarm, 2 bad arguments, 4 nothing was judged.
 """
 import argparse
+import json
 import os
 import sys
 import time
@@ -32,7 +35,11 @@ def parse():
     p.add_argument("--seeds", type=int, default=1, help="seeds 0..N-1 replace each case's seed (default: its own)")
     p.add_argument("--first-seed", type=int, default=0, help="with --seeds N: seeds S..S+N-1 instead of 0..N-1")
     p.add_argument("--shard", default="0/1", help="I/N: the suite's cases I, I + N, ... (file order)")
+    p.add_argument("--envelope", choices=("on_failure", "always"), default="on_failure",
+                   help="always: simulate the envelope for every output (its figures in every record)")
+    p.add_argument("--no-token-probes", action="store_true", help="as run --no-token-probes")
     p.add_argument("--report-dir")
+    p.add_argument("--jsonl", help="append a JSON line per judged case to this file")
     p.add_argument("--quiet", action="store_true")
     p.add_argument("--verbose", action="store_true", help="a line per judged case (what a run cut short still shows)")
     a = p.parse_args()
@@ -59,6 +66,7 @@ def main():
     judged = alarms = 0
     worst = {}
     explicit = a.seeds > 1 or a.first_seed > 0
+    jsonl = open(a.jsonl, "a") if a.jsonl else None
     for seed in range(a.first_seed, a.first_seed + a.seeds):
         suite = moe_harness.suite(a.suite, filter=a.filter or None, seed=seed if explicit else None)
         for name in members:
@@ -74,7 +82,16 @@ def main():
             for index, case in enumerate(suite):
                 if index % a.shard[1] != a.shard[0]:
                     continue
-                v = case.run(member, kernel_id=member.id, device="cuda" if getattr(member, "needs_device", False) else None)
+                v = case.run(member, kernel_id=member.id, device="cuda" if getattr(member, "needs_device", False) else None,
+                             envelope=a.envelope, token_probes=not a.no_token_probes)
+                if jsonl and v.status in ("pass", "fail"):
+                    jsonl.write(json.dumps({
+                        "member": name, "seed": seed, "id": v.id, "status": v.status, "failed_check": v.failed_check,
+                        "systematic": {s["name"]: [s["z"], s["effect"], s["z_threshold"]] for s in v.systematic},
+                        "z_scale": {k[len("envelope_z_scale_"):]: x for k, x in v.metrics.items()
+                                    if k.startswith("envelope_z_scale_")},
+                        "envelope_members": v.metrics.get("envelope_members", 0)}) + "\n")
+                    jsonl.flush()
                 if session:
                     session.add(v)
                 counts[v.status] += 1

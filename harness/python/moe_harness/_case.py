@@ -112,7 +112,8 @@ class Case:
         with native_arguments("moe_harness.Case.judge()"):
             return Verdict(self._native.judge(host_output(out), kernel_id), self)
 
-    def run(self, kernel, device=None, kernel_id=None, kernel_version=None, require_device=False):
+    def run(self, kernel, device=None, kernel_id=None, kernel_version=None, require_device=False,
+            envelope="on_failure", token_probes=True):
         """The whole pipeline of `run` on a Python kernel: gating, fixture, references, kernel(fixture, out) into
         the NaN sentinel, the pristine check, the verdict, then the probes (the kernel is called again into the
         inverse sentinel, and with router weights doubled). `kernel` is a callable kernel(fixture, out) -> None
@@ -120,7 +121,11 @@ class Case:
         -> bool (False: no bit-exact rerun or linearity probes), rereads_expert_weights -> bool (True: the expert
         relabeling probe runs), graph_safe -> bool (False: the graph_replay device probe does not run; docs/python.md
         "Device probes"), prepare(fixture), id, version, needs_device.
-        An exception in the kernel is the verdict's error (status "error", the traceback in its reason)."""
+        An exception in the kernel is the verdict's error (status "error", the traceback in its reason).
+        envelope: "on_failure" simulates the envelope of legitimate variation only for an output that fails at the
+        case's own thresholds; "always" for every output, so that the verdict's metrics carry the envelope's figures
+        (envelope_*, the statistics' z scales); the verdict is the same (docs/judging.md "The envelope").
+        token_probes=False skips the token and device probes after a pass, as `run --no-token-probes` does."""
         version = kernel_version if kernel_version is not None else str(getattr(kernel, "version", ""))
         where = "moe_harness.Case.run()"
         if not callable(kernel):
@@ -132,9 +137,14 @@ class Case:
         check_flag(require_device, where, "require_device")
         check_text(_kernel_id(kernel, kernel_id), where, "kernel_id")
         check_text(version, where, "kernel_version")
+        if envelope not in ("on_failure", "always"):
+            raise bad_input(where, "envelope", f"{envelope!r} is neither 'on_failure' nor 'always'",
+                            "pass envelope='always' to simulate the envelope for every output, or leave it out")
+        token_probes = check_flag(token_probes, where, "token_probes")
         with native_arguments(where):
             record = self._native.run(self, self.spec, kernel, _kernel_id(kernel, kernel_id), version,
-                                      _needs_device(device, kernel), require_device)
+                                      _needs_device(device, kernel), require_device, envelope == "always",
+                                      token_probes)
         return Verdict(record, self)
 
     def release(self):

@@ -71,9 +71,12 @@ api::CaseRecord judge(CaseHandle& c, py::handle out, const std::string& kernel_i
 }
 
 api::CaseRecord run(CaseHandle& c, py::object case_obj, py::object spec, py::object kernel, const std::string& kernel_id,
-                    const std::string& kernel_version, bool needs_device, bool require_device) {
+                    const std::string& kernel_version, bool needs_device, bool require_device, bool envelope_always,
+                    bool token_probes) {
   PythonKernel k(kernel, case_obj, spec, kernel_id, kernel_version, needs_device);
   api::PipelineOptions opt;
+  opt.envelope_always = envelope_always;
+  opt.token_probes = token_probes;
   opt.seed = c.suite->seed;
   opt.weights = &c.suite->weights;
   opt.device_requirement = requirement(require_device);
@@ -141,7 +144,8 @@ void register_cases(py::module_& m) {
       .def("fixture", &fixture)
       .def("judge", &judge, py::arg("out"), py::arg("kernel_id"))
       .def("run", &run, py::arg("case_obj"), py::arg("spec"), py::arg("kernel"), py::arg("kernel_id"),
-           py::arg("kernel_version"), py::arg("needs_device"), py::arg("require_device"))
+           py::arg("kernel_version"), py::arg("needs_device"), py::arg("require_device"),
+           py::arg("envelope_always") = false, py::arg("token_probes") = true)
       // The output's shape and dtype do not depend on the seed: the case's own problem gives them.
       .def("new_output", [](const CaseHandle& c) { return owned_view(api::new_output(c.spec().problem)); })
       .def("release", [](CaseHandle& c) {

@@ -280,3 +280,43 @@ def test_a_device_output_with_only_array_is_copied_through_numpy():
     bad = np.array(out)
     bad.view(np.uint16)[0, :] ^= 0x4000  # the first token's values far off in any 16-bit float format
     assert case.judge(_DeviceArray(bad)).status == "fail"
+
+
+def test_envelope_always_adds_the_envelopes_figures_and_keeps_the_verdict():
+    # with_envelope never tightens a threshold (verdict/envelope.hpp), so an output passing at the case's own
+    # thresholds passes with any envelope, and one failing by 5 % of its scale fails with any legitimate one.
+    host = moe_harness.native_kernel("host")
+
+    def scaled(fixture, out):
+        host(fixture, out)
+        a = np.asarray(out)
+        if out.format == "bf16":  # bf16 bits: scale through float32 and truncate back (a 5 % gain stays 5 %)
+            f = (a.astype(np.uint32) << 16).view(np.float32) * np.float32(1.05)
+            a[...] = (f.view(np.uint32) >> 16).astype(a.dtype)
+        else:
+            a *= 1.05
+
+    for case_id in ("*fp8*T3*", BF16):
+        case = one(case_id) if case_id == BF16 else list(moe_harness.suite("smoke", filter=case_id))[0]
+        lazy, always = case.run(host), case.run(host, envelope="always")
+        assert lazy.status == always.status == "pass"
+        assert lazy.metrics["envelope_members"] == 0 and always.metrics["envelope_members"] > 0
+        assert any(k.startswith("envelope_z_scale_") for k in always.metrics)
+        bad_lazy, bad_always = case.run(scaled, kernel_id="gain5"), case.run(scaled, kernel_id="gain5", envelope="always")
+        assert bad_lazy.status == bad_always.status == "fail"
+        assert bad_lazy.failed_check == bad_always.failed_check
+    with pytest.raises(moe_harness.Error) as e:
+        case.run(host, envelope="sometimes")
+    assert e.value.exit_code == 2 and e.value.key == "envelope"
+
+
+def test_token_probes_false_skips_them_as_the_cli_flag_does():
+    host = moe_harness.native_kernel("host")
+    case = one(BF16)
+    ran = {p for p, status in case.run(host).probes if status == "ran"}
+    skipped = dict(case.run(host, token_probes=False).probes)
+    assert {"token_isolation", "token_permutation"} <= ran
+    assert all(not skipped.get(p, "not run").startswith("ran") for p in ("token_isolation", "token_permutation"))
+    with pytest.raises(moe_harness.Error) as e:
+        case.run(host, token_probes="no")
+    assert e.value.exit_code == 2 and e.value.key == "token_probes"
