@@ -20,6 +20,7 @@
 #include "harness/isolation/stop_signal.hpp"
 #include "kernels/external/external_output_kernel.hpp"
 #include "reports/report_files.hpp"
+#include "reports/run_report.hpp"  // any_bad_input
 
 namespace moe {
 
@@ -90,12 +91,13 @@ CaseRecord judge_on_exported(const CaseSpec& c, ExternalOutputKernel& k, const D
   return rec;
 }
 
-CaseRecord error_record(const std::string& id, const std::string& kernel, std::string reason) {
+CaseRecord error_record(const std::string& id, const std::string& kernel, std::string reason,
+                        Check check = Check::harness_error) {
   CaseRecord r;
   r.id = id;
   r.kernel = kernel;
   r.status = Status::error;
-  r.failed_check = Check::harness_error;
+  r.failed_check = check;
   r.reason = std::move(reason);
   return r;
 }
@@ -115,7 +117,8 @@ struct Counts {
 CaseRecord judge_entry(const BatchJudgeOptions& opt, const ExportIndex& index, const ExportEntry& e, const Suite& suite,
                        const std::map<std::string, const CaseSpec*>& by_id, const RoundingContract& declared,
                        const DeviceDetection& device, WeightCache& weights, Counts& counts) {
-  if (!e.exported) return error_record(e.id, opt.kernel_id, "not exported: " + e.reason);
+  // Not exported: the export's failed_check kept (bad_input: the case's own input, exit 2).
+  if (!e.exported) return error_record(e.id, opt.kernel_id, "not exported: " + e.reason, e.failed_check);
   const auto found = by_id.find(e.id);
   const CaseSpec* c = found == by_id.end() ? nullptr : found->second;
   if (!c)
@@ -217,6 +220,7 @@ int judge_directory(const BatchJudgeOptions& opt) {
   if (stop_requested()) std::printf("moe-harness: %s\n", report.provenance.incomplete_reason.c_str());
   std::fflush(stdout);
   if (stop_requested()) return exit_code_for_stop();
+  if (any_bad_input(report)) return int(ExitCode::bad_input);  // `run`'s order (harness/run/runner.cpp)
   if (err > 0) return int(ExitCode::harness_error);
   if (fail > 0) return int(ExitCode::case_failed);
   if (pass == 0) {

@@ -26,9 +26,11 @@ struct BatchJudgeOptions {
   std::filesystem::path report_dir, junit, json;
 };
 
-// The exit code of `run` (docs/cli.md "Exit codes"): 0 all passed, 1 a case failed, 3 a case could not be judged (an
-// error record: its output unusable, or the case not exported), 4 nothing judged. DIR missing, empty or without
-// its index, a suite or option that cannot be read: bad input (moe::Error, exit 2) before anything is written.
+// The exit code of `run` (docs/cli.md "Exit codes"): 0 all passed, 1 a case failed, 2 a case's own input is bad (a
+// record with failed_check bad_input: not exported for it, or found so when its reference was recomputed), else 3 a
+// case could not be judged (an error record: its output unusable, or the case not exported), 4 nothing judged;
+// 128 + N if signal N stopped it. DIR missing, empty or without its index, a suite or option that cannot be read:
+// bad input (moe::Error, exit 2) before anything is written.
 int judge_directory(const BatchJudgeOptions& opt);
 
 }  // namespace moe

@@ -23,11 +23,22 @@ namespace moe {
 
 ExportEntry export_case(const CaseSpec& c, const std::filesystem::path& dir, WeightCache* weights) {
   const ProblemSpec& p = c.problem;
+  // The references under the case's own contract: what `judge` uses for a program that declares none. A floor that
+  // zeroes them is the case's bad input (CaseInputError) named at the case's line, as `run` names it: one that
+  // zeroes every input before the fixture is generated, one that zeroes this fixture's reference once computed.
+  const std::string at = c.source.empty() ? "case " + c.id : c.source;
+  const ResolvedContract rc = resolve_contract(c, p, {});
+  refuse_zeroing_floor(rc, at, at, "rounding_contract");  // no contract declared: the case's own key at `at`
   Checkpoint ck = pristine_checkpoint(c, p, weights);
   const std::uint64_t fingerprint = ck.fingerprint();
-  // The references under the case's own contract: what `judge` uses for a program that declares none.
-  const ResolvedContract rc = resolve_contract(c, p, {});
-  const ReferenceSet refs = compute_references(rc, ck);
+  const ReferenceSet refs = [&] {
+    try {
+      return compute_references(rc, ck);
+    } catch (const CaseInputError& e) {
+      if (e.where() != "case") throw;
+      throw CaseInputError(at, e.key(), e.problem(), e.fix());
+    }
+  }();
   const RoutingResult& r = refs.routing;
   Tensor ids("topk_ids", DType::i32, {p.tokens, r.k}), wts("topk_weights", DType::f32, {p.tokens, r.k});
   std::copy(r.ids.begin(), r.ids.end(), ids.span<std::int32_t>().begin());
@@ -98,7 +109,7 @@ int export_suite(const SuiteExportOptions& opt) {
   index.harness = harness_build_stamp();
   index.reference_version = reference_version();
   WeightCache weights;
-  int not_built = 0;
+  int not_built = 0, bad_input = 0;
   // A stop signal: the case in flight is exported, the rest are listed as not exported with the reason (so judge
   // --dir makes them errors, never a pass), the index written, and the exit is 128 + N (stop_signal.hpp).
   const StopSignals stop("stopping after the case in flight");
@@ -107,6 +118,7 @@ int export_suite(const SuiteExportOptions& opt) {
       ExportEntry e;
       e.id = c->id;
       e.reason = "interrupted by " + stop_signal_name() + " before this case was exported; export the suite again";
+      e.failed_check = Check::harness_error;
       index.cases.push_back(std::move(e));
       ++not_built;
       continue;
@@ -128,8 +140,11 @@ int export_suite(const SuiteExportOptions& opt) {
       e = ExportEntry{};
       e.id = c->id;
       e.reason = why.reason;
+      e.failed_check = why.failed_check == Check::bad_input ? Check::bad_input : Check::harness_error;
       ++not_built;
-      std::fprintf(stderr, "moe-harness: not exported: %s: %s\n", c->id.c_str(), why.reason.c_str());
+      bad_input += e.failed_check == Check::bad_input;
+      std::fprintf(stderr, "moe-harness: not exported%s: %s: %s\n",
+                   e.failed_check == Check::bad_input ? " (bad input)" : "", c->id.c_str(), why.reason.c_str());
     }
     index.cases.push_back(std::move(e));
   }
@@ -142,6 +157,8 @@ int export_suite(const SuiteExportOptions& opt) {
     std::fflush(stdout);
     return exit_code_for_stop();
   }
+  // `run`'s order (harness/run/runner.cpp): a case's bad input (2) before the cases the host could not build (3).
+  if (bad_input) return int(ExitCode::bad_input);
   return not_built ? int(ExitCode::harness_error) : 0;
 }
 

@@ -25,9 +25,11 @@ struct SuiteExportOptions {
   std::filesystem::path out;
 };
 
-// `export --suite`: returns the exit code. 0 every selected case exported; 3 some case could not be built here
-// (listed in the index with the reason, the others exported); 4 the filters selected no case (nothing written).
-// Bad input (the suite, --out, two ids with one directory name) throws before anything is written.
+// `export --suite`: returns the exit code. 0 every selected case exported; 2 some case's own input is bad (an
+// activation amax floor that zeroes its contract reference: listed in the index with the reason and failed_check
+// bad_input, the others exported), which wins over 3, some case could not be built here (listed with the reason and
+// failed_check harness_error); 4 the filters selected no case (nothing written); 128 + N if signal N stopped it.
+// Bad input of the command (the suite, --out, two ids with one directory name) throws before anything is written.
 int export_suite(const SuiteExportOptions& opt);
 
 }  // namespace moe

@@ -56,6 +56,7 @@ std::string export_index_json(const ExportIndex& x) {
       c["reference_key"] = e.reference_key;
     } else {
       c["reason"] = e.reason;
+      c["failed_check"] = std::string(name(e.failed_check));
     }
     cases.push_back(c);
   }
@@ -125,6 +126,13 @@ ExportIndex read_export_index(const std::filesystem::path& dir) {
       } else {
         key = at + "reason";
         e.reason = c.at("reason").get<std::string>();
+        key = at + "failed_check";
+        const std::string check = c.at("failed_check").get<std::string>();
+        e.failed_check = parse_check(check).value_or(Check::none);
+        if (e.failed_check != Check::bad_input && e.failed_check != Check::harness_error)
+          throw_bad_input(where, key,
+                          "'" + check + "' is neither bad_input nor harness_error (why the case was not exported)",
+                          "export the suite again");
       }
       x.cases.push_back(std::move(e));
     }

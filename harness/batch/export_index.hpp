@@ -9,11 +9,13 @@
 #include <vector>
 
 #include "harness/pipeline/reference_cache.hpp"
+#include "reports/verdict.hpp"
 
 namespace moe {
 
 inline constexpr const char* kExportIndexFile = "index.json";
-inline constexpr int kExportIndexVersion = 1;
+// The version this harness writes and reads (one with `failed_check` on a case not exported); another is refused.
+inline constexpr int kExportIndexVersion = 2;
 
 // The sub-directory of a case id: letters, digits and `. + - _ , =` kept, '/' spelled '~', every other byte '%'
 // and two lower-case hex digits, so two ids never share a name (the spelling decodes back to the id). A name
@@ -26,7 +28,10 @@ struct ExportEntry {
   std::string id;
   bool exported = false;
   std::string dir;     // sub-directory holding the case (exported)
-  std::string reason;  // why it was not exported (the host could not build its fixture or references)
+  std::string reason;  // why it was not exported (its own bad input, or the host could not build it)
+  // Not exported: bad_input when the case's own input is bad (fixtures/error.hpp CaseInputError: an activation amax
+  // floor that zeroes the contract reference; export and judge --dir exit 2), else harness_error (exit 3).
+  Check failed_check = Check::none;
   std::uint64_t fixture_fingerprint = 0;
   std::uint64_t reference_hash = 0;  // reference_hash() of the exported references
   std::string reference_key;         // ReferenceCache::key they were computed under

@@ -1,6 +1,6 @@
 // Fuzz target: the export index reader (harness/batch/export_index.hpp) on arbitrary bytes, as `moe-harness judge
 // --dir DIR` reads DIR/index.json. What it accepts must keep the reader's promises: each case listed once, an
-// exported case's directory the one its id gives.
+// exported case's directory the one its id gives, a case not exported failed by bad_input or harness_error.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -20,6 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (const moe::ExportEntry& e : x.cases) {
       if (!ids.insert(e.id).second) std::abort();
       if (e.exported && e.dir != moe::case_dir_name(e.id)) std::abort();
+      if (!e.exported && e.failed_check != moe::Check::bad_input && e.failed_check != moe::Check::harness_error)
+        std::abort();
     }
   });
   return 0;

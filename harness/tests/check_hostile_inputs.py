@@ -9,7 +9,7 @@ refusal comes before any work: nothing written where the command would have writ
                     a slot that is negative, past the run, or a (case, kernel) recorded twice
   index_duplicate   judge --dir whose index.json lists a case twice
   dispatch_table    a garbage dispatch cell (run --dispatch-table and check-table), a shape key its case_id cannot
-                    give, a UTF-8 BOM
+                    give, a UTF-8 BOM (before this harness's columns and before AITER's)
   case_values       `tokens:` and `tokens: null`, a sweep of quant and quant.weight, a safetensors header naming a
                     tensor twice, --seed +1
   repeat_sigterm    --gtest_repeat=-1 and past the bound; SIGTERM to a run with many repetitions ends it within
@@ -207,6 +207,15 @@ def dispatch_table(exe, work, _):
     expect("check-table, shape its case_id cannot give", run(exe, "check-table", shape), 2, "shape", f"{shape}:2")
     bom = table("bom", lambda r: None, bom=True)
     expect("check-table, UTF-8 BOM", run(exe, "check-table", bom), 2, "header", "byte order mark")
+    # The same BOM before AITER's columns (read by the table-set reader, not the tuned-table one): refused alike.
+    aiter = f"{work}/aiter_bom.csv"
+    with open(aiter, "w", newline="", encoding="utf-8-sig") as f:
+        f.write("gfx,cu_num,token,model_dim,inter_dim,expert,topk,act_type,dtype,q_dtype_a,q_dtype_w,q_type,use_g1u1,"
+                "doweight_stage1,block_m,ksplit,us,err,kernelName1\n"
+                "gfx942,80,16,2048,128,256,8,ActivationType.Silu,torch.bfloat16,torch.float8_e4m3fnuz,"
+                "torch.float8_e4m3fnuz,QuantType.per_Token,1,0,32,0,10,0.001,k1\n")
+    expect("check-table, UTF-8 BOM before AITER's columns", run(exe, "check-table", aiter), 2, "header",
+           f"{aiter}:1", "byte order mark")
 
 
 def suite_file(work, name, body):

@@ -11,6 +11,13 @@ README "Exit codes" and docs/reliability.md document and what must (not) be left
                    documented bound 1e30, one that zeroes only the intermediate (2e6), `judge --contract token_floor=1e29`):
                    bad input, exit 2 naming the floor's key (`run`, `report DIR`: the case's record is an error with
                    failed_check bad_input; `judge`: before any work), never the seed; the bound itself loads
+  floor_export     `export --suite` of such cases: exit 2, each listed in index.json as not exported with its reason
+                   (the floor's key, the suite's line) and failed_check bad_input, the good case exported; a case the
+                   host cannot build beside them (an address-space limit) is failed_check harness_error and the exit
+                   stays 2 (bad input wins over a harness error, as in `run`); `export CASE` of one: exit 2 naming it
+  floor_judge_dir  `judge --dir` on that export: exit 2, the case not exported for its floor an error record with
+                   failed_check bad_input, the other case judged (pass), also with --recompute; a case exported clean but
+                   judged under `--contract token_floor=1e29` (recomputed through the pipeline): bad_input, exit 2
 
 Usage: check_hostile_round3.py MOE_HARNESS KERNELS_BUILD_DIR WORK_DIR ITEM
 """
@@ -99,12 +106,112 @@ def floor(exe, kernels, work):
     print("floor: exit 2 naming quant.amax_floor (run, report) and --contract (judge, before any work); 1e30 loads")
 
 
+FLOOR_SUITE = ("suite: floor\ndefaults: {hidden: 64, inter: 64, experts: 8, topk: 2, tokens: 2}\ncases:\n"
+               "  - {quant: {weight: fp8_channel, act: fp8_token, amax_floor: 9e29}}\n"
+               "  - {quant: {weight: fp8_channel, act: fp8_token, amax_floor: 2e6}}\n"
+               "  - {quant: {weight: bf16, act: none}}\n")
+
+
+def listed(exe, suite, n):
+    r = run([exe, "list", "--suite", suite])
+    ids = [l.split()[0] for l in r.stdout.splitlines() if l.startswith("custom-")]
+    assert r.returncode == 0 and len(ids) == n, (r.returncode, r.stdout, r.stderr[-800:])
+    return ids
+
+
+def floor_export(exe, kernels, work):
+    suite = f"{work}/floor.yaml"
+    open(suite, "w").write(FLOOR_SUITE)
+    ids = listed(exe, suite, 3)
+    ex = f"{work}/ex"
+    r = run([exe, "export", "--suite", suite, "--out", ex])
+    assert r.returncode == 2, (r.returncode, r.stdout[-1500:], r.stderr[-1500:])
+    assert "key 'quant.amax_floor'" in r.stderr, r.stderr[-1500:]
+    entries = {e["id"]: e for e in json.load(open(f"{ex}/index.json"))["cases"]}
+    for i, line in ((ids[0], 4), (ids[1], 5)):  # the floor zeroes every input / only the reference
+        e = entries[i]
+        assert e["exported"] is False and e["failed_check"] == "bad_input" and "dir" not in e, e
+        assert "key 'quant.amax_floor'" in e["reason"] and f"floor.yaml:{line}" in e["reason"], e["reason"]
+    assert entries[ids[2]]["exported"] is True, entries[ids[2]]
+    assert sorted(os.listdir(ex)) == sorted([entries[ids[2]]["dir"], "index.json"]), os.listdir(ex)
+    # One case: bad input of the command, naming the floor at its line, nothing written.
+    r = run([exe, "export", ids[0], "--suite", suite, "--out", f"{work}/one"])
+    assert r.returncode == 2 and "key 'quant.amax_floor'" in r.stderr and "floor.yaml:4" in r.stderr, \
+        (r.returncode, r.stderr[-1500:])
+    assert not os.path.exists(f"{work}/one/fixture.safetensors")
+    # Beside a case the host cannot build (its 4 GiB w13 under a 3 GiB address-space limit): that one is a harness
+    # error in the index, and the exit is 2, as `run` gives bad input before errors.
+    both = f"{work}/both.yaml"
+    open(both, "w").write(FLOOR_SUITE.split("  - {quant: {weight: fp8_channel, act: fp8_token, amax_floor: 2e6}}")[0] +
+                          "  - {hidden: 4096, inter: 4096, experts: 64, topk: 4, tokens: 3}\n")
+    floored, big = listed(exe, both, 2)
+    limit = lambda: resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))  # noqa: E731
+    r = subprocess.run([exe, "export", "--suite", both, "--out", f"{work}/ex-both"], capture_output=True, text=True,
+                       timeout=TIMEOUT, preexec_fn=limit)
+    assert r.returncode == 2, (r.returncode, r.stderr[-1500:])
+    entries = {e["id"]: e for e in json.load(open(f"{work}/ex-both/index.json"))["cases"]}
+    assert entries[floored]["failed_check"] == "bad_input", entries[floored]
+    assert entries[big]["failed_check"] == "harness_error" and "out of host memory" in entries[big]["reason"], \
+        entries[big]
+    print("floor_export: exit 2, the floored cases listed not exported with failed_check bad_input and "
+          "quant.amax_floor at their lines; with a harness error beside them still 2")
+
+
+def floor_judge_dir(exe, kernels, work):
+    runner = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "kernels", "external",
+                          "numpy_runner.py")
+    suite = f"{work}/floor.yaml"
+    open(suite, "w").write(FLOOR_SUITE)
+    ids = listed(exe, suite, 3)
+    ex = f"{work}/ex"
+    r = run([exe, "export", "--suite", suite, "--filter", ids[0], "--filter", ids[2], "--out", ex])
+    assert r.returncode == 2, (r.returncode, r.stderr[-1500:])
+    good = {e["id"]: e for e in json.load(open(f"{ex}/index.json"))["cases"]}[ids[2]]["dir"]
+    r = run([sys.executable, runner, f"{ex}/{good}", f"{ex}/{good}/out.safetensors"])
+    assert r.returncode == 0, r.stderr[-1500:]
+    for extra in ([], ["--recompute"]):
+        rep = f"{work}/rep-recompute" if extra else f"{work}/rep"
+        r = run([exe, "judge", "--dir", ex, "--report-dir", rep] + extra)
+        assert r.returncode == 2, (extra, r.returncode, r.stdout[-1500:], r.stderr[-1500:])
+        cases = {c["id"]: c for c in json.load(open(f"{rep}/report.json"))["cases"]}
+        c = cases[ids[0]]
+        assert c["status"] == "error" and c["failed_check"] == "bad_input", (extra, c)
+        assert c["reason"].startswith("not exported: ") and "key 'quant.amax_floor'" in c["reason"], c["reason"]
+        assert cases[ids[2]]["status"] == "pass", (extra, cases[ids[2]])
+    # A case exported clean, judged under a declared floor that zeroes every input: its reference is recomputed
+    # (another contract than the export's) and the pipeline finds the floor: bad input of the case.
+    ex2 = f"{work}/ex-clean"
+    fp8 = "  - {quant: {weight: fp8_channel, act: fp8_token}}\n"
+    suite2 = f"{work}/clean.yaml"
+    open(suite2, "w").write(FLOOR_SUITE.split("  - {")[0] + fp8)
+    (cid,) = listed(exe, suite2, 1)
+    r = run([exe, "export", "--suite", suite2, "--out", ex2])
+    assert r.returncode == 0, (r.returncode, r.stderr[-1500:])
+    (entry,) = json.load(open(f"{ex2}/index.json"))["cases"]
+    d = f"{ex2}/{entry['dir']}"
+    import numpy as np  # only this item needs NumPy (as the example runner does)
+    sys.path.insert(0, os.path.dirname(runner))
+    import numpy_runner  # the example runner's safetensors reader and writer
+    _, meta = numpy_runner.read_safetensors(f"{d}/fixture.safetensors")
+    numpy_runner.write_safetensors(f"{d}/out.safetensors", {"out": ("BF16", np.zeros((2, 64), np.uint16))},
+                                   {"moe.case_id": cid, "moe.fixture_fingerprint": meta["moe.fixture_fingerprint"]})
+    rep = f"{work}/rep-contract"
+    r = run([exe, "judge", "--dir", ex2, "--contract", "token_floor=1e29", "--report-dir", rep])
+    assert r.returncode == 2, (r.returncode, r.stdout[-1500:], r.stderr[-1500:])
+    (c,) = json.load(open(f"{rep}/report.json"))["cases"]
+    assert c["status"] == "error" and c["failed_check"] == "bad_input", c
+    assert "key 'rounding_contract'" in c["reason"] and "token_floor=" in c["reason"], c["reason"]
+    print("floor_judge_dir: exit 2, the case not exported for its floor an error record bad_input (also with "
+          "--recompute), the other judged; a declared zeroing floor on a clean export: bad_input, exit 2")
+
+
 def main():
     exe, kernels, work, item = sys.argv[1:5]
     work = f"{work}/{item}"
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
-    {"write_failures": write_failures, "device_plugin": device_plugin, "floor": floor}[item](exe, kernels, work)
+    {"write_failures": write_failures, "device_plugin": device_plugin, "floor": floor, "floor_export": floor_export,
+     "floor_judge_dir": floor_judge_dir}[item](exe, kernels, work)
 
 
 if __name__ == "__main__":

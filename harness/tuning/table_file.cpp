@@ -18,13 +18,14 @@ namespace {
 
 const char* kTableFileFix = "give a table `moe-harness tune` wrote or one in AITER's tuned fused-MoE columns (docs/tuning.md)";
 
-// Each non-empty line with its 1-based number; a UTF-8 byte order mark before the header is not part of it.
-std::vector<std::pair<int, std::vector<std::string>>> csv_lines(const std::string& text) {
+// Each non-empty line of `path`'s text with its 1-based number; a file starting with a UTF-8 byte order mark is
+// refused (refuse_byte_order_mark), as read_tuning_table refuses it.
+std::vector<std::pair<int, std::vector<std::string>>> csv_lines(const std::string& path, const std::string& text) {
   std::istringstream in(text);
   std::vector<std::pair<int, std::vector<std::string>>> out;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
-    if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);
+    if (n == 1) refuse_byte_order_mark(line, path + ":1");
     if (line.empty() || line == "\r") continue;
     out.emplace_back(n, tuning_csv_cells(line));
   }
@@ -134,7 +135,7 @@ TuningTable read_aiter(const std::string& path, const std::vector<std::pair<int,
 }  // namespace
 
 TuningTable read_table_file(const std::string& path) {
-  const auto lines = csv_lines(read_input_file(path, "tuning table", kSuiteFileLimit));
+  const auto lines = csv_lines(path, read_input_file(path, "tuning table", kSuiteFileLimit));
   if (lines.empty()) throw_bad_input(path, "header", "the file is empty", kTableFileFix);
   refuse_duplicate_columns(lines.front().second, fmt::format("{}:{}", path, lines.front().first));
   if (column(lines.front().second, "shape") < 0) return read_aiter(path, lines);

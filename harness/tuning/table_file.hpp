@@ -15,7 +15,7 @@
 namespace moe {
 
 // Bad input (exit 2) naming file:line and the column for a header of neither column set, a wrong cell count, an
-// unparsable number.
+// unparsable number; FILE:1 and key `header` for a file that starts with a UTF-8 byte order mark.
 TuningTable read_table_file(const std::string& path);
 
 }  // namespace moe

@@ -187,9 +187,7 @@ TuningTable read_tuning_table(const std::string& path) {
     ++n;
     if (line.empty() || line == "\r") continue;
     const std::string where = fmt::format("{}:{}", path, n);
-    if (n == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0)
-      throw_bad_input(where, "header", "the file starts with a UTF-8 byte order mark (BOM, bytes EF BB BF)",
-                      "save the table as UTF-8 without a BOM (as `moe-harness tune` writes it)");
+    if (n == 1) refuse_byte_order_mark(line, where);
     const auto cells = split_csv(line);
     if (at.empty()) {
       refuse_duplicate_columns(cells, where);
@@ -235,6 +233,12 @@ std::optional<std::uint64_t> row_seed(const TuningRow& r) {
   std::uint64_t seed = 0;
   if (r.seed.empty() || parse_unsigned64(r.seed, seed)) return std::nullopt;
   return seed;
+}
+
+void refuse_byte_order_mark(const std::string& first_line, const std::string& where) {
+  if (first_line.rfind("\xEF\xBB\xBF", 0) == 0)
+    throw_bad_input(where, "header", "the file starts with a UTF-8 byte order mark (BOM, bytes EF BB BF)",
+                    "save the table as UTF-8 without a BOM (as `moe-harness tune` writes it)");
 }
 
 void refuse_duplicate_columns(const std::vector<std::string>& header, const std::string& where) {

@@ -44,6 +44,10 @@ struct TuningTable {
   bool aiter = false;  // read in the AITER column set (table_file.hpp): no harness kernel runs its rows
 };
 
+// Bad input naming `where` (FILE:1) and key `header` when the table's first line starts with a UTF-8 byte order mark
+// (bytes EF BB BF): the tables are UTF-8 without one (docs/reliability.md), as `tune` writes them and as the run
+// journal is, so every table reader refuses it, whichever column set follows.
+void refuse_byte_order_mark(const std::string& first_line, const std::string& where);
 // Bad input naming `where` and the column when a header names a column twice (a reader would take one of them
 // silently): every column of either format (table_file.hpp), `_tag` and `_override` included, once.
 void refuse_duplicate_columns(const std::vector<std::string>& header, const std::string& where);

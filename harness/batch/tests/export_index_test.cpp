@@ -81,7 +81,12 @@ TEST_F(IndexFile, RoundTrips) {
   ExportEntry n;
   n.id = "big";
   n.reason = "tensor w13: out of host memory";
-  x.cases = {e, n};
+  n.failed_check = Check::harness_error;
+  ExportEntry b;
+  b.id = "floored";
+  b.reason = "s.yaml:4: key 'quant.amax_floor': the activation amax floor 9e+29 rounds every activation to 0";
+  b.failed_check = Check::bad_input;
+  x.cases = {e, n, b};
   write(export_index_json(x));
   const ExportIndex y = read_export_index(dir_);
   EXPECT_EQ(y.suite, "smoke");
@@ -90,7 +95,7 @@ TEST_F(IndexFile, RoundTrips) {
   EXPECT_EQ(y.filters, x.filters);
   EXPECT_EQ(y.harness, x.harness);
   EXPECT_EQ(y.reference_version, "feed");
-  ASSERT_EQ(y.cases.size(), 2u);
+  ASSERT_EQ(y.cases.size(), 3u);
   EXPECT_TRUE(y.cases[0].exported);
   EXPECT_EQ(y.cases[0].dir, "a~b_c");
   EXPECT_EQ(y.cases[0].fixture_fingerprint, 0xfedcba9876543210ULL);
@@ -98,15 +103,21 @@ TEST_F(IndexFile, RoundTrips) {
   EXPECT_EQ(y.cases[0].reference_key, e.reference_key);
   EXPECT_FALSE(y.cases[1].exported);
   EXPECT_EQ(y.cases[1].reason, n.reason);
+  EXPECT_EQ(y.cases[1].failed_check, Check::harness_error);
+  EXPECT_FALSE(y.cases[2].exported);
+  EXPECT_EQ(y.cases[2].reason, b.reason);
+  EXPECT_EQ(y.cases[2].failed_check, Check::bad_input);
 }
 
 TEST_F(IndexFile, RefusesWhatIsMissingOrMalformedNamingTheKey) {
   EXPECT_EQ(refused_key(), kExportIndexFile);  // no index: an empty directory
   write("{");
   EXPECT_EQ(refused_key(), "(file)");
-  const std::string head = R"({"index_version": 1, "suite": "s", "suite_file": "/s", "suite_hash": "0000000000000000",
+  const std::string head = R"({"index_version": 2, "suite": "s", "suite_file": "/s", "suite_hash": "0000000000000000",
                               "filters": [], "harness": "h", "reference_version": "r", "cases": [)";
-  write(R"({"index_version": 2})");
+  write(R"({"index_version": 1})");  // before failed_check: export the suite again
+  EXPECT_EQ(refused_key(), "index_version");
+  write(R"({"index_version": 3})");
   EXPECT_EQ(refused_key(), "index_version");
   write(head + R"({"id": "a", "exported": true, "dir": "../a", "fixture_fingerprint": "0000000000000000",
                    "reference_hash": "0000000000000000", "reference_key": "k"}]})");
@@ -116,6 +127,15 @@ TEST_F(IndexFile, RefusesWhatIsMissingOrMalformedNamingTheKey) {
   EXPECT_EQ(refused_key(), "cases[0].fixture_fingerprint");
   write(head + R"({"id": "a", "exported": false}]})");
   EXPECT_EQ(refused_key(), "cases[0].reason");
+  // Why a case was not exported: bad_input or harness_error, nothing else (a verdict, or none, is no reason).
+  write(head + R"({"id": "a", "exported": false, "reason": "r"}]})");
+  EXPECT_EQ(refused_key(), "cases[0].failed_check");
+  for (const char* check : {"\"crash\"", "\"\"", "\"min_cos\"", "\"Bad_Input\"", "true", "2"}) {
+    write(head + R"({"id": "a", "exported": false, "reason": "r", "failed_check": )" + check + "}]}");
+    EXPECT_EQ(refused_key(), "cases[0].failed_check") << check;
+  }
+  write(head + R"({"id": "a", "exported": false, "reason": "r", "failed_check": "bad_input"}]})");
+  EXPECT_EQ(refused_key(), "(accepted)");
 }
 
 }  // namespace

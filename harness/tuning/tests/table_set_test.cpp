@@ -167,6 +167,33 @@ TEST(TableSet, EveryNumberCellOfEitherColumnSetIsANumberAndNoHeaderCellRepeats) 
   EXPECT_EQ(read_table_file(ours_ok).rows.size(), 1u);  // one unnamed column is not a repeat
 }
 
+// A table starting with a UTF-8 byte order mark is refused in either column set (docs/reliability.md: "UTF-8
+// without a byte order mark (a BOM is refused naming it, key `header`)"), naming FILE:1 and the fix.
+TEST(TableSet, ReadTableFileRefusesAByteOrderMarkInEitherColumnSet) {
+  Dir d;
+  TuningRow h;
+  h.gfx = "host"; h.cu_num = 2; h.token = 1; h.model_dim = 256; h.inter_dim = 256; h.expert = 16; h.topk = 4;
+  h.shape = "s/T*/decode"; h.us = 1;
+  const std::string bom = "\xEF\xBB\xBF";
+  const std::string aiter_file = d.write("aiter_bom.csv", {bom + kAiterHeader, aiter(80, 16, "k1", "10")});
+  const std::string ours_file = d.write("ours_bom.csv", {bom + tuning_header(), tuning_csv_line(h)});
+  for (const std::string& f : {aiter_file, ours_file}) {
+    try {
+      (void)read_table_file(f);
+      ADD_FAILURE() << f << " was read";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::bad_input) << e.what();
+      EXPECT_EQ(e.key(), "header") << e.what();
+      EXPECT_EQ(e.where(), f + ":1") << e.what();
+      EXPECT_NE(e.problem().find("byte order mark"), std::string::npos) << e.what();
+      EXPECT_NE(e.fix().find("without a BOM"), std::string::npos) << e.what();
+    }
+  }
+  // The same bytes without the mark load: the mark alone is refused.
+  EXPECT_EQ(read_table_file(d.write("aiter.csv", {kAiterHeader, aiter(80, 16, "k1", "10")})).rows.size(), 1u);
+  EXPECT_EQ(read_table_file(d.write("ours.csv", {tuning_header(), tuning_csv_line(h)})).rows.size(), 1u);
+}
+
 TEST(TableSet, ReadsTagAndOverrideColumnsOfThisHarnessFormat) {
   Dir d;
   TuningRow r;
