@@ -15,7 +15,8 @@ float pow2_ceil(float s) {
 }
 
 float fp8_scale_for(float amax, const Fp8Recipe& r) {
-  float s = std::max(amax, r.amax_floor) / r.qmax;
+  const float a = std::max(amax, r.amax_floor);
+  float s = r.qmax_reciprocal ? a * (1.0f / r.qmax) : a / r.qmax;
   if (r.rounding == ScaleRounding::pow2_ceil) s = pow2_ceil(s);
   return s;
 }

@@ -3,7 +3,8 @@
 //   per-token / channel  block = 1 x cols             scale [rows, 1]
 //   128x128 weight block block = 128 x 128 (DeepSeek) scale [ceil(rows/128), ceil(cols/128)]
 //   1x128 activation     block = 1 x 128              scale [rows, ceil(cols/128)]
-// Scale s = max(amax, amax_floor) / qmax in fp32 (optionally rounded up to a power of two: DeepSeek-V3.1 "ue8m0"),
+// Scale s = max(amax, amax_floor) / qmax in fp32 (or times fp32(1 / qmax): Fp8Recipe::qmax_reciprocal; optionally
+// rounded up to a power of two after that: DeepSeek-V3.1 "ue8m0"),
 // codes q = rne(clamp(x / s, +-qmax)) (or x * (1 / s): Fp8Recipe::reciprocal) with the format's saturation (docs/numerics.md "FP8 quantizer").
 // qmax is a parameter: vLLM quantizes fnuz activations with 224, AITER with 240.
 #pragma once
@@ -21,6 +22,7 @@ struct Fp8Recipe {
   float amax_floor = 1e-12f;
   ScaleRounding rounding = ScaleRounding::exact;
   bool reciprocal = false;  // codes from x * (1 / s), the reciprocal rounded to fp32, instead of x / s
+  bool qmax_reciprocal = false;  // s from max(amax, floor) * (1 / qmax), the reciprocal rounded to fp32 (AITER's)
 };
 
 struct BlockShape {

@@ -39,6 +39,42 @@ TEST(Fp8Quant, ReciprocalScaleCanMoveACodeAcrossATie) {
   EXPECT_EQ(rec[1], 0x7E);  // 1344 * fp32(1/3) = 448.000012 -> 448
 }
 
+// The scale's form (the contract points token_scale_form / group_scale_form), by hand. amax 2.625 = 21 / 8, qmax 448
+// = 7 * 64: amax / qmax = 3 / 512 = 0x1.8p-8 exactly. fp32(1 / 448) = 0x1.24924ap-9 (1 / 7 = 0x1.249249|2...p-3
+// rounds up), and 2.625 * 0x1.24924ap-9 = 0x1.800001...p-8 lies above the midpoint 0x1.800001p-8 (the reciprocal's
+// error, 3 / 7 of an ulp of 1 / 448, is over half an ulp of 3 / 512): AITER's s = 0x1.800002p-8, one ulp above.
+// x = 0.6328125 (a bf16 value): x / (3 / 512) = 108 exactly, the midpoint of e4m3's 104 (0x6D) and 112 (0x6E),
+// ties to the even mantissa: 112. x / 0x1.800002p-8 = 108 / (1 + 2^-22 / 3) = 108 - 1.125 ulp of 108, rounded to
+// 108 - 2^-17 = 0x1.affffep+6: below the tie, 104. The amax element codes 448 (0x7E) either way (447.99997 is
+// nearer 448 than 416).
+TEST(Fp8Quant, QmaxReciprocalScaleMovesACodeAcrossATie) {
+  const float x[2] = {0.6328125f, 2.625f};
+  // The two scales, formed here with plain fp32 arithmetic (volatile: no constant folding at another precision).
+  volatile float qmax = 448.0f, amax = 2.625f;
+  volatile float inv_qmax = 1.0f / qmax;
+  EXPECT_EQ(inv_qmax, 0x1.24924ap-9f);
+  EXPECT_EQ(amax / qmax, 0x1.8p-8f);
+  EXPECT_EQ(amax * inv_qmax, 0x1.800002p-8f);
+  for (BlockShape b : {BlockShape{1, 2}, BlockShape{1, 128}}) {  // per token, and one 1 x 128 group
+    std::uint8_t div[2], rcp[2];
+    float s = 0.0f;
+    Fp8Recipe r{Fp8Flavor::fn, 448.0f};
+    quantize_fp8_blocked(x, 1, 2, b, r, div, &s);
+    EXPECT_EQ(s, 0x1.8p-8f);
+    EXPECT_EQ(div[0], 0x6E);  // 112
+    EXPECT_EQ(div[1], 0x7E);  // 448
+    r.qmax_reciprocal = true;
+    quantize_fp8_blocked(x, 1, 2, b, r, rcp, &s);
+    EXPECT_EQ(s, 0x1.800002p-8f);
+    EXPECT_EQ(rcp[0], 0x6D);  // 104
+    EXPECT_EQ(rcp[1], 0x7E);
+    // AITER's whole quantizer (codes x * fp32(1 / s) as well): x * fp32(1 / 0x1.800002p-8) stays below the tie, 104.
+    r.reciprocal = true;
+    quantize_fp8_blocked(x, 1, 2, b, r, rcp, &s);
+    EXPECT_EQ(rcp[0], 0x6D);
+  }
+}
+
 TEST(Fp8Quant, FnuzWithQmax224_VllmPolicy) {
   const float x[2] = {4.0f, -1.0f};
   std::uint8_t q[2];

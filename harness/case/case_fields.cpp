@@ -105,7 +105,8 @@ void read_rounding_contract(const CaseField& f, const Reader& r, const CaseNode&
     if (named)
       r.fail(v.mark(), f.key, std::string("the point ") + point + " has its own key",
              std::string("write it as the case key ") + key +
-                 ", and gate_up, act_gate, slot, reduce, token_scale, group_scale, weight and accum here");
+                 ", and gate_up, act_gate, slot, reduce, token_scale_form, group_scale_form, token_scale, "
+                 "group_scale, weight and accum here");
   c.problem = with_contract(c.problem, k);
 }
 std::string rounding_fragment(const P& p) {
@@ -114,6 +115,8 @@ std::string rounding_fragment(const P& p) {
                                std::pair{p.reduce_dtype, "/sum-"}})
     if (d != IntermediateDtype::f32) s += tag + std::string(name(d));
   const RoundingContract k = without_defaults(contract_of(p));
+  if (k.token_scale_form) s += "/tokform-" + std::string(name(*k.token_scale_form));
+  if (k.group_scale_form) s += "/grpform-" + std::string(name(*k.group_scale_form));
   if (k.token_scale) s += "/tok-" + std::string(name(*k.token_scale));
   if (k.group_scale) s += "/grp-" + std::string(name(*k.group_scale));
   if (k.weight) s += "/w-" + std::string(name(*k.weight));

@@ -97,6 +97,10 @@ def main():
     res, report, rep = judge(exact_case, vllm_out, "bad-contract", "--suite", suite, "--contract", "gate_up=bf17")
     assert res.returncode == 2 and "--contract" in res.stderr and "bf17" in res.stderr, res.stderr
     assert report is None and not os.path.exists(rep), rep
+    res, report, rep = judge(exact_case, vllm_out, "bad-form", "--suite", suite, "--contract", "token_scale_form=rcp")
+    assert res.returncode == 2 and "key '--contract'" in res.stderr and "divide, qmax_reciprocal" in res.stderr, \
+        res.stderr
+    assert report is None and not os.path.exists(rep), rep
 
     # Bugs an external kernel could have: each must fail the verdict (exit 1), never pass.
     case, d = CASES[0], f"{work}/ex0"

@@ -78,6 +78,10 @@ Support GpuFusedMoeKernel::supports(const ProblemSpec& p, const DeviceInfo*) con
   for (const QuantScheme* q : {&p.quant, &p.shared_quant})
     if (q->act_scale_op != ActScaleOp::divide)
       return Support::no("the contract point token_scale/group_scale=reciprocal is not implemented: codes are x / s");
+  for (const QuantScheme* q : {&p.quant, &p.shared_quant})
+    if (q->act_scale_form != ActScaleForm::divide)
+      return Support::no("the contract point token_scale_form/group_scale_form=qmax_reciprocal is not implemented: "
+                         "s = amax / qmax");
   for (const QuantScheme* q : {&p.quant, p.n_shared ? &p.shared_quant : nullptr})
     if (q && !gpu::has_device_decoder(q->weight))
       return Support::no("weight format " + std::string(name(q->weight)) + " has no GPU decoder");

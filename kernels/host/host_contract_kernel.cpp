@@ -101,7 +101,7 @@ void quantize_activation_row(std::vector<float>& v, const QuantScheme& q, float 
   std::vector<float> scales(static_cast<std::size_t>((k + group - 1) / group));
   const Fp8Recipe recipe{q.flavor, q.act_qmax > 0 ? q.act_qmax : e4m3_max(q.flavor), q.act_amax_floor,
                          q.act_scale_pow2 ? ScaleRounding::pow2_ceil : ScaleRounding::exact,
-                         q.act_scale_op == ActScaleOp::reciprocal};
+                         q.act_scale_op == ActScaleOp::reciprocal, q.act_scale_form == ActScaleForm::qmax_reciprocal};
   quantize_fp8_blocked(v.data(), 1, k, {1, group}, recipe, codes.data(), scales.data());
   const float* table = decode_table(e4m3_spec(q.flavor)).value;
   for (std::int64_t c = 0; c < k; ++c) v[c] = table[codes[c]] * scales[c / group];

@@ -17,9 +17,9 @@ Python kernel object for moe_harness: case.run(member) or case.judge(member.forw
             device_moe_gemm.hpp): fp8 products accumulated in fp32 with the scale product a_s * b_s applied once
             (per token / channel) or per 128-wide K block in K order (block scales); silu(gate) * up in stage 1's
             fp32 epilogue, stored once in bf16, requantized with codes x * fp32(1 / s) (csrc/kernels/quant_kernels.cu)
-            but s = amax / qmax: AITER's s = amax * fp32(1 / qmax) has no contract point yet, and on bf16 values
-            x / s often lands on an exact tie of e4m3, so the two forms disagree on codes (`aiter-source` computes
-            AITER's form: 3 false alarms in 58 smoke verdicts, seeds 0-1); stage 2 scales and weights each slot in
+            but s = amax / qmax; `aiter-source` forms AITER's own s = amax * fp32(1 / qmax) and declares it
+            (token_scale_form / group_scale_form=qmax_reciprocal: on bf16 values x / s often lands on an exact tie
+            of e4m3, so the two forms disagree on codes); stage 2 scales and weights each slot in
             fp32 and atomically adds it into the bf16 output (InMemoryDataOperationEnum::AtomicAdd): every slot rounded to
             bf16, the sum rounded after each add, in a shuffled order (not deterministic); shared experts fused as
             extra slots.
@@ -242,7 +242,7 @@ class AiterStyle(Member):
     def __init__(self, seed=0, source_scale=False):
         super().__init__()
         self.rng = np.random.default_rng(seed)
-        if source_scale:  # AITER's s = amax * fp32(1 / qmax): no contract point states it yet (see the module doc)
+        if source_scale:  # AITER's s = amax * fp32(1 / qmax), declared: token_scale_form / group_scale_form
             self.id, self.formula = "panel-aiter-source", Fp8Formula(reciprocal=True, qmax_reciprocal=True)
 
     def deterministic(self, case):

@@ -1,6 +1,7 @@
 """Activation quantizers of the panel, with the formulas production pipelines use (each a member's choice):
 
-  fp8 per token / per 1 x 128 group:  s = max(amax, floor) / qmax  (ue8m0: s = 2^ceil(log2 s)),
+  fp8 per token / per 1 x 128 group:  s = max(amax, floor) / qmax  or  max(amax, floor) * (1 / qmax)
+                                      (ue8m0: then s = 2^ceil(log2 s)),
                                       q = e4m3(clamp(x / s, +-qmax))  or  e4m3(clamp(x * (1 / s), +-qmax))
   MXFP8 (32-blocks along K, E8M0 scale, e4m3 elements), the case's scale mode: floor, rceil or even.
 
@@ -18,9 +19,10 @@ from panel_formats import E4M3_MAX, e8m0_values, round_e4m3
 
 class Fp8Formula:
     """How a member computes a dynamic fp8 activation scale: the amax floor per token and per group (None: the
-    case's `amax_floor`), whether it divides by the scale or multiplies by its fp32 reciprocal, and whether the
-    scale is amax / qmax or amax * fp32(1 / qmax) (`qmax_reciprocal`, AITER's; no contract point states it: it
-    moves the scale by an fp32 ulp and a code only at an exact tie)."""
+    case's `amax_floor`), whether it divides by the scale or multiplies by its fp32 reciprocal (the contract points
+    token_scale / group_scale), and whether the scale is amax / qmax or amax * fp32(1 / qmax) (`qmax_reciprocal`,
+    AITER's: token_scale_form / group_scale_form; it moves the scale by an fp32 ulp and a code only at an exact
+    tie)."""
 
     def __init__(self, token_floor=None, group_floor=None, reciprocal=False, qmax_reciprocal=False):
         self.token_floor, self.group_floor, self.reciprocal = token_floor, group_floor, reciprocal
@@ -33,6 +35,8 @@ class Fp8Formula:
             p.append(f"token_floor={self.token_floor!r}")
         if self.group_floor is not None:
             p.append(f"group_floor={self.group_floor!r}")
+        if self.qmax_reciprocal:
+            p += ["token_scale_form=qmax_reciprocal", "group_scale_form=qmax_reciprocal"]
         if self.reciprocal:
             p += ["token_scale=reciprocal", "group_scale=reciprocal"]
         return p

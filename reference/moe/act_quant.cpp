@@ -39,7 +39,7 @@ void fake_quantize_activation_rows(S* rows, std::int64_t n, std::int64_t k, cons
   {
     const Fp8Recipe r{q.flavor, q.act_qmax > 0 ? q.act_qmax : e4m3_max(q.flavor), q.act_amax_floor,
                       q.act_scale_pow2 ? ScaleRounding::pow2_ceil : ScaleRounding::exact,
-                      q.act_scale_op == ActScaleOp::reciprocal};
+                      q.act_scale_op == ActScaleOp::reciprocal, q.act_scale_form == ActScaleForm::qmax_reciprocal};
     const BlockShape b = q.act == ActFormat::fp8_token ? BlockShape{1, k} : BlockShape{1, 128};
     std::vector<float> scales(static_cast<std::size_t>(n * ceil_div(k, b.cols)));
     quantize_fp8_blocked(x, n, k, b, r, codes, scales.data());

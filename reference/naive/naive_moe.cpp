@@ -188,10 +188,15 @@ void quantize_row(std::vector<double>& v, const QuantScheme& q) {
     const std::int64_t g1 = std::min(k, g0 + group);
     float amax = 0.0f;
     for (std::int64_t i = g0; i < g1; ++i) amax = std::max(amax, std::fabs(float(v[i])));
-    float scale = std::max(amax, q.act_amax_floor) / qmax;
+    // The contract points token/group_scale_form and token/group_scale: each reciprocal rounded to fp32 before it
+    // multiplies.
+    const float floored = std::max(amax, q.act_amax_floor);
+    const float inv_qmax = 1.0f / qmax;
+    float scale = q.act_scale_form == ActScaleForm::qmax_reciprocal ? floored * inv_qmax : floored / qmax;
     if (q.act_scale_pow2) scale = float(std::exp2(std::ceil(std::log2(double(scale)))));
+    const float inv_scale = 1.0f / scale;
     for (std::int64_t i = g0; i < g1; ++i) {
-      float y = float(v[i]) / scale;
+      float y = q.act_scale_op == ActScaleOp::reciprocal ? float(v[i]) * inv_scale : float(v[i]) / scale;
       y = std::min(qmax, std::max(-qmax, y));
       v[i] = double(minifloat_decode(spec, minifloat_encode(spec, y))) * double(scale);
     }

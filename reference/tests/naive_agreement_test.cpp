@@ -91,7 +91,8 @@ std::vector<Combo> combos() {
 }
 
 // Every combination of the contract's gate_up, slot and reduce points (f32, bf16, f16) on a shared-expert case,
-// fused and separate, for every scheme; the activation, act_gate and output points rotate through their dtypes.
+// fused and separate, for every scheme; the activation, act_gate and output points rotate through their dtypes, and
+// the fp8 quantizers' scale form (token/group_scale_form) and code op (token/group_scale) through their values.
 std::vector<Combo> rounding_combos() {
   std::vector<Combo> out;
   constexpr IntermediateDtype kD[] = {IntermediateDtype::f32, IntermediateDtype::bf16, IntermediateDtype::f16};
@@ -110,6 +111,10 @@ std::vector<Combo> rounding_combos() {
             s.intermediate = kD[(n + 1) % 3];
             s.act_gate_dtype = kD[(n + 2) % 3];
             s.output_dtype = kOut[n % 3];
+            RoundingContract q;
+            q.token_scale_form = q.group_scale_form = (n / 2) % 2 ? ActScaleForm::qmax_reciprocal : ActScaleForm::divide;
+            q.token_scale = q.group_scale = (n / 4) % 2 ? ActScaleOp::reciprocal : ActScaleOp::divide;
+            s = with_contract(s, q);
             s.seed = 17 + n++;
             if (validate(s)) continue;
             out.push_back({std::string(sc.name) + "__" + contract_text(s), s});
@@ -166,6 +171,21 @@ TEST(NaiveAgreementCoverage, EveryRoutingActivationAndSchemeIsExercised) {
     EXPECT_TRUE(seen) << sc.name;
   }
   EXPECT_GE(all.size(), 200u);
+}
+
+TEST(NaiveAgreementCoverage, TheQuantizerScaleFormAndCodeOpRotate) {
+  int token_form = 0, group_form = 0, token_aiter = 0, group_aiter = 0;
+  for (auto& c : rounding_combos()) {
+    const auto has = [&](const char* t) { return c.name.find(t) != std::string::npos; };
+    token_form += has("token_scale_form=qmax_reciprocal");
+    group_form += has("group_scale_form=qmax_reciprocal");
+    token_aiter += has("token_scale_form=qmax_reciprocal,token_scale=reciprocal");
+    group_aiter += has("group_scale_form=qmax_reciprocal,group_scale=reciprocal");
+  }
+  EXPECT_GT(token_form, token_aiter);
+  EXPECT_GT(group_form, group_aiter);
+  EXPECT_GT(token_aiter, 0);
+  EXPECT_GT(group_aiter, 0);
 }
 
 }  // namespace

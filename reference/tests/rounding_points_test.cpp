@@ -26,6 +26,7 @@
 #include "formats/bf16.hpp"
 #include "reference/moe/reference_moe.hpp"
 #include "reference/naive/naive_moe.hpp"
+#include "reference/tests/scale_form_case.hpp"
 
 namespace moe {
 namespace {
@@ -88,6 +89,37 @@ TEST(RoundingPoints, ActGateRoundsSiluBeforeTheMultiply) {
   expect_out("act_gate=bf16", -2.2042465209960938, 0.7347488403320312, 1.0f);
 }
 TEST(RoundingPoints, F16KeepsTheseValues) { expect_out("gate_up=f16,slot=f16,reduce=f16", -96.5625, 32.1875); }
+
+// The scale's form (token_scale_form / group_scale_form), through the whole pipeline (scale_form_case.hpp): x =
+// [0.6328125, 2.625] quantized to fp8 (per token, or one 1 x 128 group), both experts with gate row [0, 32], up row
+// [1, 0] and W2 column [1, 1]. s = 2.625 / 448 = 3 / 512: codes 112 (x / s = 108, a tie, to even) and 448, so x
+// reads back as [0.65625, 2.625]; g = 32 * 2.625 = 84, silu(84) = 84 in fp32, u = 0.65625, z = 55.125, and z requantizes
+// exactly (55.125 / 448 = 63 / 512): both outputs 0.75 z + 0.25 z = 55.125. With s = 2.625 * fp32(1 / 448) =
+// 0x1.800002p-8 (formats/tests/fp8_quant_test.cpp) the code of x[0] is 104: u = 104 s = 0.609375 (1 + 2^-22 / 3),
+// z = 84 u (g moves by the same 8e-8) = 51.1875 within 2e-7 relative, the requantization of z within another
+// (tested to 1e-6: the two forms are 7% apart).
+void expect_scale_form(const char* contract, ActFormat act, double want) {
+  const ScaleFormCase t = scale_form_case(contract, act);
+  const auto r = route(t.spec, t.ckpt);
+  for (auto prec : {Precision::fp32, Precision::fp64}) {
+    const auto out = reference_moe(t.spec, t.ckpt, r, ReferenceKind::contract, prec);
+    for (int i : {0, 1}) EXPECT_NEAR(out[i], want, 1e-6 * want) << contract << (prec == Precision::fp32 ? " fp32" : " fp64");
+  }
+  const auto nv = naive::moe(t.spec, t.ckpt, naive::route(t.spec, t.ckpt), true);
+  for (int i : {0, 1}) EXPECT_NEAR(nv[i], want, 1e-6 * want) << contract << " naive";
+}
+
+TEST(RoundingPoints, ScaleFormMovesTheCodeOfATieOnTheInput) {
+  for (ActFormat act : {ActFormat::fp8_token, ActFormat::fp8_group128}) {
+    expect_scale_form("default", act, 55.125);
+    expect_scale_form("token_scale=reciprocal,group_scale=reciprocal", act, 55.125);  // x * fp32(1 / s) = 108: tie
+    expect_scale_form("token_scale_form=qmax_reciprocal,group_scale_form=qmax_reciprocal", act, 51.1875);
+  }
+  expect_scale_form("token_scale_form=qmax_reciprocal", ActFormat::fp8_token, 51.1875);
+  expect_scale_form("group_scale_form=qmax_reciprocal", ActFormat::fp8_token, 55.125);  // not its granularity
+  expect_scale_form("group_scale_form=qmax_reciprocal", ActFormat::fp8_group128, 51.1875);
+  expect_scale_form("token_scale_form=qmax_reciprocal", ActFormat::fp8_group128, 55.125);
+}
 
 }  // namespace
 }  // namespace moe

@@ -199,6 +199,21 @@ TEST(CaseLoader, RoundingContractKeyRefusesBadTextAndPointsThatHaveTheirOwnKey) 
   expect_error(std::string(kHead) + "  - {tokens: 2, rounding_contract: 'output=f32'}\n", 4, "rounding_contract",
                "output_dtype");
   expect_error(std::string(kHead) + "  - {tokens: 2, pin_rounding_contract: maybe}\n", 4, "pin_rounding_contract");
+  expect_error(std::string(kHead) + "  - {tokens: 2, rounding_contract: 'token_scale_form=reciprocal'}\n", 4,
+               "rounding_contract", "token_scale_form does not take 'reciprocal'");
+}
+
+TEST(CaseLoader, ScaleFormPointsReachTheirSchemesAndTheId) {
+  const Suite s = load_suite_text(
+      std::string(kHead) +
+          "  - {tokens: 2, rounding_contract: 'token_scale_form=qmax_reciprocal', quant: {weight: fp8_channel, act: fp8_token}}\n"
+          "  - {tokens: 2, rounding_contract: 'group_scale_form=qmax_reciprocal', quant: {weight: fp8_block, act: fp8_group128}}\n",
+      "s.yaml");
+  ASSERT_EQ(s.cases.size(), 2u);
+  EXPECT_EQ(s.cases[0].problem.quant.act_scale_form, ActScaleForm::qmax_reciprocal);
+  EXPECT_NE(s.cases[0].id.find("/tokform-qmax_reciprocal"), std::string::npos) << s.cases[0].id;
+  EXPECT_EQ(s.cases[1].problem.quant.act_scale_form, ActScaleForm::qmax_reciprocal);
+  EXPECT_NE(s.cases[1].id.find("/grpform-qmax_reciprocal"), std::string::npos) << s.cases[1].id;
 }
 
 }  // namespace moe

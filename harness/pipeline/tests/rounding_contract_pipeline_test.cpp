@@ -8,7 +8,10 @@
 
 #include "harness/case/case_loader.hpp"
 #include "harness/pipeline/case_pipeline.hpp"
+#include "fixtures/tensor_element.hpp"
 #include "kernels/host/host_contract_kernel.hpp"
+#include "reference/routing/routing.hpp"
+#include "reference/tests/scale_form_case.hpp"
 
 namespace moe {
 namespace {
@@ -29,6 +32,8 @@ cases:
   - {rounding_contract: "slot=bf16,reduce=bf16", activation: swiglu_oai, biases: true, quant: {weight: mxfp4, act: none}}
   - {rounding_contract: "gate_up=bf16,reduce=bf16", topk: 1, routing: {kind: sigmoid_top1}, router_weight_on: input}
   - {rounding_contract: "slot=bf16,reduce=bf16", tier: exact, routing: {kind: precomputed}, hidden: 136}
+  - {rounding_contract: "token_scale_form=qmax_reciprocal,token_scale=reciprocal", quant: {weight: fp8_channel, act: fp8_token}, n_shared: 1, shared_inter: 64}
+  - {rounding_contract: "group_scale_form=qmax_reciprocal", quant: {weight: fp8_block, act: fp8_group128}, n_shared: 1, shared_inter: 64, shared_quant: {weight: fp8_block, act: fp8_group128}}
 )";
 
 TEST(RoundingContractPipeline, TheHostKernelComputesEveryPointACaseNames) {
@@ -145,6 +150,34 @@ TEST(RoundingContractPipeline, EitherLieAboutTheGateUpPointFailsANightlyCase) {
   const CaseRecord ok = judged(*c, honest);
   EXPECT_EQ(ok.status, Status::pass) << ok.reason;
   EXPECT_EQ(ok.contract.effective, "gate_up=bf16");
+}
+
+// The host kernel's fp8 quantizer forms s as the case's scale-form point says, on the input as on the intermediate
+// (the hand case of reference/tests/scale_form_case.hpp: 55.125 for amax / qmax, 51.1875 for amax * fp32(1 / qmax)),
+// and a kernel whose own pipeline forms it that way computes it whatever the case names.
+TEST(RoundingContractPipeline, TheHostKernelFormsTheScaleAsThePointSays) {
+  const auto out_of = [](const ScaleFormCase& t, HostContractKernel& k) {
+    Tensor out("out", DType::f32, {1, 2});
+    k.run(t.spec, t.ckpt, route(t.spec, t.ckpt), out);
+    return std::pair{double(element_as_f32(out, 0)), double(element_as_f32(out, 1))};
+  };
+  HostContractKernel plain;
+  HostContractKernel aiter_like(HostContractKernel::kDefaultFlopBudget, nullptr,
+                                {text("token_scale_form=qmax_reciprocal,group_scale_form=qmax_reciprocal"),
+                                 text("token_scale_form=qmax_reciprocal,group_scale_form=qmax_reciprocal")},
+                                "aiter-like");
+  for (ActFormat act : {ActFormat::fp8_token, ActFormat::fp8_group128}) {
+    for (const auto& [contract, want] : {std::pair{"default", 55.125},
+                                         std::pair{"token_scale_form=qmax_reciprocal,group_scale_form=qmax_reciprocal",
+                                                   51.1875}}) {
+      const auto [a, b] = out_of(scale_form_case(contract, act), plain);
+      EXPECT_NEAR(a, want, 1e-6 * want) << contract << " " << name(act);
+      EXPECT_NEAR(b, want, 1e-6 * want) << contract << " " << name(act);
+    }
+    const auto [a, b] = out_of(scale_form_case("default", act), aiter_like);
+    EXPECT_NEAR(a, 51.1875, 1e-6 * 51.1875) << name(act);
+    EXPECT_NEAR(b, 51.1875, 1e-6 * 51.1875) << name(act);
+  }
 }
 
 }  // namespace

@@ -82,6 +82,19 @@ def test_rounding_contract_not_utf8_is_bad_input_naming_it():
         case.run(Contract())
 
 
+def test_a_scale_form_the_point_does_not_take_is_bad_input_naming_it():
+    class Declares:
+        rounding_contract = "token_scale_form=reciprocal"
+
+        def __call__(self, fixture, out):
+            pass
+    case = moe_harness.suite("smoke", filter="*T1/*")[0]
+    with bad_input("rounding_contract") as info:
+        case.run(Declares())
+    assert "token_scale_form does not take 'reciprocal'" in str(info.value), str(info.value)
+    assert "divide, qmax_reciprocal" in str(info.value), str(info.value)
+
+
 @pytest.mark.parametrize("key", ["deterministic", "rereads_expert_weights", "graph_safe"])
 @pytest.mark.parametrize("value", ["yes", 1, None])
 def test_a_declaration_that_is_not_a_bool_is_bad_input_naming_it(key, value):

@@ -45,8 +45,10 @@ def test_aiter_scale_is_amax_times_the_reciprocal_of_qmax():
     assert float(quantize(x, q, Fp8Formula()).s[0, 0]) == float.fromhex("0x1.b6db6ep-8")
     source = AiterStyle(source_scale=True).formula
     assert float(quantize(x, q, source).s[0, 0]) == float.fromhex("0x1.b6db70p-8")
-    # the formula's declared points: the reciprocal codes only (the scale's form has no contract point)
-    assert source.contract_points() == ["token_scale=reciprocal", "group_scale=reciprocal"]
+    # the formula's declared points: the scale's form and the reciprocal codes; `aiter` declares the codes only
+    assert source.contract_points() == ["token_scale_form=qmax_reciprocal", "group_scale_form=qmax_reciprocal",
+                                        "token_scale=reciprocal", "group_scale=reciprocal"]
+    assert AiterStyle().formula.contract_points() == ["token_scale=reciprocal", "group_scale=reciprocal"]
 
 
 def test_aiter_scale_form_moves_codes_at_the_ties_bf16_values_make():
