@@ -299,7 +299,7 @@ namespace {
 // (never reached) and 1.0 afterwards, so the output there is 1 + 1 = 2.
 TEST(MutantKernel, WorkspaceInitOnceIsLiveOnlyAfterASmallerFirstCall) {
   Seen seen;
-  auto call = [&seen](MutantKernel& k, std::int64_t tokens) {
+  auto call = [](MutantKernel& k, std::int64_t tokens) {
     ProblemSpec p = problem();
     p.tokens = tokens;
     Checkpoint c;
