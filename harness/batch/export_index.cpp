@@ -1,7 +1,9 @@
 #include "harness/batch/export_index.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <fmt/format.h>
+#include <initializer_list>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -39,6 +41,15 @@ std::uint64_t parse_hex(const nlohmann::json& j, const std::string& file, const 
   }
   if (s.size() != 16 || used != 16) throw_bad_input(file, key, "'" + s + "' is not 16 hex digits", "export the suite again");
   return v;
+}
+// A key the index does not define (a hand edit, a typo, another tool's index) is refused, as the journal refuses
+// one: read silently, it would be a promise the index never made.
+void refuse_unknown_keys(const nlohmann::json& o, std::initializer_list<const char*> known, const std::string& file,
+                         const std::string& prefix) {
+  if (!o.is_object()) throw_bad_input(file, prefix.empty() ? "(file)" : prefix, "is not a JSON object", "export the suite again");
+  for (const auto& [k, v] : o.items())
+    if (std::none_of(known.begin(), known.end(), [&](const char* n) { return k == n; }))
+      throw_bad_input(file, prefix + k, "unknown key of an export index", "export the suite again");
 }
 }  // namespace
 
@@ -85,6 +96,8 @@ ExportIndex read_export_index(const std::filesystem::path& dir) {
     if (j.at(key).get<int>() != kExportIndexVersion)
       throw_bad_input(where, key, fmt::format("index version {} but this harness reads {}", j.at(key).dump(), kExportIndexVersion),
                       "export the suite again with this harness");
+    refuse_unknown_keys(j, {"index_version", "suite", "suite_file", "suite_hash", "filters", "harness",
+                            "reference_version", "cases"}, where, "");
     key = "suite";
     x.suite = j.at(key).get<std::string>();
     key = "suite_file";
@@ -112,6 +125,10 @@ ExportIndex read_export_index(const std::filesystem::path& dir) {
                         "list each case once (export the suite again)");
       key = at + "exported";
       e.exported = c.at("exported").get<bool>();
+      if (e.exported)
+        refuse_unknown_keys(c, {"id", "exported", "dir", "fixture_fingerprint", "reference_hash", "reference_key"}, where, at);
+      else
+        refuse_unknown_keys(c, {"id", "exported", "reason", "failed_check"}, where, at);
       if (e.exported) {
         key = at + "dir";
         e.dir = c.at("dir").get<std::string>();

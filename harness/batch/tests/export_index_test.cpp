@@ -136,6 +136,18 @@ TEST_F(IndexFile, RefusesWhatIsMissingOrMalformedNamingTheKey) {
   }
   write(head + R"({"id": "a", "exported": false, "reason": "r", "failed_check": "bad_input"}]})");
   EXPECT_EQ(refused_key(), "(accepted)");
+  // A key the index does not define is refused where it stands (as the journal refuses one), in either kind of entry
+  // and at the top; a key of the other kind of entry is unknown too.
+  write(head + R"({"id": "a", "exported": false, "reason": "r", "failed_check": "bad_input", "note": 1}]})");
+  EXPECT_EQ(refused_key(), "cases[0].note");
+  write(head + R"({"id": "a", "exported": false, "reason": "r", "failed_check": "bad_input", "dir": "a"}]})");
+  EXPECT_EQ(refused_key(), "cases[0].dir");
+  write(head + R"({"id": "a", "exported": true, "dir": "a", "fixture_fingerprint": "0000000000000000",
+                   "reference_hash": "0000000000000000", "reference_key": "k", "reason": "r"}]})");
+  EXPECT_EQ(refused_key(), "cases[0].reason");
+  write(R"({"index_version": 2, "suite": "s", "suite_file": "/s", "suite_hash": "0000000000000000", "filters": [],
+           "harness": "h", "reference_version": "r", "cases": [], "suite_hash2": "0000000000000000"})");
+  EXPECT_EQ(refused_key(), "suite_hash2");
 }
 
 }  // namespace
