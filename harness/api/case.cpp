@@ -2,6 +2,7 @@
 #include "moe_harness/case.hpp"
 
 #include <cstring>
+#include <optional>
 
 #include "harness/case/case_thresholds.hpp"
 #include "harness/pipeline/envelope_sim.hpp"
@@ -51,20 +52,23 @@ Thresholds thresholds(const CaseSpec& c) { return case_thresholds(c); }
 CaseRecord judge(const CaseSpec& c, const Fixture& f, const ReferenceSet& refs, const Tensor& out,
                  const std::string& kernel_id) {
   check_output_tensor(out.shape(), out.dtype(), f.problem, "output of " + kernel_id + " for " + c.id, "out");
-  CaseRecord rec;
+  const Thresholds th = case_thresholds(c);
+  BandMemo memo;  // each band token's explanation computed once for both judgements
+  std::optional<CaseRecord> judged;  // the verdict at the case's thresholds, where the decision computed it
+  if (needs_envelope(f.problem, refs, out, th, &f.pristine, &memo, &judged)) {  // copied only where the verdict needs it
+    ReferenceSet with = refs;
+    with.envelope = simulate_envelope(f.problem, f.pristine, with.routing, with.contract, with.ideal, with.slots);
+    judged.emplace();
+    record_verdict(*judged, f.problem, with, out, judge_output(f.problem, with, out, th, &f.pristine, &memo), th);
+  } else if (!judged) {  // the references came with an envelope (or the exact tier): judged with it here
+    judged.emplace();
+    record_verdict(*judged, f.problem, refs, out, judge_output(f.problem, refs, out, th, &f.pristine, &memo), th);
+  }
+  CaseRecord rec = std::move(*judged);
   rec.id = c.id;
   rec.kernel = kernel_id;
   rec.source = c.source;
   rec.fixture_fingerprint = f.fingerprint;
-  const Thresholds th = case_thresholds(c);
-  BandMemo memo;  // each band token's explanation computed once for both judgements
-  if (needs_envelope(f.problem, refs, out, th, &f.pristine, &memo)) {  // copied only where the verdict needs it
-    ReferenceSet with = refs;
-    with.envelope = simulate_envelope(f.problem, f.pristine, with.routing, with.contract, with.ideal, with.slots);
-    record_verdict(rec, f.problem, with, out, judge_output(f.problem, with, out, th, &f.pristine, &memo), th);
-    return rec;
-  }
-  record_verdict(rec, f.problem, refs, out, judge_output(f.problem, refs, out, th, &f.pristine, &memo), th);
   return rec;
 }
 

@@ -83,8 +83,10 @@ CaseRecord judge_on_exported(const CaseSpec& c, ExternalOutputKernel& k, const D
     // the case's own thresholds, so this record is the one `run` writes for the same output.
     Envelope exported = std::move(refs.envelope);
     refs.envelope = {};
-    if (!exported.empty() && needs_envelope(p, refs, out, case_thresholds(c))) refs.envelope = std::move(exported);
-    verdict_and_probes(rec, c, p, k, none, refs, out, info, {});
+    std::optional<CaseRecord> judged;  // the verdict without the envelope, where that is the verdict
+    const bool widen = !exported.empty() && needs_envelope(p, refs, out, case_thresholds(c), nullptr, nullptr, &judged);
+    if (widen) refs.envelope = std::move(exported);
+    verdict_and_probes(rec, c, p, k, none, refs, out, info, {}, nullptr, nullptr, judged && !widen ? &*judged : nullptr);
   } catch (...) {
     record_exception(rec);
   }

@@ -147,11 +147,13 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
 }
 
 bool needs_envelope(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th,
-                    const Checkpoint* weights, BandMemo* memo) {
+                    const Checkpoint* weights, BandMemo* memo, std::optional<CaseRecord>* judged) {
   if (!refs.envelope.empty() || th.bitwise) return false;
   CaseRecord at_case;
   record_verdict(at_case, p, refs, out, judge_output(p, refs, out, th, weights, memo), th);
-  return at_case.status != Status::pass;
+  const bool fails = at_case.status != Status::pass;
+  if (judged) *judged = std::move(at_case);
+  return fails;
 }
 
 bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& kernel, const DeviceDetection& device,
@@ -169,16 +171,20 @@ bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& 
 
 void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec& p, KernelUnderTest& kernel,
                         Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
-                        const PipelineOptions& opt, const Checkpoint* pristine, BandMemo* memo) {
+                        const PipelineOptions& opt, const Checkpoint* pristine, BandMemo* memo,
+                        CaseRecord* judged) {
   CaseTiming& tm = rec.timing;
   Clock::time_point t = Clock::now();
   const RoutingResult& routing = refs.routing;
-  const Thresholds th = case_thresholds(spec);
-  const Judgement j = judge_output(p, refs, out, th, pristine, memo);
   // The verdict's metrics, details and tokens join the record only once the probes ran: a probe that throws
   // leaves an error record without them.
   CaseRecord verdict;
-  record_verdict(verdict, p, refs, out, j, th);
+  if (judged) {
+    verdict = std::move(*judged);
+  } else {
+    const Thresholds th = case_thresholds(spec);
+    record_verdict(verdict, p, refs, out, judge_output(p, refs, out, th, pristine, memo), th);
+  }
   rec.status = verdict.status;
   rec.failed_check = verdict.failed_check;
   rec.reason = verdict.reason;
@@ -315,8 +321,9 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
     // The decision is a judgement (the judge phase); a simulation belongs to the references.
     BandMemo memo;
     const Thresholds case_th = case_thresholds(spec);
+    std::optional<CaseRecord> judged;  // the verdict at the case's thresholds, where the decision computed it
     const bool widen = opt.envelope_always ? refs.envelope.empty() && !case_th.bitwise
-                                           : needs_envelope(p, refs, out, case_th, &pristine, &memo);
+                                           : needs_envelope(p, refs, out, case_th, &pristine, &memo, &judged);
     tm.judge += lap(t);
     if (widen) {
       refs.envelope = simulate_envelope(p, pristine, refs.routing, refs.contract, refs.ideal, refs.slots);
@@ -331,7 +338,9 @@ CaseRecord execute_case(const CaseSpec& spec, KernelUnderTest& kernel, const Dev
       opt.capture({refs.contract.begin(), refs.contract.end()}, o);
     }
     // The pristine checkpoint (shown unchanged above) lends the band's explanation test its weights, then goes back.
-    verdict_and_probes(rec, spec, p, kernel, working, refs, out, info, opt, &pristine, &memo);
+    // Without a new envelope the decision's verdict is the verdict (same references, thresholds and output).
+    verdict_and_probes(rec, spec, p, kernel, working, refs, out, info, opt, &pristine, &memo,
+                       judged && !widen ? &*judged : nullptr);
     if (spec.tier != Tier::exact && opt.weights) opt.weights->give_back(given, std::move(pristine), &seal);
   } catch (...) {
     record_exception(rec);

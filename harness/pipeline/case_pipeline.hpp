@@ -78,9 +78,11 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
 // Whether the verdict on `out` needs the envelope simulated: refs hold none, the tier is statistical, and `out`
 // fails at the case's own thresholds th. An envelope only widens thresholds (verdict/envelope.hpp), so an output
 // that passes at th passes with any envelope: the pipeline simulates it only where it can change the verdict.
-// weights and memo as judge_output's.
+// weights and memo as judge_output's. judged, when given, receives the verdict at th whenever one was computed: where
+// no envelope is needed it is the record's verdict, which verdict_and_probes then takes instead of judging again.
 bool needs_envelope(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th,
-                    const Checkpoint* weights = nullptr, BandMemo* memo = nullptr);
+                    const Checkpoint* weights = nullptr, BandMemo* memo = nullptr,
+                    std::optional<CaseRecord>* judged = nullptr);
 
 // The record of (spec, kernel) before it runs: id, kernel, source; false with the gate's skip or fail in it when
 // the gate does not let the case run here.
@@ -89,10 +91,12 @@ bool start_record(CaseRecord& rec, const CaseSpec& spec, const KernelUnderTest& 
 // The last steps of a case once `kernel` wrote `out` from `working`: the verdict against refs, then the probes
 // (the kernel's input checks first), into rec with their timing (judge, probes).
 // `working` is lent to the token probes, which relabel its routed experts in place and restore them; `pristine`
-// (may be nullptr) and `memo` to judge_output.
+// (may be nullptr) and `memo` to judge_output. judged: the verdict needs_envelope already computed on these refs at
+// the case's thresholds (taken, not recomputed); nullptr judges here.
 void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec& p, KernelUnderTest& kernel,
                         Checkpoint& working, const ReferenceSet& refs, const Tensor& out, const RunInfo& info,
-                        const PipelineOptions& opt, const Checkpoint* pristine = nullptr, BandMemo* memo = nullptr);
+                        const PipelineOptions& opt, const Checkpoint* pristine = nullptr, BandMemo* memo = nullptr,
+                        CaseRecord* judged = nullptr);
 // Inside a catch block: the exception in flight as the case's record (a verdict raised as an error, such as out of
 // device memory, is a failure; anything else an error), never rethrown.
 void record_exception(CaseRecord& rec);
