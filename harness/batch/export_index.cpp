@@ -47,9 +47,11 @@ std::uint64_t parse_hex(const nlohmann::json& j, const std::string& file, const 
 void refuse_unknown_keys(const nlohmann::json& o, std::initializer_list<const char*> known, const std::string& file,
                          const std::string& prefix) {
   if (!o.is_object()) throw_bad_input(file, prefix.empty() ? "(file)" : prefix, "is not a JSON object", "export the suite again");
-  for (const auto& [k, v] : o.items())
+  for (const auto& item : o.items()) {
+    const std::string& k = item.key();
     if (std::none_of(known.begin(), known.end(), [&](const char* n) { return k == n; }))
       throw_bad_input(file, prefix + k, "unknown key of an export index", "export the suite again");
+  }
 }
 }  // namespace
 
