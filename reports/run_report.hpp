@@ -39,6 +39,12 @@ struct StatisticRecord {
   double z = 0, z_threshold = 0, effect = 0, effect_floor = 0;
   std::string at;      // where the worst value is ("channel 17", "expert 3 (4 of 16 tokens)"), or ""
   bool failed = false;
+  // The standard-error scale z was computed at (1, or the envelope's: verdict/envelope.hpp), and what the envelope
+  // measures on its members: the RMS of the components' z at that scale (a scalar statistic: |z|; the one-sided
+  // channel: its upper half, doubled), the number of components (1 for a scalar), and the shown component's z
+  // before the correction for their number. NaN / 0 where not measured.
+  double se_scale = 1, spread = std::numeric_limits<double>::quiet_NaN(), z_single = std::numeric_limits<double>::quiet_NaN();
+  double components = 0;
   bool ran() const { return status == "ran"; }
   // What the threshold is compared with: z itself for the one-sided channel statistic (an excess of error energy;
   // a negative z is less error than expected), |z| for the two-sided others.

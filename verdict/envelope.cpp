@@ -4,6 +4,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "verdict/systematic.hpp"
+#include "verdict/systematic_stats.hpp"
+
 namespace moe {
 namespace {
 
@@ -75,36 +78,41 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
         th.max_mismatch_fraction, std::min({1.0, kEnvelopeMaxWiden * th.max_mismatch_fraction,
                                             kEnvelopeMargin * lim.members_max_mismatch}));
 
-  // Per statistic: the members' z (RMS and largest |z|) and largest |effect|, over the members where it ran.
-  std::vector<std::string> names;
-  for (const EnvelopeMember& m : e.members)
-    for (const StatisticRecord& s : m.systematic)
-      if (std::find(names.begin(), names.end(), s.name) == names.end()) names.push_back(s.name);
-  for (const std::string& name : names) {
+  // Per statistic: its standard-error scale from the members' spreads, then the members' largest |effect| and (a
+  // maximum) their largest corrected z at that scale. The rounding members set scales only: each flips a third of
+  // the intermediate's roundings, more than a kernel's last bits do, so their effects are no kernel's.
+  const auto& names = kSystematicNames;
+  for (std::size_t si = 0; si < std::size(names); ++si) {
+    const std::string name = names[si];
     Fields f = fields(t.systematic, name);
     if (!f.z) continue;
-    double zz = 0, zmax = 0, emax = 0;
-    int ran = 0, rounding_ran = 0;
     auto usable = [&](const StatisticRecord& s) {
       return s.name == name && s.ran() && std::isfinite(s.z) && std::isfinite(s.effect);
     };
-    for (const EnvelopeMember& m : e.members)
-      for (const StatisticRecord& s : m.systematic)
-        if (usable(s)) {
-          zmax = std::max(zmax, s.tested_z());
-          emax = std::max(emax, std::fabs(s.effect));
-          ++ran;
-          if (e.rounding.empty()) zz += s.z * s.z, ++rounding_ran;
-        }
-    for (const EnvelopeMember& m : e.rounding)
-      for (const StatisticRecord& s : m.systematic)
-        if (usable(s)) zz += s.z * s.z, ++rounding_ran;
-    if (ran == 0 && rounding_ran == 0) continue;
-    if (f.scalar) {
-      const double scale = rounding_ran ? std::max(1.0, std::sqrt(zz / rounding_ran)) : 1.0;
-      *f.z *= scale;
-      lim.z_scale.emplace_back(name, scale);
-    } else {
+    // The scale from the rounding members where there are any: an accumulation member's bias (a matrix unit that
+    // truncates) is no variance; the members' largest z still bounds a maximum's threshold below.
+    double scale = 1, emax = 0, ss = 0;
+    int n_spread = 0;
+    bool ran = false;
+    for (const auto* set : {&e.members, &e.rounding})
+      for (const EnvelopeMember& m : *set)
+        for (const StatisticRecord& s : m.systematic)
+          if (usable(s)) {
+            ran = true;
+            if (set == &e.members) emax = std::max(emax, std::fabs(s.effect));
+            if (std::isfinite(s.spread) && (set == &e.rounding || e.rounding.empty())) ss += s.spread * s.spread, ++n_spread;
+          }
+    if (n_spread) scale = std::max(1.0, std::sqrt(ss / n_spread));
+    if (!ran) continue;
+    t.systematic.se_scale[si] = scale;
+    lim.z_scale.emplace_back(name, scale);
+    if (!f.scalar) {
+      double zmax = 0;
+      for (const EnvelopeMember& m : e.members)
+        for (const StatisticRecord& s : m.systematic)
+          if (usable(s) && std::isfinite(s.z_single))
+            zmax = std::max(zmax, name == "channel" ? multiplicity_z_upper(s.z_single / scale, s.components)
+                                                    : std::fabs(multiplicity_z(s.z_single / scale, s.components)));
       *f.z = std::max(*f.z, kEnvelopeMargin * zmax);
     }
     for (double* fl : f.floors) *fl = std::max(*fl, kEnvelopeMargin * emax);
@@ -123,7 +131,8 @@ std::string envelope_to_json(const Envelope& e) {
     nlohmann::json ms = nlohmann::json::array();
     for (const EnvelopeMember& m : *set) {
       nlohmann::json s = nlohmann::json::array();
-      for (const StatisticRecord& r : m.systematic) s.push_back({r.name, r.status, r.z, r.effect});
+      for (const StatisticRecord& r : m.systematic)
+        s.push_back({r.name, r.status, r.z, r.effect, r.spread, r.z_single, r.components});
       ms.push_back({{"cos", m.token_cos}, {"rel", m.token_rel}, {"mismatch", m.mismatch_fraction}, {"stats", s}});
     }
     j[key] = ms;
@@ -152,6 +161,9 @@ Envelope envelope_from_json(const std::string& text) {
           r.status = st.at(1).get<std::string>();
           r.z = st.at(2).is_number() ? st.at(2).get<double>() : NAN;
           r.effect = st.at(3).is_number() ? st.at(3).get<double>() : NAN;
+          r.spread = st.at(4).is_number() ? st.at(4).get<double>() : NAN;
+          r.z_single = st.at(5).is_number() ? st.at(5).get<double>() : NAN;
+          r.components = st.at(6).get<double>();
           em.systematic.push_back(std::move(r));
         }
         set->push_back(std::move(em));

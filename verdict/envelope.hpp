@@ -9,12 +9,18 @@
 //   min_cos, max_rel widened to margin x the members' worst non-band token, where that is beyond the defaults, at
 //                    most kEnvelopeMaxWiden times the defaults' distance (non-finite member tokens are left out)
 //   mismatch limit   max(default, margin x the members' largest mismatch fraction)
-//   gain, rounding_bias, offset, slot_direction (one z each): z threshold x max(1, RMS of the rounding members' z): the
-//                    statistic's real variance, correlated through W2 where the element-wise standard error assumes
-//                    independence (the rounding members flip a third of the intermediate's roundings, so their z
-//                    has that structure whatever the flips' number)
-//   channel, expert, token_gain, expert_partial, channel_group (maxima over channels, experts, tokens, groups):
-//                    z threshold max(default, margin x the members' largest |z|)
+//   every statistic's standard-error scale (SystematicThresholds::se_scale) = max(1, the RMS over the rounding
+//                    members (the members where there are none) of the statistic's spread: |z| of a scalar
+//                    statistic (gain, rounding_bias, offset, slot_direction), the RMS of the components' z of a
+//                    maximum (channel, expert, token_gain, expert_partial, channel_group)): the element-wise standard
+//                    errors assume independent errors, and the intermediate's roundings carried through W2 are not
+//                    (the rounding members flip a third of them, so their z has that structure whatever the flips'
+//                    number; an accumulation member's bias, a truncating matrix unit, is no variance). Every z is
+//                    divided by it; a maximum's z is then corrected for its number of components, so it reads as one
+//                    test's |z| whatever T, H or the number of experts (measured per component, the scale does not
+//                    depend on how many tokens the members sampled)
+//   a maximum's z threshold also max(default, margin x the members' largest corrected z at that scale): a maximum
+//                    has tails an RMS does not see
 //   every floor      max(default, margin x the members' largest |effect|)
 // A threshold never tightens here: the defaults of verdict/thresholds.cpp are the floor of every derived value. A
 // statistic this file does not name keeps its defaults. The members are judged with the scheme's default thresholds
@@ -56,7 +62,7 @@ struct EnvelopeLimits {
   bool applied = false;
   std::int64_t band_members_max = 0;  // the most band tokens of one member (of the sampled tokens)
   double members_worst_cos = 1, members_worst_rel = 0, members_max_mismatch = 0;
-  std::vector<std::pair<std::string, double>> z_scale;  // per scalar statistic: max(1, RMS of the members' z)
+  std::vector<std::pair<std::string, double>> z_scale;  // per statistic: its standard-error scale
 };
 
 // th with the envelope's derived values (unchanged when e is empty or th is the exact tier's).

@@ -7,6 +7,7 @@
 #include <limits>
 #include <tuple>
 
+#include "verdict/systematic_max.hpp"
 #include "verdict/systematic_partial.hpp"
 #include "verdict/systematic_stats.hpp"
 #include "verdict/systematic_sums.hpp"
@@ -29,8 +30,12 @@ StatisticRecord blank(const char* name, const SystematicThresholds& th) {
                                               {th.slot_direction_z, th.slot_direction_floor},
                                               {th.channel_group_z, th.channel_group_floor}};
   static_assert(std::size(limits) == std::size(kSystematicNames));
+  static_assert(std::tuple_size_v<decltype(th.se_scale)> == std::size(kSystematicNames));
   for (std::size_t i = 0; i < std::size(kSystematicNames); ++i)
-    if (n == kSystematicNames[i]) std::tie(s.z_threshold, s.effect_floor) = limits[i];
+    if (n == kSystematicNames[i]) {
+      std::tie(s.z_threshold, s.effect_floor) = limits[i];
+      s.se_scale = std::isfinite(th.se_scale[i]) && th.se_scale[i] >= 1 ? th.se_scale[i] : 1.0;
+    }
   return s;
 }
 void decide(StatisticRecord& s) {
@@ -69,7 +74,7 @@ AllTokenSums token_sums(const View& v) {
 // correct kernel grows with |r|), or clustered by token, whichever is larger (TokenSums::variance).
 void gain(const TokenSums& all, StatisticRecord& s) {
   s.effect = all.slope();
-  s.z = z_of(s.effect, std::sqrt(all.variance()));
+  s.z = z_of(s.effect, std::sqrt(all.variance()) * s.se_scale);
 }
 
 // Each element's error in units of s^2 = max(the mean squared error of its token's OTHER channels, their relative
@@ -104,17 +109,11 @@ void channel(const View& v, StatisticRecord& s) {
     }
   }
   auto rel = [&](std::int64_t c) { return rr[c] > 0 ? std::sqrt(ee[c] / rr[c]) : (ee[c] > 0 ? INFINITY : 0.0); };
-  auto z = [&](std::int64_t c) { return std::clamp(z_from_log_sf(log_chi2_sf(q[c], double(t))), -kZCap, kZCap); };
-  std::int64_t worst = 0, worst_above_floor = -1;
-  for (std::int64_t c = 0; c < h; ++c) {
-    if (q[c] > q[worst]) worst = c;
-    if (rel(c) > s.effect_floor && (worst_above_floor < 0 || q[c] > q[worst_above_floor])) worst_above_floor = c;
-  }
-  // z grows with Q for a fixed T: the channel that can fail is the largest Q above the floor; else show the largest.
-  const std::int64_t shown = worst_above_floor >= 0 && z(worst_above_floor) > s.z_threshold ? worst_above_floor : worst;
-  s.z = z(shown);
-  s.effect = rel(shown);
-  s.at = fmt::format("channel {}", shown);
+  std::vector<Component> cs;
+  cs.reserve(std::size_t(h));
+  for (std::int64_t c = 0; c < h; ++c)
+    cs.push_back({std::clamp(z_from_log_sf(log_chi2_sf(q[c], double(t))), -kZCap, kZCap) / s.se_scale, rel(c), c});
+  s.at = fmt::format("channel {} (of {})", pick_component(cs, s), h);
 }
 
 // d = (o - r) / ulp_out(r) * sign(r), clipped to +-kRoundingClipUlps, over the elements with r != 0. The mean's
@@ -144,7 +143,7 @@ void rounding_bias(const View& v, StatisticRecord& s) {
     ++clusters;
   }
   s.effect = mean;
-  s.z = z_of(mean, robust_se(var / double(n), cvar / (double(n) * double(n)), clusters));
+  s.z = z_of(mean, robust_se(var / double(n), cvar / (double(n) * double(n)), clusters) * s.se_scale);
 }
 
 // Each local expert's own gain beta_x = sum e s / sum s^2 over its slots' contributions s (token t, slot j routed to
@@ -159,8 +158,8 @@ void expert_regression(const View& v, StatisticRecord& s) {
     const std::int64_t x = v.in.routing.ids[std::size_t(i)] - first;
     if (x >= 0 && x < local) slots_of[x].push_back(i);
   }
-  bool any = false, any_hit = false;
-  double shown_score = -INFINITY;
+  bool any_hit = false;
+  std::vector<Component> cs;
   for (std::int64_t x = 0; x < local; ++x) {
     const auto& g = slots_of[x];
     if (g.empty()) continue;
@@ -178,20 +177,14 @@ void expert_regression(const View& v, StatisticRecord& s) {
       all += one;
     }
     if (!(all.rr > 0)) continue;
-    const double beta = all.slope(), z = z_of(beta, std::sqrt(all.variance()));
-    if (std::isnan(z)) continue;
-    any = true;
-    StatisticRecord c = s;
-    c.z = z; c.effect = beta;
-    decide(c);
-    if (c.closeness() > shown_score) {
-      shown_score = c.closeness();
-      s.z = z; s.effect = beta;
-      s.at = fmt::format("expert {} ({} slot(s) of {} tokens)", x + first, g.size(), t);
-    }
+    const double beta = all.slope(), z = z_of(beta, std::sqrt(all.variance()) * s.se_scale);
+    if (!std::isnan(z)) cs.push_back({z, beta, x});
   }
   if (!any_hit) return void(not_run(s, "no token routes to an expert of this rank"));
-  if (!any) not_run(s, "no local expert's contributions meet an error");
+  const std::int64_t shown = pick_component(cs, s);
+  if (shown < 0) return void(not_run(s, "no local expert's contributions meet an error"));
+  const std::int64_t x = cs[std::size_t(shown)].id;
+  s.at = fmt::format("expert {} ({} slot(s) of {} tokens; of {} experts)", x + first, slots_of[x].size(), t, cs.size());
 }
 
 // Without the slots: each local expert's tokens against the others, the difference of their gains, with the
@@ -209,8 +202,8 @@ void expert(const View& v, const AllTokenSums& sums, StatisticRecord& s) {
       const std::int64_t x = v.in.routing.ids[std::size_t(i * k + j)] - first;
       if (x >= 0 && x < local && (tokens_of[x].empty() || tokens_of[x].back() != i)) tokens_of[x].push_back(i);
     }
-  bool any = false, any_hit = false;
-  double shown_score = -INFINITY;
+  bool any_hit = false;
+  std::vector<Component> cs;
   for (std::int64_t x = 0; x < local; ++x) {
     const auto& g = tokens_of[x];
     if (g.empty()) continue;
@@ -220,23 +213,15 @@ void expert(const View& v, const AllTokenSums& sums, StatisticRecord& s) {
     for (std::int64_t i : g) in += tok[i];
     const TokenSums out = all - in;
     if (!(in.rr > 0) || !(out.rr > 0)) continue;
-    const double diff = in.slope() - out.slope(), z = z_of(diff, std::sqrt(in.variance() + out.variance()));
-    if (std::isnan(z)) continue;  // no error in either group
-    any = true;
-    StatisticRecord c = s;
-    c.z = z; c.effect = diff;
-    decide(c);
-    // Shown: the expert closest to failing, the largest share of its nearer limit (a failing one has a share
-    // above 1 on both, so it comes first); a large |z| on a negligible effect is not close to failing.
-    const double score = c.closeness();
-    if (score > shown_score) {
-      shown_score = score;
-      s.z = z; s.effect = diff;
-      s.at = fmt::format("expert {} ({} of {} tokens)", x + first, g.size(), t);
-    }
+    const double diff = in.slope() - out.slope(), z = z_of(diff, std::sqrt(in.variance() + out.variance()) * s.se_scale);
+    if (!std::isnan(z)) cs.push_back({z, diff, x});  // NaN: no error in either group
   }
   if (!any_hit) return void(not_run(s, "no token routes to an expert of this rank"));
-  if (!any) not_run(s, "no local expert has both its own tokens and others with an error to compare");
+  // Shown: a failing expert, else the one closest to failing (a large |z| on a negligible effect is not close).
+  const std::int64_t shown = pick_component(cs, s);
+  if (shown < 0) return void(not_run(s, "no local expert has both its own tokens and others with an error to compare"));
+  const std::int64_t x = cs[std::size_t(shown)].id;
+  s.at = fmt::format("expert {} ({} of {} tokens; of {} experts)", x + first, tokens_of[x].size(), t, cs.size());
 }
 // The signed mean error over all elements relative to the mean |reference|: a constant offset, or an error with
 // the sign of nothing the gain or the rounding statistic weighs by. Its variance: the elements' sample variance / n,
@@ -257,31 +242,23 @@ void offset(const View& v, StatisticRecord& s) {
   for (std::int64_t tok = 0; tok < t; ++tok) cvar += (tok_sum[tok] - mean * double(h)) * (tok_sum[tok] - mean * double(h));
   if (!(abs_r > 0)) return void(not_run(s, "the reference is zero everywhere: no scale for an offset"));
   s.effect = sum / abs_r;
-  s.z = z_of(mean, robust_se(var / double(n), cvar / (double(n) * double(n)), t));
+  s.z = z_of(mean, robust_se(var / double(n), cvar / (double(n) * double(n)), t) * s.se_scale);
 }
 
 // Each token's own gain b_t - 1 = sum_c e r / sum_c r^2 with its element-wise HC0 standard error: an error confined
 // to a few tokens (a tile, a slot block, one sequence) that the all-token gain dilutes by their share. Shown: the
 // token closest to failing.
 void token_gain(const AllTokenSums& sums, StatisticRecord& s) {
-  double shown_score = -INFINITY;
-  bool any = false;
+  std::vector<Component> cs;
   for (std::size_t i = 0; i < sums.tok.size(); ++i) {
     const TokenSums& ts = sums.tok[i];
     if (!(ts.rr > 0)) continue;
-    StatisticRecord c = s;
-    c.effect = ts.slope();
-    c.z = z_of(c.effect, std::sqrt(ts.variance()));
-    if (std::isnan(c.z)) continue;  // no error on this token
-    any = true;
-    decide(c);
-    if (c.closeness() > shown_score) {
-      shown_score = c.closeness();
-      s.z = c.z; s.effect = c.effect;
-      s.at = fmt::format("token {}", i);
-    }
+    const double b = ts.slope(), z = z_of(b, std::sqrt(ts.variance()) * s.se_scale);
+    if (!std::isnan(z)) cs.push_back({z, b, std::int64_t(i)});  // NaN: no error on this token
   }
-  if (!any) not_run(s, "no token has both a nonzero reference and an error");
+  const std::int64_t shown = pick_component(cs, s);
+  if (shown < 0) return void(not_run(s, "no token has both a nonzero reference and an error"));
+  s.at = fmt::format("token {} (of {})", cs[std::size_t(shown)].id, cs.size());
 }
 }  // namespace
 
@@ -327,6 +304,8 @@ std::vector<StatisticRecord> systematic_checks(const SystematicInput& in, const 
   for (int i : {0, 2, 5})
     if (stats[i].ran() && std::isnan(stats[i].z))
       not_run(stats[i], "every error sits where the reference is 0: no spread to test against");
+  for (int i : {0, 2, 4, 7})  // one z each: its own spread
+    if (stats[i].ran()) stats[i].z_single = stats[i].z, stats[i].spread = std::fabs(stats[i].z), stats[i].components = 1;
   for (auto& s : stats) decide(s);
   return stats;
 }

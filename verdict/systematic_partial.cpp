@@ -7,7 +7,7 @@
 #include <set>
 
 #include "fixtures/tensor_element.hpp"
-#include "verdict/systematic_stats.hpp"
+#include "verdict/systematic_max.hpp"
 #include "verdict/systematic_sums.hpp"
 
 namespace moe {
@@ -44,42 +44,22 @@ std::vector<SlotFit> local_slot_fits(const SystematicInput& in) {
 const char* kNoSlots = "no slot contributions kept for this case (above 2^24 values): `expert` uses its token groups";
 }  // namespace
 
-// Per local expert x, each of its token-slots' own gain beta with its element-wise HC0 z. The slot that can fail is
-// the largest |z| among those whose |beta| passes the floor (else the largest |z|, shown); its z is corrected for
-// the m_x token-slots of x (a max over m_x null tests). Shown: the expert closest to failing.
+// Each local token-slot's own gain beta with its element-wise HC0 z, corrected for the number of local token-slots
+// (a max over that many null tests). Shown: a failing token-slot, else the one closest to failing.
 void expert_partial(const SystematicInput& in, StatisticRecord& s) {
   if (in.slots.empty()) return void(not_run(s, kNoSlots));
   const std::vector<SlotFit> fits = local_slot_fits(in);
   if (fits.empty()) return void(not_run(s, "no token-slot of this rank's experts has a nonzero contribution"));
-  std::set<std::int64_t> experts;
-  for (const SlotFit& f : fits) experts.insert(f.expert);
-  double shown_score = -INFINITY;
-  for (std::int64_t x : experts) {
-    std::int64_t m = 0;
-    const SlotFit* best = nullptr;
-    double best_z = 0;
-    bool best_above = false;
-    for (const SlotFit& f : fits) {
-      if (f.expert != x) continue;
-      const double beta = f.sums.slope(), z = z_of(beta, std::sqrt(f.sums.variance()));
-      if (std::isnan(z)) continue;  // no error on this slot's token
-      ++m;
-      const bool above = std::fabs(beta) > s.effect_floor;
-      if (!best || (above && !best_above) || (above == best_above && std::fabs(z) > std::fabs(best_z)))
-        best = &f, best_z = z, best_above = above;
-    }
-    if (!best) continue;
-    StatisticRecord c = s;
-    c.z = multiplicity_z(best_z, double(m));
-    c.effect = best->sums.slope();
-    if (c.closeness() > shown_score) {
-      shown_score = c.closeness();
-      s.z = c.z; s.effect = c.effect;
-      s.at = fmt::format("expert {}, token {} slot {} (max of {} token-slot(s))", x, best->slot / in.routing.k,
-                         best->slot % in.routing.k, m);
-    }
+  std::vector<Component> cs;
+  for (std::size_t i = 0; i < fits.size(); ++i) {
+    const double beta = fits[i].sums.slope(), z = z_of(beta, std::sqrt(fits[i].sums.variance()) * s.se_scale);
+    if (!std::isnan(z)) cs.push_back({z, beta, std::int64_t(i)});  // NaN: no error on this slot's token
   }
-  if (std::isinf(shown_score)) not_run(s, "no token-slot of this rank's experts meets an error");
+  const std::int64_t shown = pick_component(cs, s);
+  if (shown < 0) return void(not_run(s, "no token-slot of this rank's experts meets an error"));
+  const SlotFit& f = fits[std::size_t(cs[std::size_t(shown)].id)];
+  s.at = fmt::format("expert {}, token {} slot {} (of {} token-slot(s))", f.expert, f.slot / in.routing.k,
+                     f.slot % in.routing.k, cs.size());
 }
 
 // u_tj = sign(<e_t, s_tj>) over the local token-slots; the mean sign's standard error is the larger of the null's
@@ -106,7 +86,7 @@ void slot_direction(const SystematicInput& in, StatisticRecord& s) {
     cvar += (tok_u[t] - mean * tok_n[t]) * (tok_u[t] - mean * tok_n[t]);
     ++clusters;
   }
-  s.z = z_of(mean, robust_se(sum_u2 / (n * n), cvar / (n * n), clusters));
+  s.z = z_of(mean, robust_se(sum_u2 / (n * n), cvar / (n * n), clusters) * s.se_scale);
   s.effect = es / ss;
   s.at = fmt::format("{:+.0f} of {} token-slot signs", sum_u, fits.size());
   if (std::isnan(s.z)) not_run(s, "no token-slot's contribution meets an error");
@@ -144,12 +124,12 @@ void channel_group(const SystematicInput& in, StatisticRecord& s) {
   for (std::int64_t i = 0; i < t * h; ++i) energy[std::size_t(i % h)] += double(in.ref[std::size_t(i)]) * in.ref[std::size_t(i)];
   const std::vector<ChannelGroup> groups = channel_groups(h, energy);
   if (groups.empty()) return void(not_run(s, fmt::format("{} channel(s): no group between one channel and all", h)));
-  double shown_score = -INFINITY;
-  for (const ChannelGroup& g : groups) {
+  std::vector<Component> cs;
+  for (std::size_t gi = 0; gi < groups.size(); ++gi) {
     TokenSums all;
     for (std::int64_t tok = 0; tok < t; ++tok) {
       TokenSums one;
-      for (std::int64_t c : g.channels) {
+      for (std::int64_t c : groups[gi].channels) {
         const double r = in.ref[std::size_t(tok * h + c)], e = err(in, tok * h + c), r2 = r * r;
         one += TokenSums{e * r, r2, r2 * e * e, r2 * r * e, r2 * r2};
       }
@@ -157,17 +137,12 @@ void channel_group(const SystematicInput& in, StatisticRecord& s) {
       all += one;
     }
     if (!(all.rr > 0)) continue;
-    StatisticRecord c = s;
-    c.effect = all.slope();
-    c.z = multiplicity_z(z_of(c.effect, std::sqrt(all.variance())), double(groups.size()));
-    if (std::isnan(c.z)) continue;
-    if (c.closeness() > shown_score) {
-      shown_score = c.closeness();
-      s.z = c.z; s.effect = c.effect;
-      s.at = fmt::format("{} (of {} groups)", g.label, groups.size());
-    }
+    const double b = all.slope(), z = z_of(b, std::sqrt(all.variance()) * s.se_scale);
+    if (!std::isnan(z)) cs.push_back({z, b, std::int64_t(gi)});
   }
-  if (std::isinf(shown_score)) not_run(s, "no channel group has both a nonzero reference and an error");
+  const std::int64_t shown = pick_component(cs, s);
+  if (shown < 0) return void(not_run(s, "no channel group has both a nonzero reference and an error"));
+  s.at = fmt::format("{} (of {} groups)", groups[std::size_t(cs[std::size_t(shown)].id)].label, cs.size());
 }
 
 }  // namespace moe

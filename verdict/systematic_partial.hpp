@@ -2,8 +2,9 @@
 // of an expert's tokens, one direction of every slot's error, and a gain on a group of channels. Each fills a
 // StatisticRecord whose z threshold and floor are set (verdict/systematic.cpp registers them in kSystematicNames):
 //   expert_partial  each local token-slot's own gain beta_tj = <e_t, s_tj> / <s_tj, s_tj> with its element-wise
-//                   HC0 standard error; per expert, the largest |z| above the floor corrected for the expert's
-//                   number of token-slots (Sidak); the expert closest to failing. Needs the slots.
+//                   HC0 standard error; the largest |z| among them corrected for their number (Sidak,
+//                   verdict/systematic_max.hpp); shown: a failing token-slot, else the closest to failing. Needs
+//                   the slots.
 //   slot_direction  the sign of every local token-slot's projection <e_t, s_tj>, pooled: a sign test (null: each
 //                   sign +-1 with probability 1/2, the slots of a token clustered), effect the pooled slope
 //                   sum <e, s> / sum <s, s>: an intermediate rounded toward zero shrinks every slot. Needs the slots.

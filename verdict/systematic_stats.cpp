@@ -65,13 +65,33 @@ double z_from_log_sf(double log_p) {
   return 0.5 * (lo + hi);
 }
 
+namespace {
+// log(1 - (1 - p)^m) from log p; below e^-30, m p to a relative 1e-13 m (and p itself may underflow a double there).
+double log_any_of(double log_p, double m) {
+  return log_p < -30.0 ? std::min(0.0, log_p + std::log(m)) : std::log(-std::expm1(m * std::log1p(-std::exp(log_p))));
+}
+// Its inverse: log p from log(1 - (1 - p)^m).
+double log_one_of(double log_pm, double m) {
+  return log_pm < -30.0 ? log_pm - std::log(m) : std::log(-std::expm1(std::log1p(-std::exp(log_pm)) / m));
+}
+}  // namespace
+
 double multiplicity_z(double z, double m) {
   if (!(m > 1) || std::isnan(z)) return z;
   const double log_p = std::log(2.0) + log_normal_sf(std::fabs(z));  // two-sided p of one test
-  // 1 - (1 - p)^m; below e^-30, m p to a relative 1e-13 m (and p itself may underflow a double there).
-  const double log_pm = log_p < -30.0 ? std::min(0.0, log_p + std::log(m)) : std::log(-std::expm1(m * std::log1p(-std::exp(log_p))));
-  const double zc = std::max(0.0, z_from_log_sf(log_pm - std::log(2.0)));
+  const double zc = std::max(0.0, z_from_log_sf(log_any_of(log_p, m) - std::log(2.0)));
   return z < 0 ? -zc : zc;
+}
+
+double multiplicity_z_upper(double z, double m) {
+  if (!(m > 1) || std::isnan(z)) return z;
+  return z_from_log_sf(log_any_of(log_normal_sf(z), m));
+}
+
+double single_z_threshold(double threshold, double m, bool one_sided) {
+  if (!(m > 1) || !std::isfinite(threshold)) return threshold;
+  if (one_sided) return z_from_log_sf(log_one_of(log_normal_sf(threshold), m));
+  return z_from_log_sf(log_one_of(std::log(2.0) + log_normal_sf(std::fabs(threshold)), m) - std::log(2.0));
 }
 
 }  // namespace moe

@@ -21,4 +21,11 @@ double log_normal_sf(double z);
 // threshold as often as one test passes it. m <= 1 and a NaN z return z; the correction never makes |z| negative.
 double multiplicity_z(double z, double m);
 
+// The same for m one-sided tests of the upper tail (`channel`): the z with P(N > z) = 1 - (1 - P(N > z1))^m.
+double multiplicity_z_upper(double z, double m);
+
+// The single test's threshold that multiplicity_z (two-sided) or multiplicity_z_upper (one-sided) maps to
+// `threshold`: a component passes `threshold` after the correction exactly when its own z passes this.
+double single_z_threshold(double threshold, double m, bool one_sided);
+
 }  // namespace moe

@@ -3,6 +3,7 @@
 // loosen them only with a written reason.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -21,25 +22,30 @@ struct SystematicThresholds {
   bool on = true;               // statistical tier; the exact tier's bit equality already decides
   double gain_z = 6.0;          // |b - 1| / se: two-sided normal p = 2e-9 per case
   double gain_floor = 1e-3;     // |b - 1|: 0.1 %
-  double channel_z = 7.0;       // one-sided normal p = 1.3e-12 per channel (1e-8 over 8192 channels)
+  double channel_z = 7.0;       // one-sided normal p = 1.3e-12 per case (the largest channel, corrected for H)
   double channel_floor = 0.02;  // the channel's relative error over the tokens
   double rounding_z = 6.0;      // |mean| / se of the signed error in output ulps
   double rounding_floor = 0.1;  // |mean|, in output ulps (truncation toward zero: -0.5)
-  double expert_z = 6.0;        // two-sided p = 2e-9 per expert (5e-7 over 256 local experts)
+  double expert_z = 6.0;        // two-sided p = 2e-9 per case (the largest expert, corrected for their number)
   double expert_floor = 2e-3;   // |gain of the expert's tokens - gain of the others| (no slot contributions)
   double expert_own_floor = 5e-3;  // |the expert's own gain| (the regression on its slot contributions)
   double offset_z = 6.0;        // |mean error| / se: two-sided p = 2e-9 per case
   double offset_floor = 5e-4;   // |mean error| / mean |reference|
-  double token_gain_z = 6.0;    // one token's |b_t - 1| / se_t: two-sided p = 2e-9 per token (2e-5 over 8192)
+  double token_gain_z = 6.0;    // the largest |b_t - 1| / se_t corrected for T: two-sided p = 2e-9 per case
   // |b_t - 1|: above 2^-7 = 7.8e-3, one flipped bf16 rounding of a token's dominant element, and below 9.2e-3, the
   // smallest effect a 1 % token gain showed after rounding (docs/judging.md "token_gain").
   double token_gain_floor = 8.5e-3;
-  double expert_partial_z = 6.0;   // one token-slot's |beta| / se, Sidak-corrected over its expert's token-slots
+  double expert_partial_z = 6.0;   // the largest token-slot's |beta| / se, Sidak-corrected over the local slots
   double expert_partial_floor = 5e-2;  // |beta_tj|: above 2^-3 x 40 % of a slot's energy (one fp8 code flip)
   double slot_direction_z = 6.0;   // the mean sign of the token-slots' error projections / se (a sign test)
   double slot_direction_floor = 1e-3;  // |the pooled slope of the error on the slots|, as gain's floor
   double channel_group_z = 6.0;    // a channel group's |b - 1| / se, Sidak-corrected over the groups
   double channel_group_floor = 5e-3;   // |b_G - 1|: 1/8 of the channels x1.01 is twice it
+  // Each statistic's standard-error scale, in kSystematicNames' order (verdict/systematic.hpp): every z, and every
+  // component's z of a maximum, is divided by it. 1 unless the case's envelope measured a larger spread
+  // (verdict/envelope.hpp): the element-wise standard errors assume independent errors, which intermediate roundings
+  // carried through W2 and the matrix units' accumulation are not.
+  std::array<double, 9> se_scale = {1, 1, 1, 1, 1, 1, 1, 1, 1};
 };
 
 // The requantization band's defaults on dynamic-activation schemes (docs/judging.md "The requantization band").

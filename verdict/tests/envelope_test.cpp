@@ -11,12 +11,22 @@
 namespace moe {
 namespace {
 
+// A member's statistic as systematic_checks writes it at scale 1: a scalar's spread is |z|, one component.
 StatisticRecord stat(const char* name, double z, double effect) {
   StatisticRecord s;
   s.name = name;
   s.status = "ran";
-  s.z = z;
+  s.z = s.z_single = z;
+  s.spread = std::fabs(z);
+  s.components = 1;
   s.effect = effect;
+  return s;
+}
+// A maximum's: the shown component's own z, the RMS of its m components' z.
+StatisticRecord max_stat(const char* name, double z_single, double effect, double spread, double m) {
+  StatisticRecord s = stat(name, z_single, effect);
+  s.spread = spread;
+  s.components = m;
   return s;
 }
 
@@ -113,32 +123,46 @@ TEST(Envelope, MismatchLimitIsTwiceTheMembersWorstButNeverBelowTheDefault) {
   EXPECT_NEAR(with_envelope(quantized(), e).max_mismatch_fraction, 0.0214, 1e-12);
 }
 
-TEST(Envelope, ScalarStatisticsScaleTheirZByTheMembersRmsAndMaximaTakeTwiceTheMembersLargest) {
+TEST(Envelope, EachStatisticsScaleIsTheMembersRmsSpreadAndAMaximumsThresholdTwiceTheirLargestCorrectedZ) {
   Envelope e = perfect(2, 1, 1);
-  e.members[0].systematic = {stat("gain", 3.0, 2e-4), stat("channel", 5.0, 0.01), stat("expert", -4.0, -0.012)};
-  e.members[1].systematic = {stat("gain", -4.0, -3e-4), stat("channel", 9.0, 0.03), stat("expert", 2.0, 0.004)};
+  e.members[0].systematic = {stat("gain", 3.0, 2e-4), max_stat("channel", 9.0, 0.01, 2.0, 1),
+                             max_stat("expert", -4.0, -0.012, 0.5, 1), max_stat("token_gain", 5.0, 1e-3, 1.0, 100)};
+  e.members[1].systematic = {stat("gain", -4.0, -3e-4), max_stat("channel", 5.0, 0.03, 2.0, 1),
+                             max_stat("expert", 2.0, 0.004, 1.0, 1), max_stat("token_gain", 1.0, 1e-3, 1.0, 100)};
   EnvelopeLimits lim;
   const Thresholds a = with_envelope(quantized(), e, &lim);
-  EXPECT_NEAR(a.systematic.gain_z, 6.0 * std::sqrt(12.5), 1e-12);  // RMS of (3, -4) = sqrt(25 / 2)
-  EXPECT_EQ(a.systematic.gain_floor, 1e-3);                       // 2 x 3e-4 < the default
-  EXPECT_EQ(a.systematic.channel_z, 18.0);                        // max(7, 2 x 9)
-  EXPECT_NEAR(a.systematic.channel_floor, 0.06, 1e-12);           // max(0.02, 2 x 0.03)
-  EXPECT_EQ(a.systematic.expert_z, 8.0);                          // max(6, 2 x |-4|)
-  EXPECT_NEAR(a.systematic.expert_own_floor, 0.024, 1e-12);       // 2 x 0.012
+  EXPECT_NEAR(a.systematic.se_scale[0], std::sqrt(12.5), 1e-12);  // gain: RMS of (3, -4) = sqrt(25 / 2)
+  EXPECT_EQ(a.systematic.gain_z, 6.0);                             // the z is scaled, not its threshold
+  EXPECT_EQ(a.systematic.gain_floor, 1e-3);                        // 2 x 3e-4 < the default
+  EXPECT_EQ(a.systematic.se_scale[1], 2.0);                        // channel: RMS of (2, 2)
+  EXPECT_EQ(a.systematic.channel_z, 9.0);                          // max(7, 2 x 9 / 2), one component
+  EXPECT_NEAR(a.systematic.channel_floor, 0.06, 1e-12);            // max(0.02, 2 x 0.03)
+  EXPECT_EQ(a.systematic.se_scale[3], 1.0);                        // expert: RMS of (0.5, 1) < 1
+  EXPECT_EQ(a.systematic.expert_z, 8.0);                           // max(6, 2 x |-4|)
+  EXPECT_NEAR(a.systematic.expert_own_floor, 0.024, 1e-12);        // 2 x 0.012
   EXPECT_NEAR(a.systematic.expert_floor, 0.024, 1e-12);
-  ASSERT_EQ(lim.z_scale.size(), 1u);
+  // token_gain: z 5 the largest of 100 tests, two-sided p = 2 Q(5) = 5.733e-7, 1 - (1 - p)^100 = 5.733e-5, which
+  // is the two-sided p of z = 4.024 (Q(4.024) = 2.866e-5, normal tables); the threshold max(6, 2 x 4.024).
+  EXPECT_NEAR(a.systematic.token_gain_z, 8.048, 0.01);
+  ASSERT_EQ(lim.z_scale.size(), 4u);
   EXPECT_EQ(lim.z_scale[0].first, "gain");
 }
 
-TEST(Envelope, TheRoundingMembersAloneScaleTheScalarStatistics) {
+TEST(Envelope, TheRoundingMembersAloneSetTheScalesAndNothingElse) {
   Envelope e = perfect(1, 1, 1);
   e.members[0].systematic = {stat("gain", 40.0, 2e-4)};  // an accumulation member's bias: its z is no variance
   for (double z : {1.0, -7.0}) {
     EnvelopeMember r;
-    r.systematic = {stat("gain", z, 1e-4)};
+    r.systematic = {stat("gain", z, 5e-3), max_stat("token_gain", 40.0, 0.2, 3.0, 10)};
     e.rounding.push_back(r);
   }
-  EXPECT_NEAR(with_envelope(quantized(), e).systematic.gain_z, 6.0 * 5.0, 1e-12);  // RMS of (1, -7) = 5
+  const Thresholds a = with_envelope(quantized(), e);
+  EXPECT_NEAR(a.systematic.se_scale[0], 5.0, 1e-12);  // RMS of (1, -7) = 5
+  // Their effects and z set no floor and no threshold: each flips a third of the intermediate's roundings.
+  EXPECT_EQ(a.systematic.gain_floor, 1e-3);
+  EXPECT_EQ(a.systematic.se_scale[5], 3.0);
+  EXPECT_EQ(a.systematic.token_gain_z, 6.0);
+  EXPECT_EQ(a.systematic.token_gain_floor, quantized().systematic.token_gain_floor);
 }
 
 TEST(Envelope, StatisticsThatDidNotRunOrAreNotFiniteAreLeftOut) {
@@ -156,7 +180,7 @@ TEST(Envelope, JsonRoundTripKeepsEveryMeasurementAndNan) {
   e.token_noise[1] = NAN;
   e.members[1].token_rel[2] = 0.125;
   e.members[0].mismatch_fraction = 0.5;
-  e.members[0].systematic = {stat("gain", 1.5, -2e-4)};
+  e.members[0].systematic = {max_stat("token_gain", 1.5, -2e-4, 0.75, 64)};
   e.rounding.push_back(e.members[0]);
   const Envelope r = envelope_from_json(envelope_to_json(e));
   ASSERT_EQ(r.rounding.size(), 1u);
@@ -170,6 +194,9 @@ TEST(Envelope, JsonRoundTripKeepsEveryMeasurementAndNan) {
   EXPECT_EQ(r.members[0].mismatch_fraction, 0.5);
   ASSERT_EQ(r.members[0].systematic.size(), 1u);
   EXPECT_EQ(r.members[0].systematic[0].z, 1.5);
+  EXPECT_EQ(r.members[0].systematic[0].z_single, 1.5);
+  EXPECT_EQ(r.members[0].systematic[0].spread, 0.75);
+  EXPECT_EQ(r.members[0].systematic[0].components, 64);
   EXPECT_TRUE(envelope_from_json("{not json").empty());
   EXPECT_TRUE(envelope_from_json("{\"model\": 3}").empty());
 }
@@ -204,7 +231,9 @@ TEST(Envelope, NoEnvelopeTightensAnyThreshold) {
       for (double& c : m.token_cos) c = maybe_nan(1.0 - std::pow(u(rng), 4.0) * 0.05);
       for (double& r : m.token_rel) r = maybe_nan(std::pow(u(rng), 4.0) * 0.5);
       m.mismatch_fraction = std::pow(u(rng), 3.0) * 0.2;
-      for (const char* name : names) m.systematic.push_back(stat(name, maybe_nan((u(rng) - 0.5) * 40), maybe_nan((u(rng) - 0.5) * 0.1)));
+      for (const char* name : names)
+        m.systematic.push_back(max_stat(name, maybe_nan((u(rng) - 0.5) * 40), maybe_nan((u(rng) - 0.5) * 0.1),
+                                        maybe_nan(u(rng) * 5), 1 + std::floor(u(rng) * 1000)));
     };
     for (EnvelopeMember& m : e.members) fill(m);
     e.rounding.resize(std::size_t(u(rng) * 8));
@@ -220,6 +249,8 @@ TEST(Envelope, NoEnvelopeTightensAnyThreshold) {
       EXPECT_GE(a.band_allowance, requant_band_allowance(t.band_fraction, tokens)) << "trial " << trial;
     }
     for (auto f : looser_up) EXPECT_GE(a.systematic.*f, t.systematic.*f) << "trial " << trial;
+    for (std::size_t i = 0; i < t.systematic.se_scale.size(); ++i)
+      EXPECT_GE(a.systematic.se_scale[i], t.systematic.se_scale[i]) << "trial " << trial;
   }
 }
 

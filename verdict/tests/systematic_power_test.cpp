@@ -115,7 +115,7 @@ TEST(SystematicPower, OneTokensGainFailsTokenGainWhereTheAllTokenGainIsDiluted) 
     const auto st = stats(l, bf16(v, 1, 2048), true);
     EXPECT_TRUE(get(st, "token_gain").failed) << systematic_lines(st);
     EXPECT_NEAR(get(st, "token_gain").effect, 0.03, 1e-3);
-    EXPECT_EQ(get(st, "token_gain").at, "token 0");
+    EXPECT_EQ(get(st, "token_gain").at, "token 0 (of 1)");
   }
   const Layer l = make(64, 512, 4);
   auto v = noisy(l, 2e-4, 4);
@@ -124,7 +124,7 @@ TEST(SystematicPower, OneTokensGainFailsTokenGainWhereTheAllTokenGainIsDiluted) 
   const auto st = stats(l, bf16(v, 64, 512), true);
   const auto& tg = get(st, "token_gain");
   EXPECT_TRUE(tg.failed) << systematic_lines(st);
-  EXPECT_TRUE(tg.at == "token 17" || tg.at == "token 40") << tg.at;
+  EXPECT_TRUE(tg.at == "token 17 (of 64)" || tg.at == "token 40 (of 64)") << tg.at;
   EXPECT_NEAR(tg.effect, 0.02, 1e-3);
   EXPECT_FALSE(get(st, "gain").failed) << systematic_lines(st);
 }

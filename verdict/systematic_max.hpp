@@ -1,0 +1,27 @@
+// The statistics that are the largest of many components (channel, expert, token_gain, expert_partial,
+// channel_group: docs/judging.md "Systematic errors"). Each component's z is taken at the statistic's standard-error
+// scale (StatisticRecord::se_scale); the statistic's z is the shown component's z corrected for the number of
+// components (Sidak), so that on a correct kernel it is distributed as one test's |z| whatever the number of
+// channels, experts, tokens or token-slots; and the RMS of the components' z (`spread`) is what the envelope's
+// members measure to set the scale.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "reports/run_report.hpp"
+
+namespace moe {
+
+struct Component {
+  double z;       // the component's own z at se_scale (before the correction)
+  double effect;  // its effect size
+  std::int64_t id;
+};
+
+// Fills s.z (corrected for components.size() tests; one-sided for `channel`), s.effect, s.z_single, s.components and
+// s.spread from the components, and returns the index of the one shown: a component that fails (its corrected z
+// passes s.z_threshold and its effect s.effect_floor) if any, else the one closest to failing. -1 and s untouched
+// when there are none.
+std::int64_t pick_component(const std::vector<Component>& components, StatisticRecord& s);
+
+}  // namespace moe
