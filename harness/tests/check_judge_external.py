@@ -146,7 +146,7 @@ def main():
             if first is not None:
                 assert c["failed_check"] in first, (bug, c["failed_check"], c["reason"])
             if bug == "dead_channel":
-                assert s["at"] == f"channel {hidden // 2}" and s["effect"] == 1.0, s
+                assert s["at"] == f"channel {hidden // 2} (of {hidden})" and s["effect"] == 1.0, s
             if bug == "gain_3pct":
                 assert abs(s["effect"] - 0.03) < 3e-3, s
             if bug == "truncate_output":
