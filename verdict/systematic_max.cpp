@@ -29,6 +29,7 @@ std::int64_t pick_component(const std::vector<Component>& components, StatisticR
   }
   const Component& b = components[std::size_t(best)];
   s.z_single = b.z;
+  // -40: z_from_log_sf's lowest value (P = 1), where every component lies far under its null.
   s.z = one_sided ? std::max(-40.0, multiplicity_z_upper(b.z, m)) : multiplicity_z(b.z, m);
   s.effect = b.effect;
   s.components = m;
