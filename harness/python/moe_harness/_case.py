@@ -1,5 +1,6 @@
 """Suites and cases: moe_harness.suite(), Suite, Case (over moe_harness/suite.hpp and moe_harness/case.hpp)."""
 import json
+import weakref
 
 from moe_harness import _moe_harness as _native
 from moe_harness._errors import bad_input, check_device, check_flag, check_path, check_seed, check_text, native_arguments
@@ -63,8 +64,21 @@ class Case:
 
     def __init__(self, native, suite):
         self._native = native
-        self.suite = suite
+        # A weak reference: a Suite holds its Cases, so a strong one back would make a cycle, and a dropped suite
+        # (with the expert weights its native handle shares, GBs on the nightly) would stay resident until the next
+        # cyclic collection instead of going at once.
+        self._suite = weakref.ref(suite)
         self._spec = None
+
+    @property
+    def suite(self):
+        """The Suite this case belongs to; once the caller has dropped that object, a new Suite over the same loaded
+        suite (same name, file, seed and cases)."""
+        s = self._suite()
+        if s is None:
+            s = Suite(self._native.suite)
+            self._suite = weakref.ref(s)
+        return s
 
     id = property(lambda self: self._native.id, doc="the canonical case id (report.json cases[].id)")
     source = property(lambda self: self._native.source, doc="file:line of the case in its suite")

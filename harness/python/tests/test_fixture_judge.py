@@ -5,6 +5,7 @@ import json
 import os
 import re
 import subprocess
+import weakref
 
 import numpy as np
 import pytest
@@ -125,6 +126,23 @@ def test_views_share_memory_and_keep_the_fixture_alive():
     case.release()
     gc.collect()
     assert np.array_equal(a, copy)  # the view still reads the fixture it came from
+
+
+def test_a_dropped_suite_goes_at_once_and_its_cases_still_name_it():
+    # A suite's native handle holds the expert weights its cases share (GBs on the nightly): a Suite and its Cases
+    # must form no reference cycle, or a loop over seeds keeps every seed's weights until a cyclic collection.
+    gc.disable()
+    try:
+        suite = moe_harness.suite("smoke", seed=3)
+        gone = weakref.ref(suite)
+        case = suite[1]
+        assert case.suite is suite
+        del suite
+        assert gone() is None, "the Suite outlived its last reference: a cycle holds it"
+        again = case.suite
+        assert (again.name, again.seed, len(again), again[1].id) == ("smoke", 3, len(moe_harness.suite("smoke")), case.id)
+    finally:
+        gc.enable()
 
 
 def test_to_torch_dtypes_and_bf16_values():
