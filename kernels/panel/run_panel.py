@@ -15,7 +15,6 @@ and effect, the envelope's z scales: with --envelope always, on passing cases to
 Exit: 0 every judged case passed, 1 a false alarm, 2 bad arguments, 4 nothing was judged.
 """
 import argparse
-import gc
 import json
 import os
 import sys
@@ -121,10 +120,9 @@ def main():
                       f"{counts['skip']} skip ({time.time() - t0:.1f} s); token_permutation ran on "
                       f"{metamorphic['token_permutation']}, expert_relabeling on {metamorphic['expert_relabeling']}",
                       flush=True)
-        # A suite keeps the expert weights its cases share (several GB on the nightly): nothing may hold this seed's
-        # suite (its cases, the last verdict) once the next seed's is loaded, or each seed's weights stay resident.
+        # A suite keeps the expert weights its cases share (several GB on the nightly): let this seed's go (its
+        # cases, the last verdict) before the next seed's is loaded, or both are resident at once.
         suite = case = v = session = member = None
-        gc.collect()
     for name, (c, cw, r, rw) in worst.items():
         print(f"panel-{name}: worst min_cos {c:.7f} ({cw}); worst max_rel {r:.3e} ({rw})")
     print(f"{judged - alarms} passed, {alarms} failed")
