@@ -139,13 +139,26 @@ TEST(Envelope, EachStatisticsScaleIsTheMembersRmsSpreadAndAMaximumsThresholdTwic
   EXPECT_NEAR(a.systematic.channel_floor, 0.06, 1e-12);            // max(0.02, 2 x 0.03)
   EXPECT_EQ(a.systematic.se_scale[3], 1.0);                        // expert: RMS of (0.5, 1) < 1
   EXPECT_EQ(a.systematic.expert_z, 8.0);                           // max(6, 2 x |-4|)
-  EXPECT_NEAR(a.systematic.expert_own_floor, 0.024, 1e-12);        // 2 x 0.012
-  EXPECT_NEAR(a.systematic.expert_floor, 0.024, 1e-12);
+  EXPECT_NEAR(a.systematic.expert_own_floor, 0.02, 1e-12);         // 2 x 0.012 = 0.024, at most 4 x 5e-3
+  EXPECT_NEAR(a.systematic.expert_floor, 0.008, 1e-12);            // 2 x 0.012 = 0.024, at most 4 x 2e-3
   // token_gain: z 5 the largest of 100 tests, two-sided p = 2 Q(5) = 5.733e-7, 1 - (1 - p)^100 = 5.733e-5, which
   // is the two-sided p of z = 4.024 (Q(4.024) = 2.866e-5, normal tables); the threshold max(6, 2 x 4.024).
   EXPECT_NEAR(a.systematic.token_gain_z, 8.048, 0.01);
   ASSERT_EQ(lim.z_scale.size(), 4u);
   EXPECT_EQ(lim.z_scale[0].first, "gain");
+}
+
+// The floors widen like the per-token thresholds, at most kEnvelopeMaxWiden (4) times their defaults: an
+// accumulation member whose modelled truncation shrinks the output by 0.56 % (the envelope of a declared accum=mma14
+// fp8 T128 case measured 5.6e-3) would otherwise raise the gain floor to 1.12e-2 and let a 1 % gain through.
+TEST(Envelope, AFloorWidensAtMostFourTimesItsDefault) {
+  Envelope e = perfect(1, 1, 1);
+  e.members[0].systematic = {stat("gain", -40.0, -5.6e-3), stat("rounding_bias", -40.0, -0.3),
+                             stat("slot_direction", -40.0, -1.5e-3)};
+  const Thresholds a = with_envelope(quantized(), e);
+  EXPECT_NEAR(a.systematic.gain_floor, 4e-3, 1e-15);             // min(2 x 5.6e-3, 4 x 1e-3)
+  EXPECT_NEAR(a.systematic.rounding_floor, 0.4, 1e-15);          // min(2 x 0.3, 4 x 0.1)
+  EXPECT_NEAR(a.systematic.slot_direction_floor, 3e-3, 1e-15);   // 2 x 1.5e-3, under 4 x 1e-3
 }
 
 TEST(Envelope, TheRoundingMembersAloneSetTheScalesAndNothingElse) {
