@@ -2,7 +2,8 @@
 # The three GPU panel members (vllm-torch, vllm-fastaccum, vllm-triton: docs/judging.md "The independent panel")
 # over the whole nightly at explicit seeds, token probes off, one process per (seed, shard of 10) with all three
 # members (they share the seed's generated weights), 15 processes at once on the device's 16 cores:
-#   bash results/runs/2026-12-06-gpu-nightly-seeds/call.sh JOBS_FILE      (lines "SEED SHARD", SHARD of 0..9)
+#   [SELFTEST=1] [P=15] bash results/runs/2026-12-06-gpu-nightly-seeds/call.sh JOBS_FILE   (lines "SEED SHARD", 0..9)
+# SELFTEST=1 first starts the GPU selftest over 20 seeds beside the jobs (selftest-gpu.txt); P jobs run at once.
 # A job starts only while at least MINJOB s (default 150) of the call's BUDGET s (default 540) are left, and is cut
 # at the budget (its verbose log keeps what it judged). Logs: $OUT/logs.tgz (n-SEED-SHARD.{txt,jsonl}, times.txt).
 set -x
@@ -28,5 +29,10 @@ job() {  # SEED SHARD
   echo "$tag: exit $?, $(( $(date +%s) - t )) s (limit $lim s)" >> "$T"
 }
 export -f job
-xargs -P 15 -L 1 bash -c 'job "$@"' _ < "$JOBS"
+if [ "${SELFTEST:-0}" = 1 ]; then
+  ( t=$(date +%s); timeout -s INT -k 15 $(( END - t )) $B selftest --kernel gpu --seeds 20 --jobs 2 --job-threads 4 \
+      > "$L/selftest-gpu.txt" 2>&1; echo "selftest-gpu: exit $?, $(( $(date +%s) - t )) s" >> "$T" ) &
+fi
+xargs -P ${P:-15} -L 1 bash -c 'job "$@"' _ < "$JOBS"
+wait
 tar czf "$O/logs.tgz" -C "$O" logs && rm -rf "$L"
