@@ -44,7 +44,8 @@ static Thresholds default_thresholds_of_scheme(const ProblemSpec& p, Tier tier) 
   // An expert's own gain keeps the default 5e-3 on every scheme: a kernel whose fp8 GEMMs run on matrix units that
   // accumulate with fewer bits (one slot's gain of -0.7 % to -1.5 % at decode on the H200,
   // results/runs/2026-12-02-h200-panel/RUN.md) declares `accum=mmaN`, and its envelope widens the floor to twice
-  // what such an accumulator does (verdict/envelope.hpp); a kernel that accumulates exactly is held to 5e-3.
+  // what such an accumulator does, at most 4 times 5e-3 (verdict/envelope.hpp); a kernel that accumulates exactly is
+  // held to 5e-3.
   // Every activation format is dynamic (a scale per token, 128-group or 32-block from the values themselves).
   if (quant_act) { t.band_factor = kBandFactor; t.band_fraction = kBandFraction; }
   t.rel_floor = 1e-6;
