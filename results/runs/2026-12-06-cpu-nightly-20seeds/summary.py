@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Which seeds of the whole nightly each NumPy panel member was judged at, from the runs' JSON lines
-(logs/*.jsonl.gz; a verdict judged twice, by a killed run and a later one, counted once), and how many did not pass.
+"""Which seeds of the whole nightly each panel member was judged at, from the runs' JSON lines (default
+logs/nightly-shard*.jsonl.gz beside this file; plain or gzipped; a verdict judged twice, by a killed run and a later
+one, counted once), and how many did not pass.
 
-Usage: summary.py [LOGDIR]"""
+Usage: summary.py [GLOB...]"""
 import collections
 import glob
 import gzip
@@ -10,10 +11,10 @@ import json
 import os
 import sys
 
-d = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "logs")
+pats = sys.argv[1:] or [os.path.join(os.path.dirname(os.path.abspath(__file__)), "logs", "nightly-shard*.jsonl.gz")]
 seen = {}
-for f in sorted(glob.glob(os.path.join(d, "nightly-shard*.jsonl.gz"))):
-    for line in gzip.open(f, "rt"):
+for f in sorted({f for p in pats for f in glob.glob(p)}):
+    for line in (gzip.open if f.endswith(".gz") else open)(f, "rt"):
         r = json.loads(line)
         seen[(r["member"], r["seed"], r["id"])] = r["status"]
 cases = {i for (_, _, i) in seen}
