@@ -115,10 +115,14 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
                                                     : std::fabs(multiplicity_z(s.z_single / scale, s.components)));
       *f.z = std::max(*f.z, kEnvelopeMargin * zmax);
     }
-    // At most kEnvelopeMaxWiden times the default, as the per-token thresholds: the accumulation members'
-    // truncation bias is a bound (2^-N ||a|| ||w|| toward zero, several times what the H100's fp8 units do at the
-    // N the panel declares), and a declaration must not switch a bias check off (docs/judging.md "The envelope").
-    for (double* fl : f.floors) *fl = std::max(*fl, std::min(kEnvelopeMargin * emax, kEnvelopeMaxWiden * *fl));
+    // A pooled statistic's floor widens at most kEnvelopeMaxWiden times its default, as the per-token thresholds:
+    // the accumulation members' truncation bias is a bound (2^-N ||a|| ||w|| toward zero, several times what the
+    // H100's fp8 units do at the N the panel declares) that every pooled statistic sees whole, and a declaration
+    // must not switch a bias check off. A maximum's floor is not capped: its largest component is one channel,
+    // expert, token or token-slot, which one requantization step of the members (a 1x128 group's scale at decode)
+    // legitimately moves by several percent (docs/judging.md "The envelope").
+    for (double* fl : f.floors)
+      *fl = std::max(*fl, f.scalar ? std::min(kEnvelopeMargin * emax, kEnvelopeMaxWiden * *fl) : kEnvelopeMargin * emax);
   }
   if (limits) *limits = lim;
   return t;

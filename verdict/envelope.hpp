@@ -21,7 +21,8 @@
 //                    depend on how many tokens the members sampled)
 //   a maximum's z threshold also max(default, margin x the members' largest corrected z at that scale): a maximum
 //                    has tails an RMS does not see
-//   every floor      max(default, margin x the members' largest |effect|), at most kEnvelopeMaxWiden x default
+//   every floor      max(default, margin x the members' largest |effect|), for a pooled statistic (gain,
+//                    rounding_bias, offset, slot_direction) at most kEnvelopeMaxWiden x default
 // A threshold never tightens here: the defaults of verdict/thresholds.cpp are the floor of every derived value. A
 // statistic this file does not name keeps its defaults. The members are judged with the scheme's default thresholds
 // (a case's own atol/rtol do not reach them), and the activation's draw falls after an act_gate rounding, so the
@@ -37,9 +38,9 @@
 namespace moe {
 
 inline constexpr double kEnvelopeMargin = 2.0;
-// min_cos, max_rel, the mismatch limit and every systematic floor widen to at most this many times the defaults'
-// (1 - min_cos, max_rel, the fraction, the floor): a member's one degenerate token must not switch a check off, nor
-// a declared accumulation's modelled bias a bias statistic.
+// min_cos, max_rel, the mismatch limit and a pooled statistic's floor widen to at most this many times the
+// defaults' (1 - min_cos, max_rel, the fraction, the floor): a member's one degenerate token must not switch a check
+// off, nor a declared accumulation's modelled bias a bias statistic.
 inline constexpr double kEnvelopeMaxWiden = 4.0;
 
 struct EnvelopeMember {
