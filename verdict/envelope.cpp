@@ -121,8 +121,10 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
     // must not switch a bias check off. A maximum's floor is not capped: its largest component is one channel,
     // expert, token or token-slot, which one requantization step of the members (a 1x128 group's scale at decode)
     // legitimately moves by several percent (docs/judging.md "The envelope").
-    for (double* fl : f.floors)
-      *fl = std::max(*fl, f.scalar ? std::min(kEnvelopeMargin * emax, kEnvelopeMaxWiden * *fl) : kEnvelopeMargin * emax);
+    for (double* fl : f.floors) {
+      const double widened = kEnvelopeMargin * emax;
+      *fl = std::max(*fl, f.scalar ? std::min(widened, kEnvelopeMaxWiden * *fl) : widened);
+    }
   }
   if (limits) *limits = lim;
   return t;
