@@ -101,6 +101,14 @@ inline double judged_min_cos(const CaseRecord& r) {
   return std::numeric_limits<double>::quiet_NaN();
 }
 
+// The fraction of elements outside the tolerance the mismatch_fraction check judged: strict_mismatch_fraction (the
+// requantization band's tokens excluded, docs/judging.md), else mismatch_fraction; NaN without either.
+inline double judged_mismatch_fraction(const CaseRecord& r) {
+  for (const char* k : {"strict_mismatch_fraction", "mismatch_fraction"})
+    if (const auto it = r.metrics.find(k); it != r.metrics.end()) return it->second;
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 // Each phase summed over the cases (CaseRecord or ReportCase: anything with a `timing`).
 template <class Cases>
 CaseTiming timing_total(const Cases& cases) {

@@ -52,6 +52,11 @@ struct Judgement {
   // are more than the allowance; a band token's rel is bounded by its edge instead).
   std::int64_t band_tokens = 0, band_allowance = 0;
   double band_max_ratio = 0, strict_min_cos = 1, strict_max_rel = 0;
+  // What mismatch_fraction judges: the fraction of elements outside the tolerance in the tokens outside the band
+  // (the band's tokens while it holds, and mismatch_band_tokens: tokens that joined it for their elements outside
+  // the tolerance, inside the edge and explained, while the fraction was over its limit; within the allowance).
+  double strict_mismatch_fraction = 0;
+  std::int64_t mismatch_band_tokens = 0;
   // The band's explanation test (docs/judging.md "The band's explanation test"), over the tokens the band's rule
   // took: explained ones stay in the band, rejected ones (residual above kExplainMaxRatio x the contract noise)
   // leave it and are judged like any token; undecisive: explained, but the columns span so much of H that an error

@@ -133,6 +133,8 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
                  {"band_rejected", double(j.band_rejected)}, {"band_undecisive", double(j.band_undecisive)},
                  {"band_explain_ratio", j.band_explain_ratio},
                  {"strict_max_rel", j.strict_max_rel}, {"threshold_mismatch_fraction", th.max_mismatch_fraction},
+                 {"strict_mismatch_fraction", j.strict_mismatch_fraction},
+                 {"mismatch_band_tokens", double(j.mismatch_band_tokens)},
                  {"envelope_members", double(refs.envelope.members.size())},
                  {"envelope_tokens", double(refs.envelope.sampled.size())},
                  {"envelope_band_max", double(env.band_members_max)},
@@ -141,7 +143,7 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
   for (const auto& [name, scale] : env.z_scale) rec.metrics["envelope_z_scale_" + name] = scale;
   // Whether the band's explanation test ran, only where a token was inside the band's edge (elsewhere it has nothing
   // to say, and a verdict on an exported reference, which has no weights, keeps the same metrics as one recomputed).
-  if (j.band_tokens + j.band_rejected > 0) rec.metrics["band_explain_run"] = double(j.band_explain_run);
+  if (j.band_tokens + j.mismatch_band_tokens + j.band_rejected > 0) rec.metrics["band_explain_run"] = double(j.band_explain_run);
   rec.token_cos = j.token_cos;
   rec.token_rel = j.token_rel;
 }

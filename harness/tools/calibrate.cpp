@@ -159,7 +159,7 @@ int run_calibration(const CalibrateOptions& opt) {
           note(judged_max_rel(r), w.max_rel, w.max_rel_at, false);
           note(r.metrics.at("min_cos"), w.raw_min_cos, w.raw_min_cos_at, true);
           note(r.metrics.at("max_rel"), w.raw_max_rel, w.raw_max_rel_at, false);
-          note(r.metrics.at("mismatch_fraction"), w.mismatch, w.mismatch_at, false);
+          note(judged_mismatch_fraction(r), w.mismatch, w.mismatch_at, false);
         }
         for (const StatisticRecord& st : r.systematic) w.systematic[st.name].note(st, fmt::format("{}, seed {}", c.id, seed));
       }

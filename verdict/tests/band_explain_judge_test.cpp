@@ -1,7 +1,9 @@
 // How the judge consumes the band's explanation test (docs/judging.md "The band's explanation test"): a token the
 // band's rule takes stays in the band only if the explainer explains it; a rejected one is judged by min_cos like
 // any token, with the reason naming it; the counts and the worst ratio are reported; without an explainer the
-// details say the test did not run. The doc's constants are the code's.
+// details say the test did not run. The mismatch fraction judges the tokens outside the band, and a token with
+// elements outside the tolerance joins the band by the same test (inside the edge, explained, within the
+// allowance). The doc's constants are the code's.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -118,6 +120,119 @@ TEST(JudgeBandExplain, WithoutAnExplainerTheBandsRuleAloneDecidesAndSaysSo) {
   EXPECT_TRUE(j.pass);
   EXPECT_FALSE(j.band_explain_run);
   EXPECT_NE(j.details().find("band explanation: not run"), std::string::npos) << j.details();
+}
+
+// v's token t with `n` elements (columns 0, 2, 4, ...) moved by +d each.
+void bump(std::vector<float>& v, std::int64_t t, int n, float d) {
+  for (int i = 0; i < n; ++i) v[std::size_t(t * kH + 2 * i)] += d;
+}
+// The element tolerance of these tests: atol 0.05, no rtol, at most 2 of the 512 elements outside it.
+Thresholds mismatch_th() {
+  Thresholds t = band_th();
+  t.min_cos = 0.999;  // a token with 4 elements moved by 0.1 (1 - cos about 1.5e-4) passes min_cos
+  t.atol = 0.05;
+  t.rtol = 0.0;
+  t.max_mismatch_fraction = 2.0 / double(kT * kH);
+  return t;
+}
+
+TEST(JudgeMismatchBand, ATokenInsideTheEdgeAndExplainedJoinsTheBandAndItsElementsDoNotCount) {
+  const auto r = reference();
+  auto ideal = r;
+  for (std::int64_t t = 0; t < kT; ++t) push(ideal, r, t, 0.04);
+  auto o = r;
+  bump(o, 3, 4, 0.1f);  // 4 of 512 elements outside atol 0.05; rel 0.2 / ||row|| (about 0.017) <= 2 x 0.04
+  Fake yes{0.5, {}, {}}, no{12.0, {}, {}};
+  Judgement j = judge(r, ideal, as_output(o), kT, kH, mismatch_th(), routing(), yes.fn());
+  EXPECT_TRUE(j.pass) << j.summary;
+  EXPECT_EQ(yes.asked, std::vector<std::int64_t>{3});
+  EXPECT_DOUBLE_EQ(j.mismatch_fraction, 4.0 / 512.0);
+  EXPECT_DOUBLE_EQ(j.strict_mismatch_fraction, 0.0);
+  EXPECT_EQ(j.mismatch_band_tokens, 1);
+  EXPECT_EQ(j.band_tokens, 0);  // not below min_cos: not the cos rule's band token
+  EXPECT_NE(j.details().find("1 token(s) with elements outside the tolerance joined the band"), std::string::npos)
+      << j.details();
+  j = judge(r, ideal, as_output(o), kT, kH, mismatch_th(), routing(), no.fn());
+  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.failed_check, Check::mismatch_fraction);
+  EXPECT_DOUBLE_EQ(j.strict_mismatch_fraction, 4.0 / 512.0);
+  EXPECT_EQ(j.mismatch_band_tokens, 0);
+  EXPECT_EQ(j.band_rejected, 1);
+  // Without an explainer the band's rule alone decides, as for the cos rule's tokens.
+  j = judge(r, ideal, as_output(o), kT, kH, mismatch_th(), routing());
+  EXPECT_TRUE(j.pass) << j.summary;
+  EXPECT_NE(j.details().find("band explanation: not run"), std::string::npos) << j.details();
+}
+
+TEST(JudgeMismatchBand, TokensJoinMostElementsFirstOnlyWhileOverTheLimitAndWithinTheAllowance) {
+  const auto r = reference();
+  auto ideal = r;
+  for (std::int64_t t = 0; t < kT; ++t) push(ideal, r, t, 0.04);
+  auto o = r;
+  bump(o, 5, 4, 0.1f);
+  bump(o, 3, 4, 0.1f);
+  bump(o, 6, 1, 0.1f);
+  Fake yes{0.5, {}, {}};
+  // Allowance 1: token 3 (4 elements, the first of the two largest) joins; token 5's 4 and token 6's 1 count.
+  Judgement j = judge(r, ideal, as_output(o), kT, kH, mismatch_th(), routing(), yes.fn());
+  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.failed_check, Check::mismatch_fraction);
+  EXPECT_EQ(yes.asked, std::vector<std::int64_t>{3});
+  EXPECT_EQ(j.mismatch_band_tokens, 1);
+  EXPECT_DOUBLE_EQ(j.mismatch_fraction, 9.0 / 512.0);
+  EXPECT_DOUBLE_EQ(j.strict_mismatch_fraction, 5.0 / 512.0);
+  EXPECT_NE(j.summary.find("over the tokens outside the requantization band (1.758e-02 over every token)"),
+            std::string::npos) << j.summary;
+  // Allowance 3: tokens 3 and 5 join; then 1 element of 512 is within the limit and token 6 is not asked about.
+  Thresholds th = mismatch_th();
+  th.band_allowance = 3;
+  Fake yes3{0.5, {}, {}};
+  j = judge(r, ideal, as_output(o), kT, kH, th, routing(), yes3.fn());
+  EXPECT_TRUE(j.pass) << j.summary;
+  EXPECT_EQ(yes3.asked, (std::vector<std::int64_t>{3, 5}));
+  EXPECT_EQ(j.mismatch_band_tokens, 2);
+  EXPECT_DOUBLE_EQ(j.strict_mismatch_fraction, 1.0 / 512.0);
+}
+
+TEST(JudgeMismatchBand, ATokenBeyondTheEdgeNeverJoins) {
+  const auto r = reference();
+  auto ideal = r;
+  for (std::int64_t t = 0; t < kT; ++t) push(ideal, r, t, 0.04);
+  auto o = r;
+  bump(o, 3, 4, 0.6f);  // rel 1.2 / ||row|| (about 0.10) > the edge 2 x 0.04
+  Thresholds th = mismatch_th();
+  th.min_cos = 0.99;
+  th.max_rel = 0.2;
+  Fake yes{0.5, {}, {}};
+  const Judgement j = judge(r, ideal, as_output(o), kT, kH, th, routing(), yes.fn());
+  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.failed_check, Check::mismatch_fraction);
+  EXPECT_TRUE(yes.asked.empty());
+  EXPECT_DOUBLE_EQ(j.strict_mismatch_fraction, 4.0 / 512.0);
+}
+
+TEST(JudgeMismatchBand, TheElementsOfABandThatHoldsDoNotCount) {
+  const auto r = reference();
+  auto ideal = r;
+  for (std::int64_t t = 0; t < kT; ++t) push(ideal, r, t, 0.04);
+  auto o = r;
+  push(o, r, 3, 0.03);  // below min_cos 0.9999, inside the edge: the cos rule's band token
+  Thresholds th = mismatch_th();
+  th.min_cos = 0.9999;
+  th.atol = 0.02;  // each of token 3's 64 elements moved by about 0.03 x ||row|| / 8 (0.04) leaves it
+  Fake yes{0.5, {}, {}};
+  Judgement j = judge(r, ideal, as_output(o), kT, kH, th, routing(), yes.fn());
+  EXPECT_TRUE(j.pass) << j.summary;
+  EXPECT_EQ(j.band_tokens, 1);
+  EXPECT_EQ(j.mismatch_band_tokens, 0);
+  EXPECT_DOUBLE_EQ(j.mismatch_fraction, 64.0 / 512.0);
+  EXPECT_DOUBLE_EQ(j.strict_mismatch_fraction, 0.0);
+  // Two such tokens with allowance 1: the band does not hold, and every element counts.
+  push(o, r, 6, 0.03);
+  j = judge(r, ideal, as_output(o), kT, kH, th, routing(), yes.fn());
+  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.failed_check, Check::min_cos);
+  EXPECT_DOUBLE_EQ(j.strict_mismatch_fraction, 128.0 / 512.0);
 }
 
 // docs/judging.md states the test's constants; each must be the code's.
