@@ -60,6 +60,7 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
   }
   lim.members_worst_cos = worst_strict_cos;
   lim.members_worst_rel = worst_strict_rel;
+  t.band_elements = band_on && lim.members_max_mismatch > 0;
   if (band_on) {
     // The most band tokens of one member, scaled to T, plus three standard deviations of a count of that size.
     const double expected = double(lim.band_members_max) / double(n) * double(e.tokens);

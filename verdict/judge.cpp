@@ -265,18 +265,20 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
                                      band_holds ? fmt::format("; {} token(s) inside the requantization band", j.band_tokens) : "",
                                      rejected));
   }
-  // The mismatch fraction over the tokens that are not requantization differences (docs/judging.md "The
-  // requantization band"): a band token's elements do not count while the band holds; and while the fraction is over
-  // its limit, a further token with elements outside the tolerance whose rel is inside the band's edge and whose
-  // error the explanation test explains joins the band (most such elements first), within the same allowance. At
-  // one token a group's amax moving one intermediate ulp requantizes the whole row: tens of elements leave the
-  // tolerance at once, a correct kernel's requantization state that no per-element tolerance models.
+  // Where the envelope's members leave the tolerance themselves (th.band_elements), the mismatch fraction is taken
+  // over the tokens that are not requantization differences (docs/judging.md "The element band and the
+  // requantization band"): a band token's elements do not count while the band holds; and while the fraction is
+  // over its limit, a further token with elements outside the tolerance whose rel is inside the band's edge and
+  // whose error the explanation test explains joins the band (most such elements first), within the same
+  // allowance. At one token a group's amax moving one intermediate ulp requantizes the whole row: tens of elements
+  // leave the tolerance at once, a correct kernel's requantization state that no per-element tolerance models.
   std::int64_t strict = j.mismatches;
-  if (band_holds)
+  if (band_holds && th.band_elements)
     for (std::int64_t tok : band.tokens) strict -= tok_mismatches[std::size_t(tok)];
   const double elements = double(std::max<std::int64_t>(1, t * h));
   const std::int64_t in_band = std::int64_t(band.tokens.size());
-  if (!(double(strict) / elements <= th.max_mismatch_fraction) && band_on(j, th, t) && in_band < band.allowance) {
+  if (th.band_elements && !(double(strict) / elements <= th.max_mismatch_fraction) && band_on(j, th, t) &&
+      in_band < band.allowance) {
     std::vector<std::int64_t> candidates;
     const std::set<std::int64_t> taken(band.tokens.begin(), band.tokens.end());
     for (std::int64_t tok = 0; tok < t; ++tok)

@@ -82,6 +82,11 @@ struct Thresholds {
   // The allowance derived from the case's simulated envelope (verdict/envelope.hpp); -1: none was simulated, and
   // band_fraction decides.
   std::int64_t band_allowance = -1;
+  // Whether the band also excuses its tokens' elements from max_mismatch_fraction (docs/judging.md "The element band
+  // and the requantization band"): set by the envelope where its members, the declared contract's own legitimate
+  // variation, put elements outside atol + rtol |r| (a contract whose variation never leaves the tolerance gets no
+  // such licence: a kernel that lies about it must not hide its mismatches in the band's one free token).
+  bool band_elements = false;
   // Which of min_cos, max_rel and max_mismatch_fraction a case set itself (apply_override): the envelope widens only
   // the defaults, never a value the case chose.
   bool case_min_cos = false, case_max_rel = false, case_mismatch = false;

@@ -133,6 +133,7 @@ Thresholds mismatch_th() {
   t.atol = 0.05;
   t.rtol = 0.0;
   t.max_mismatch_fraction = 2.0 / double(kT * kH);
+  t.band_elements = true;  // the envelope's members leave the tolerance themselves
   return t;
 }
 
@@ -162,6 +163,15 @@ TEST(JudgeMismatchBand, ATokenInsideTheEdgeAndExplainedJoinsTheBandAndItsElement
   j = judge(r, ideal, as_output(o), kT, kH, mismatch_th(), routing());
   EXPECT_TRUE(j.pass) << j.summary;
   EXPECT_NE(j.details().find("band explanation: not run"), std::string::npos) << j.details();
+  // Where the envelope's members never left the tolerance, every element counts and nothing is asked.
+  Thresholds th = mismatch_th();
+  th.band_elements = false;
+  Fake asked{0.5, {}, {}};
+  j = judge(r, ideal, as_output(o), kT, kH, th, routing(), asked.fn());
+  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.failed_check, Check::mismatch_fraction);
+  EXPECT_TRUE(asked.asked.empty());
+  EXPECT_DOUBLE_EQ(j.strict_mismatch_fraction, 4.0 / 512.0);
 }
 
 TEST(JudgeMismatchBand, TokensJoinMostElementsFirstOnlyWhileOverTheLimitAndWithinTheAllowance) {
@@ -227,6 +237,14 @@ TEST(JudgeMismatchBand, TheElementsOfABandThatHoldsDoNotCount) {
   EXPECT_EQ(j.mismatch_band_tokens, 0);
   EXPECT_DOUBLE_EQ(j.mismatch_fraction, 64.0 / 512.0);
   EXPECT_DOUBLE_EQ(j.strict_mismatch_fraction, 0.0);
+  // Without the envelope's licence the band still holds for min_cos, and its token's elements count.
+  th.band_elements = false;
+  j = judge(r, ideal, as_output(o), kT, kH, th, routing(), yes.fn());
+  EXPECT_FALSE(j.pass);
+  EXPECT_EQ(j.failed_check, Check::mismatch_fraction);
+  EXPECT_EQ(j.band_tokens, 1);
+  EXPECT_DOUBLE_EQ(j.strict_mismatch_fraction, 64.0 / 512.0);
+  th.band_elements = true;
   // Two such tokens with allowance 1: the band does not hold, and every element counts.
   push(o, r, 6, 0.03);
   j = judge(r, ideal, as_output(o), kT, kH, th, routing(), yes.fn());

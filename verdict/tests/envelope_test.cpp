@@ -123,6 +123,18 @@ TEST(Envelope, MismatchLimitIsTwiceTheMembersWorstButNeverBelowTheDefault) {
   EXPECT_NEAR(with_envelope(quantized(), e).max_mismatch_fraction, 0.0214, 1e-12);
 }
 
+// The band excuses its tokens' elements only where a member itself left the tolerance, and only with the band on.
+TEST(Envelope, TheBandExcusesElementsOnlyWhereAMemberLeftTheTolerance) {
+  Envelope e = perfect(2, 4, 4);
+  EXPECT_FALSE(with_envelope(quantized(), e).band_elements);
+  e.members[1].mismatch_fraction = 1.0 / 2048.0;
+  EXPECT_TRUE(with_envelope(quantized(), e).band_elements);
+  Thresholds off = quantized();
+  off.band_factor = 0;
+  EXPECT_FALSE(with_envelope(off, e).band_elements);
+  EXPECT_FALSE(quantized().band_elements);  // no envelope: every element counts
+}
+
 TEST(Envelope, EachStatisticsScaleIsTheMembersRmsSpreadAndAMaximumsThresholdTwiceTheirLargestCorrectedZ) {
   Envelope e = perfect(2, 1, 1);
   e.members[0].systematic = {stat("gain", 3.0, 2e-4), max_stat("channel", 9.0, 0.01, 2.0, 1),
