@@ -282,12 +282,14 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
     std::vector<std::int64_t> candidates;
     const std::set<std::int64_t> taken(band.tokens.begin(), band.tokens.end());
     for (std::int64_t tok = 0; tok < t; ++tok)
-      if (tok_mismatches[std::size_t(tok)] > 0 && !taken.count(tok) && inside_edge(j, th, tok)) candidates.push_back(tok);
+      if (tok_mismatches[std::size_t(tok)] > 0 && !taken.count(tok) && inside_edge(j, th, tok))
+        candidates.push_back(tok);
     std::stable_sort(candidates.begin(), candidates.end(), [&](std::int64_t a, std::int64_t b) {
       return tok_mismatches[std::size_t(a)] > tok_mismatches[std::size_t(b)];
     });
     for (std::int64_t tok : candidates) {
-      if (double(strict) / elements <= th.max_mismatch_fraction || in_band + j.mismatch_band_tokens >= band.allowance) break;
+      if (double(strict) / elements <= th.max_mismatch_fraction || in_band + j.mismatch_band_tokens >= band.allowance)
+        break;
       if (!explained(tok)) continue;
       strict -= tok_mismatches[std::size_t(tok)];
       ++j.mismatch_band_tokens;
@@ -311,8 +313,10 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
 
 std::string Judgement::band_explain_lines() const {
   if (!band_explain_run)
-    return band_tokens + mismatch_band_tokens > 0 ? "  band explanation: not run (no weights to explain with: an exported reference); the band's "
-                             "rule alone decided\n" : "";
+    return band_tokens + mismatch_band_tokens > 0
+               ? "  band explanation: not run (no weights to explain with: an exported reference); the band's rule "
+                 "alone decided\n"
+               : "";
   if (band_explanations.empty()) return "";
   std::string s = fmt::format("  band explanation: {} token(s) tested, {} explained ({} not decisive), {} rejected as not a "
                               "requantization difference; worst residual {:.2f} x the contract noise (limit {:g})\n",

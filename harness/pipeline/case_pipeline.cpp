@@ -143,7 +143,8 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
   for (const auto& [name, scale] : env.z_scale) rec.metrics["envelope_z_scale_" + name] = scale;
   // Whether the band's explanation test ran, only where a token was inside the band's edge (elsewhere it has nothing
   // to say, and a verdict on an exported reference, which has no weights, keeps the same metrics as one recomputed).
-  if (j.band_tokens + j.mismatch_band_tokens + j.band_rejected > 0) rec.metrics["band_explain_run"] = double(j.band_explain_run);
+  if (j.band_tokens + j.mismatch_band_tokens + j.band_rejected > 0)
+    rec.metrics["band_explain_run"] = double(j.band_explain_run);
   rec.token_cos = j.token_cos;
   rec.token_rel = j.token_rel;
 }
