@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <set>
 #include <fmt/format.h>
 
 #include "fixtures/error.hpp"
@@ -280,9 +279,9 @@ Judgement judge(const std::vector<float>& ref, const std::vector<float>& ideal, 
   if (th.band_elements && !(double(strict) / elements <= th.max_mismatch_fraction) && band_on(j, th, t) &&
       in_band < band.allowance) {
     std::vector<std::int64_t> candidates;
-    const std::set<std::int64_t> taken(band.tokens.begin(), band.tokens.end());
-    for (std::int64_t tok = 0; tok < t; ++tok)
-      if (tok_mismatches[std::size_t(tok)] > 0 && !taken.count(tok) && inside_edge(j, th, tok))
+    for (std::int64_t tok = 0; tok < t; ++tok)  // band.tokens is ascending
+      if (tok_mismatches[std::size_t(tok)] > 0 && !std::binary_search(band.tokens.begin(), band.tokens.end(), tok) &&
+          inside_edge(j, th, tok))
         candidates.push_back(tok);
     std::stable_sort(candidates.begin(), candidates.end(), [&](std::int64_t a, std::int64_t b) {
       return tok_mismatches[std::size_t(a)] > tok_mismatches[std::size_t(b)];

@@ -39,6 +39,12 @@ void push(std::vector<float>& v, const std::vector<float>& r, std::int64_t t, do
   for (std::int64_t c = 0; c < kH; ++c) d[c] -= dot / rr * r[t * kH + c], dd += d[c] * d[c];
   for (std::int64_t c = 0; c < kH; ++c) v[t * kH + c] = float(r[t * kH + c] + rel * row_norm(r, t) * d[c] / std::sqrt(dd));
 }
+// The ideal reference of these tests: every token of r moved by rel 0.04 (q_t = 0.04, the band's edge 0.08).
+std::vector<float> ideal_of(const std::vector<float>& r) {
+  auto ideal = r;
+  for (std::int64_t t = 0; t < kT; ++t) push(ideal, r, t, 0.04);
+  return ideal;
+}
 Tensor as_output(const std::vector<float>& v) {
   Tensor t("out", DType::f32, {kT, kH});
   auto s = t.span<float>();
@@ -86,8 +92,7 @@ struct Fake {
 
 TEST(JudgeBandExplain, AnExplainedTokenStaysInTheBandAndARejectedOneFailsMinCos) {
   const auto r = reference();
-  auto ideal = r;
-  for (std::int64_t t = 0; t < kT; ++t) push(ideal, r, t, 0.04);
+  const auto ideal = ideal_of(r);
   auto o = r;
   push(o, r, 3, 0.03);  // 1 - cos = 4.5e-4 > 1e-4; rel 0.03 <= 2 x 0.04: inside the band's edge
   Fake yes{0.5, {}, {}}, no{12.0, {}, {}};
@@ -112,8 +117,7 @@ TEST(JudgeBandExplain, AnExplainedTokenStaysInTheBandAndARejectedOneFailsMinCos)
 
 TEST(JudgeBandExplain, WithoutAnExplainerTheBandsRuleAloneDecidesAndSaysSo) {
   const auto r = reference();
-  auto ideal = r;
-  for (std::int64_t t = 0; t < kT; ++t) push(ideal, r, t, 0.04);
+  const auto ideal = ideal_of(r);
   auto o = r;
   push(o, r, 3, 0.03);
   const Judgement j = judge(r, ideal, as_output(o), kT, kH, band_th(), routing());
@@ -139,8 +143,7 @@ Thresholds mismatch_th() {
 
 TEST(JudgeMismatchBand, ATokenInsideTheEdgeAndExplainedJoinsTheBandAndItsElementsDoNotCount) {
   const auto r = reference();
-  auto ideal = r;
-  for (std::int64_t t = 0; t < kT; ++t) push(ideal, r, t, 0.04);
+  const auto ideal = ideal_of(r);
   auto o = r;
   bump(o, 3, 4, 0.1f);  // 4 of 512 elements outside atol 0.05; rel 0.2 / ||row|| (about 0.017) <= 2 x 0.04
   Fake yes{0.5, {}, {}}, no{12.0, {}, {}};
@@ -176,8 +179,7 @@ TEST(JudgeMismatchBand, ATokenInsideTheEdgeAndExplainedJoinsTheBandAndItsElement
 
 TEST(JudgeMismatchBand, TokensJoinMostElementsFirstOnlyWhileOverTheLimitAndWithinTheAllowance) {
   const auto r = reference();
-  auto ideal = r;
-  for (std::int64_t t = 0; t < kT; ++t) push(ideal, r, t, 0.04);
+  const auto ideal = ideal_of(r);
   auto o = r;
   bump(o, 5, 4, 0.1f);
   bump(o, 3, 4, 0.1f);
@@ -206,8 +208,7 @@ TEST(JudgeMismatchBand, TokensJoinMostElementsFirstOnlyWhileOverTheLimitAndWithi
 
 TEST(JudgeMismatchBand, ATokenBeyondTheEdgeNeverJoins) {
   const auto r = reference();
-  auto ideal = r;
-  for (std::int64_t t = 0; t < kT; ++t) push(ideal, r, t, 0.04);
+  const auto ideal = ideal_of(r);
   auto o = r;
   bump(o, 3, 4, 0.6f);  // rel 1.2 / ||row|| (about 0.10) > the edge 2 x 0.04
   Thresholds th = mismatch_th();
@@ -223,8 +224,7 @@ TEST(JudgeMismatchBand, ATokenBeyondTheEdgeNeverJoins) {
 
 TEST(JudgeMismatchBand, TheElementsOfABandThatHoldsDoNotCount) {
   const auto r = reference();
-  auto ideal = r;
-  for (std::int64_t t = 0; t < kT; ++t) push(ideal, r, t, 0.04);
+  const auto ideal = ideal_of(r);
   auto o = r;
   push(o, r, 3, 0.03);  // below min_cos 0.9999, inside the edge: the cos rule's band token
   Thresholds th = mismatch_th();
