@@ -5,12 +5,13 @@ independent panel").
 
   run_panel.py --suite smoke [--filter GLOB]... [--members vllm,aiter,splitk,finalize] [--seeds N]
                [--first-seed S] [--envelope on_failure|always] [--no-token-probes]
-               [--shard I/N] [--report-dir DIR] [--jsonl FILE] [--quiet]
+               [--shard I/N] [--reference-cache DIR] [--report-dir DIR] [--jsonl FILE] [--quiet]
 
 Every member is correct by construction, so any case that does not pass is a false alarm of the harness (or a bug
 of the member, which the failure's details show). Prints one line per member and each false alarm with the check
 that fired and its metrics; with --report-dir, one report directory per member and seed (report.json, summary.md);
-with --jsonl, a JSON line per judged case (member, seed, id, status, failed check, every systematic statistic's z
+with --reference-cache, the members declaring the same contract share each case's references and envelope (computed
+once, `moe_harness.suite(reference_cache=...)`); with --jsonl, a JSON line per judged case (member, seed, id, status, failed check, every systematic statistic's z
 and effect, the envelope's z scales: with --envelope always, on passing cases too).
 Exit: 0 every judged case passed, 1 a false alarm, 2 bad arguments, 4 nothing was judged.
 """
@@ -38,6 +39,8 @@ def parse():
     p.add_argument("--envelope", choices=("on_failure", "always"), default="on_failure",
                    help="always: simulate the envelope for every output (its figures in every record)")
     p.add_argument("--no-token-probes", action="store_true", help="as run --no-token-probes")
+    p.add_argument("--reference-cache", metavar="DIR", help="keep each case's references and envelope in DIR: "
+                   "members with the same contract, later seeds' reruns and later processes reuse them")
     p.add_argument("--report-dir")
     p.add_argument("--jsonl", help="append a JSON line per judged case to this file")
     p.add_argument("--quiet", action="store_true")
@@ -68,7 +71,8 @@ def main():
     explicit = a.seeds > 1 or a.first_seed > 0
     jsonl = open(a.jsonl, "a") if a.jsonl else None
     for seed in range(a.first_seed, a.first_seed + a.seeds):
-        suite = moe_harness.suite(a.suite, filter=a.filter or None, seed=seed if explicit else None)
+        suite = moe_harness.suite(a.suite, filter=a.filter or None, seed=seed if explicit else None,
+                                  reference_cache=a.reference_cache)
         for name in members:
             member = make(name, seed)
             session = None

@@ -8,10 +8,13 @@ from moe_harness._outputs import host_output
 from moe_harness.verdict import Verdict
 
 
-def suite(name_or_path, filter=None, seed=None):
+def suite(name_or_path, filter=None, seed=None, reference_cache=None):
     """The suite `name_or_path` (smoke, nightly, ... or a YAML file), keeping the cases whose ids the glob(s)
     `filter` select (a str or a list; '*' and '?', a leading '-' excludes: `run --filter`); `seed` replaces every
-    case's seed (`run --seed`). Iterating it yields its cases. Bad input raises moe_harness.Error (exit_code 2)."""
+    case's seed (`run --seed`). `reference_cache`: a directory where case.run() keeps each case's references and
+    simulated envelope (`run --reference-cache`): a second kernel declaring the same contract, or a later process,
+    reads them instead of computing them again (created when missing). Iterating it yields its cases. Bad input
+    raises moe_harness.Error (exit_code 2)."""
     where = "moe_harness.suite()"
     name = name_or_path if isinstance(name_or_path, str) else check_path(name_or_path, where, "name_or_path")
     check_text(name, where, "name_or_path")
@@ -23,8 +26,9 @@ def suite(name_or_path, filter=None, seed=None):
     for f in filters:
         check_text(f, where, "filter", "a glob string")
     check_seed(seed, where)
+    cache = None if reference_cache is None else check_path(reference_cache, where, "reference_cache")
     with native_arguments(where):
-        return Suite(_native.load_suite(name, filters, seed))
+        return Suite(_native.load_suite(name, filters, seed, cache))
 
 
 class Suite:

@@ -39,6 +39,9 @@ def pytest_addoption(parser):
     g.addoption("--moe-require-device", action="store_true", help="a missing GPU fails instead of skipping")
     g.addoption("--moe-shard", default=None, metavar="I/N",
                 help="only the suite's cases I, I+N, I+2N, ... (0 <= I < N): one of N processes splitting the suite")
+    g.addoption("--moe-reference-cache", default=None, metavar="DIR",
+                help="keep each case's references and envelope in DIR (`run --reference-cache`): a rerun, another "
+                     "kernel with the same contract or another xdist worker reads them instead of computing them")
 
 
 def _worker(config):
@@ -114,7 +117,8 @@ def _suite(config):
             raise pytest.UsageError("a test takes the moe_case fixture: pass --moe-suite NAME|FILE")
         try:
             config._moe_suite = moe_harness.suite(name, filter=config.getoption("moe_filter") or None,
-                                                  seed=config._moe_seed)
+                                                  seed=config._moe_seed,
+                                                  reference_cache=config.getoption("moe_reference_cache"))
         except moe_harness.Error as e:
             raise pytest.UsageError(f"--moe-suite {name}: {e}") from None
         if len(config._moe_suite) == 0:  # nothing checked is never green (docs/cli.md "Exit codes")

@@ -25,11 +25,18 @@ api::DeviceRequirement requirement(bool required) {
 }
 
 std::shared_ptr<SuiteHandle> load(const std::string& name_or_path, const std::vector<std::string>& filters,
-                                  std::optional<std::uint64_t> seed) {
+                                  std::optional<std::uint64_t> seed, std::optional<std::string> reference_cache) {
   auto s = std::make_shared<SuiteHandle>();
   {
     py::gil_scoped_release nogil;
     s->suite = api::load_suite(name_or_path, filters);
+    if (reference_cache) {
+      try {
+        s->references = std::make_unique<api::ReferenceCache>(*reference_cache);
+      } catch (const api::Error& e) {  // named as the Python argument, not the CLI option
+        api::throw_bad_input("moe_harness.suite()", "reference_cache", e.problem(), e.fix());
+      }
+    }
   }
   s->seed = seed;
   return s;
@@ -79,6 +86,7 @@ api::CaseRecord run(CaseHandle& c, py::object case_obj, py::object spec, py::obj
   opt.token_probes = token_probes;
   opt.seed = c.suite->seed;
   opt.weights = &c.suite->weights;
+  opt.references = c.suite->references.get();
   opt.device_requirement = requirement(require_device);
   api::CaseRecord rec;
   {
@@ -131,7 +139,7 @@ void register_cases(py::module_& m) {
       .def("__len__", [](const SuiteHandle& s) { return s.suite.cases.size(); })
       .def("case", &case_at, py::arg("index"));
   m.def("load_suite", &load, py::arg("name_or_path"), py::arg("filters") = std::vector<std::string>{},
-        py::arg("seed") = py::none(),
+        py::arg("seed") = py::none(), py::arg("reference_cache") = py::none(),
         "The suite (a name such as smoke or nightly, or a YAML path), keeping the cases the id globs select.");
 
   py::class_<CaseHandle>(m, "Case")

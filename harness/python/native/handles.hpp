@@ -21,6 +21,9 @@ struct SuiteHandle {
   api::Suite suite;
   std::optional<std::uint64_t> seed;  // replaces every case's seed when given (`run --seed`)
   api::WeightCache weights;           // expert weights shared by the case.run() calls of this suite, as `run` shares them
+  // suite(reference_cache=DIR): the references and envelopes of case.run() kept on disk (`run --reference-cache`),
+  // so that a second kernel with the same effective contract, or a later process, does not compute them again.
+  std::unique_ptr<api::ReferenceCache> references;
   std::mutex run_mutex;               // one case.run() of this suite at a time: the weight cache is not thread-safe
 };
 

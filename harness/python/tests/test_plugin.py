@@ -141,3 +141,16 @@ def test_moe_shard_splits_the_selection_by_position(tmp_path):
     for bad in ("2/2", "x", "1/0"):
         r = pytest_run(tmp_path, "--moe-filter", FILTER, "--moe-shard", bad)
         assert r.returncode == 4 and "--moe-shard" in r.stderr, (bad, r.stderr)
+
+
+def test_reference_cache_keeps_each_cases_references_for_the_next_run(tmp_path):
+    # --moe-reference-cache DIR: one entry per case judged; a second session over it passes the same cases and
+    # writes none (every entry read back; rewritten only when missing or stored without a needed envelope).
+    cache = tmp_path / "refs"
+    r = pytest_run(tmp_path, "--moe-filter", FILTER, "--moe-reference-cache", str(cache))
+    assert r.returncode == 0, r.stdout + r.stderr
+    entries = {f.name: f.stat().st_mtime_ns for f in cache.iterdir()}
+    assert len(entries) == len(t3_ids())
+    r = pytest_run(tmp_path, "--moe-filter", FILTER, "--moe-reference-cache", str(cache))
+    assert r.returncode == 0 and f"{len(t3_ids())} passed" in r.stdout, r.stdout + r.stderr
+    assert {f.name: f.stat().st_mtime_ns for f in cache.iterdir()} == entries

@@ -320,3 +320,33 @@ def test_token_probes_false_skips_them_as_the_cli_flag_does():
     with pytest.raises(moe_harness.Error) as e:
         case.run(host, token_probes="no")
     assert e.value.exit_code == 2 and e.value.key == "token_probes"
+
+
+def test_a_reference_cache_is_shared_by_kernels_with_the_same_contract(tmp_path):
+    # suite(reference_cache=DIR) is `run --reference-cache`: the first case.run() stores the case's references and
+    # envelope (one file per key), a second kernel with the same contract, from a new suite object over the same
+    # directory, reads them (nothing rewritten) and gets the verdict the uncached path gives.
+    host = moe_harness.native_kernel("host")
+    (case,) = moe_harness.suite("smoke", filter=BF16, reference_cache=tmp_path / "refs")
+    first = case.run(host, envelope="always")
+    files = sorted((tmp_path / "refs").iterdir())
+    assert len(files) == 1, files
+    stamp = files[0].stat().st_mtime_ns
+    (again,) = moe_harness.suite("smoke", filter=BF16, reference_cache=str(tmp_path / "refs"))
+    cached = again.run(moe_harness.native_kernel("host"), envelope="always")
+    assert sorted((tmp_path / "refs").iterdir()) == files and files[0].stat().st_mtime_ns == stamp
+    plain = one(BF16).run(host, envelope="always")
+    for v in (first, cached):
+        assert (v.status, v.failed_check) == (plain.status, plain.failed_check) == ("pass", "")
+        assert v.metrics == plain.metrics
+        assert list(v.token_cos) == list(plain.token_cos)
+
+
+@pytest.mark.parametrize("bad", [42, "FILE"])
+def test_a_reference_cache_that_is_no_directory_is_bad_input(tmp_path, bad):
+    if bad == "FILE":
+        bad = tmp_path / "a-file"
+        bad.write_text("not a directory")
+    with pytest.raises(moe_harness.Error) as e:
+        moe_harness.suite("smoke", filter=BF16, reference_cache=bad)
+    assert e.value.exit_code == 2 and e.value.key == "reference_cache"
