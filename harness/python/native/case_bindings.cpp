@@ -119,7 +119,8 @@ void CaseHandle::ensure_fixture() {
   {
     py::gil_scoped_release nogil;
     data->fixture = api::make_fixture(spec(), suite->seed);
-    r = std::make_shared<const api::ReferenceSet>(api::compute_references(spec(), data->fixture));
+    r = std::make_shared<const api::ReferenceSet>(
+        api::compute_references(spec(), data->fixture, suite->references.get()));
     data->set_routing(r->routing);
   }
   fixture = std::move(data);

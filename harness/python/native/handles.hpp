@@ -51,7 +51,8 @@ struct FixtureObject {
 struct CaseHandle {
   std::shared_ptr<SuiteHandle> suite;
   std::size_t index = 0;
-  // case.fixture()'s pristine fixture and its references, computed once; release() drops them.
+  // case.fixture()'s pristine fixture and its references, computed once (the references from the suite's reference
+  // cache when it has one); release() drops them.
   std::shared_ptr<FixtureData> fixture;
   std::shared_ptr<const api::ReferenceSet> refs;
   const api::CaseSpec& spec() const { return suite->suite.cases[index]; }

@@ -350,3 +350,20 @@ def test_a_reference_cache_that_is_no_directory_is_bad_input(tmp_path, bad):
     with pytest.raises(moe_harness.Error) as e:
         moe_harness.suite("smoke", filter=BF16, reference_cache=bad)
     assert e.value.exit_code == 2 and e.value.key == "reference_cache"
+
+
+def test_case_judge_takes_its_references_from_the_reference_cache(tmp_path):
+    # case.fixture() / case.judge() read and fill the same cache as case.run(): a second suite object over the
+    # directory judges the same output to the same verdict and rewrites no entry.
+    verdicts = []
+    for _ in range(2):
+        (case,) = moe_harness.suite("smoke", filter=BF16, reference_cache=tmp_path)
+        fx = case.fixture()
+        out = case.new_output()
+        moe_harness.native_kernel("host")(fx, out)
+        verdicts.append(case.judge(out))
+        if len(verdicts) == 1:
+            entries = {f.name: f.stat().st_mtime_ns for f in tmp_path.iterdir()}
+    assert len(entries) == 1
+    assert {f.name: f.stat().st_mtime_ns for f in tmp_path.iterdir()} == entries
+    assert verdicts[0].status == verdicts[1].status == "pass" and verdicts[0].metrics == verdicts[1].metrics
