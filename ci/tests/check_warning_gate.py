@@ -30,7 +30,7 @@ def check(ok, what):
 
 
 ci_test = open(os.path.join(root, "ci", "test")).read()
-check(re.search(r"^cmake --preset cpu -DMOE_WERROR=ON\b", ci_test, re.M) is not None,
+check(re.search(r'^(env "\$\{cache_env\[@\]\}" )?cmake --preset cpu -DMOE_WERROR=ON\b', ci_test, re.M) is not None,
       "ci/test does not configure the cpu preset with -DMOE_WERROR=ON")
 
 db = json.loads(subprocess.run([ninja, "-C", build, "-t", "compdb"], check=True, capture_output=True,
