@@ -6,6 +6,8 @@
 # SELFTEST=1 first starts the GPU selftest over 20 seeds beside the jobs (selftest-gpu.txt); P jobs run at once.
 # A job starts only while at least MINJOB s (default 150) of the call's BUDGET s (default 540) are left, and is cut
 # at the budget (its verbose log keeps what it judged). Logs: $OUT/logs.tgz (n-SEED-SHARD.{txt,jsonl}, times.txt).
+# REFCACHE=1: each job's members share the case's references and envelope (--reference-cache, a folder per job,
+# removed after it; they declare one contract).
 set -x
 JOBS=$1
 O=${OUT:-/tmp/out}; L=$O/logs; mkdir -p "$L"; T=$L/times.txt; : > "$T"
@@ -25,8 +27,9 @@ job() {  # SEED SHARD
   if [ "$lim" -lt "${MINJOB:-150}" ]; then echo "$tag: not started, $lim s left" >> "$T"; return; fi
   OMP_NUM_THREADS=1 timeout -s INT -k 15 "$lim" python3 kernels/panel/run_panel.py --suite nightly \
     --members vllm-torch,vllm-fastaccum,vllm-triton --seeds 1 --first-seed "$1" --shard "$2/10" --no-token-probes \
-    --verbose --jsonl "$L/$tag.jsonl" > "$L/$tag.txt" 2>&1
-  echo "$tag: exit $?, $(( $(date +%s) - t )) s (limit $lim s)" >> "$T"
+    ${REFCACHE:+--reference-cache "/tmp/moe-rc/$tag"} --verbose --jsonl "$L/$tag.jsonl" > "$L/$tag.txt" 2>&1
+  local rc=$?; rm -rf "/tmp/moe-rc/$tag"
+  echo "$tag: exit $rc, $(( $(date +%s) - t )) s (limit $lim s)" >> "$T"
 }
 export -f job
 if [ "${SELFTEST:-0}" = 1 ]; then
