@@ -119,8 +119,12 @@ void CaseHandle::ensure_fixture() {
   {
     py::gil_scoped_release nogil;
     data->fixture = api::make_fixture(spec(), suite->seed);
+    // A cache of its own over the suite's directory (entries are written atomically, as between processes): this
+    // runs outside run_mutex, beside a case.run() that may be using the suite's.
+    std::optional<api::ReferenceCache> cache;
+    if (suite->references) cache.emplace(suite->references->dir());
     r = std::make_shared<const api::ReferenceSet>(
-        api::compute_references(spec(), data->fixture, suite->references.get()));
+        api::compute_references(spec(), data->fixture, cache ? &*cache : nullptr));
     data->set_routing(r->routing);
   }
   fixture = std::move(data);
