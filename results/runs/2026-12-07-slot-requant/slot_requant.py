@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, "kernels/panel")
+sys.path.insert(0, "results/runs/2026-12-07-slot-requant")
 import moe_harness  # noqa: E402
 import panel_members  # noqa: E402
 import panel_quant  # noqa: E402
@@ -55,25 +56,8 @@ panel_members.Member.gemm, panel_members.Member.expert, panel_members.Member.rou
 def member(name):
     if not name.startswith("noisy"):
         return panel_members.make(name)
-    import panel_torch
-    x = float(name[5:])
-
-    class Noisy(panel_torch.TorchVllmStyle):
-        id = name
-
-        def __init__(self):
-            super().__init__("cpu")
-            self.fp8_units, self.rng = True, np.random.default_rng(0)
-
-        def _fp8_dot(self, a, w):
-            a64, w64 = a.astype(np.float64), w.astype(np.float64)
-            norm = np.linalg.norm(a64, axis=1)[:, None] * np.linalg.norm(w64, axis=1)[None, :]
-            return (a64 @ w64.T + x * 2.0 ** -14 * self.rng.standard_normal((a.shape[0], w.shape[0])) * norm
-                    ).astype(np.float32)
-
-        def deterministic(self, case):
-            return False
-    return Noisy()
+    import slot_requant_member
+    return slot_requant_member.noisy(float(name[5:]))
 
 
 def run(case, m):
