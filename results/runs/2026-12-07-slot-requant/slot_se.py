@@ -5,7 +5,7 @@ slot's bf16 contribution) over its standard error
   (a) element-wise HC0, as verdict/systematic_partial.cpp computes it (before the envelope's scale);
   (b) in the intermediate's coordinates: d = G^-1 W^T e_t (W the slot's expert's W2 [H, I], G = W^T W) and
       var = sum_i d_i^2 (W^T s)_i^2 / |s|^4, the error's own independent parts being the intermediate's elements;
-  (d) as (b) with each element's variance r x its fp8 step^2, r pooled over all the case's slots (one wrong slot
+  (d) as (b) with each element's variance r x its fp8 step^POW (environment POW, default 2), r pooled over all the case's slots (one wrong slot
       hardly moves it);
   (c) as (b) on the residual: d - beta a (a = G^-1 W^T s, the slot's gain removed), each coordinate divided by
       1 - h_i, h_i = a_i (W^T s)_i / (a . W^T s) (HC3).
@@ -17,6 +17,7 @@ to its token's error) under each; then per kernel the RMS pooled over the seeds.
   slot_se.py CASE FIRST_SEED SEEDS KERNEL...   (repository root; the cpu preset's module on PYTHONPATH)
 """
 import math
+import os
 import sys
 
 import numpy as np
@@ -34,6 +35,7 @@ _expert, _rr, _gemm = panel_members.Member.expert, panel_members.Member.routed_r
 cap = {"rows": [], "slots": {}}
 POOL = {}
 MUTANT_GAIN = 0.05  # the expert_partial floor
+POW = float(os.environ.get("POW", "2"))  # (d): each element's variance the pooled rate x its fp8 step^POW
 
 
 def routed_rows(self, fx, spec):
@@ -94,7 +96,7 @@ def pooled_rate(slots, err, fx, spec, w2, gram):
         W, L = expert_w2(fx, spec, e, w2, gram)
         d = np.linalg.solve(L.T, np.linalg.solve(L, W.T @ err[t]))
         num += d @ d
-        den += ulp @ ulp
+        den += np.sum(ulp ** POW)
     return num / den if den > 0 else float("nan")
 
 
@@ -137,7 +139,7 @@ def main():
                     vc = np.sum(d * d * ga ** 2) / ss ** 2
                     if va > 0:
                         za.append(beta / math.sqrt(va))
-                    vd = pooled * np.sum(ulp * ulp * ga ** 2) / ss ** 2
+                    vd = pooled * np.sum(ulp ** POW * ga ** 2) / ss ** 2
                     betas.append(beta)
                     if vb > 0 and vc > 0:
                         zb.append(beta / math.sqrt(vb))
