@@ -4,11 +4,11 @@ reference, and whether `expert_partial`'s shown (largest-z) token-slot is one of
 maxima at fp8 T128). Per (member, seed): the verdict's `expert_partial` z, effect and threshold, the token-slot it
 shows, and, against the `vllm` member (bit-identical to the contract reference on these cases, docs/judging.md "The
 independent panel"), how many of the routed experts' GEMM2 input rows (one per token-slot, per-token fp8 scale)
-have another scale, and whether the shown one does.
+have another scale, whether the shown one does, and how many fp8 codes differ in its row and in a row (median).
 
   slot_requant.py CASE FIRST_SEED SEEDS MEMBER...   (repository root; the module of a build on PYTHONPATH)
 
-MEMBER: a run_panel member (vllm-torch, vllm-fastaccum, vllm-triton need the GPU), or noisyX (CPU): the GPU
+MEMBER: a run_panel member (vllm-torch, vllm-fastaccum, vllm-triton need the GPU), or noisyX (CPU, slot_requant_member.py): the GPU
 members' pipeline (panel_torch.TorchVllmStyle) with its fp8 GEMMs as an fp64 product plus X * 2^-14 ||a|| ||w||
 times a standard normal per output element (X = 0.2: about the H100's mean fast-accumulation error at these K,
 results/runs/2026-12-07-t1-mismatch)."""
