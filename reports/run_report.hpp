@@ -45,6 +45,7 @@ struct StatisticRecord {
   // before the correction for their number. NaN / 0 where not measured.
   double se_scale = 1, spread = std::numeric_limits<double>::quiet_NaN(), z_single = std::numeric_limits<double>::quiet_NaN();
   double components = 0;
+  double se_floor = 0;  // a two-sided maximum's: added in quadrature to each component's scaled standard error
   bool ran() const { return status == "ran"; }
   // What the threshold is compared with: z itself for the one-sided channel statistic (an excess of error energy;
   // a negative z is less error than expected), |z| for the two-sided others.

@@ -29,6 +29,40 @@ Fields fields(SystematicThresholds& t, const std::string& n) {
   return {};
 }
 
+// A member's shown component of a maximum: its effect beta, its standard error at scale 1 (|beta / z|: the members
+// are judged at the defaults) and the number of components m.
+struct Shown {
+  double beta, se, m;
+};
+// Its z at the scale and the floor, corrected for m (two-sided).
+double corrected(const Shown& c, double scale, double floor) {
+  return std::fabs(multiplicity_z(c.beta / std::sqrt(c.se * c.se * scale * scale + floor * floor), c.m));
+}
+
+// The smallest standard-error floor at which the sparse members' shown components, each corrected for its number
+// of components, have an RMS of 1, as one test's |z| has (0 where they have it at the scale alone). A few code steps
+// or a requantization step with another scale move a token-slot (an expert, a token) by a percent or two with
+// almost no residual, so its element-wise standard error is tiny and its z far out in a tail that no scale of the
+// standard errors removes (results/runs/2026-12-07-sparse-ensemble); a floor in the effect's own units bounds it.
+// The corrected z falls as the floor grows, so a bisection finds it.
+double tail_floor(const std::vector<Shown>& cs, double scale) {
+  auto rms = [&](double floor) {
+    double s2 = 0;
+    for (const Shown& c : cs) s2 += std::pow(corrected(c, scale, floor), 2);
+    return std::sqrt(s2 / double(cs.size()));
+  };
+  if (cs.empty() || rms(0) <= 1) return 0;
+  double hi = 0;
+  for (const Shown& c : cs) hi = std::max(hi, std::fabs(c.beta));
+  while (rms(hi) > 1) hi *= 2;  // at a floor of |beta| every z is at most 1
+  double lo = 0;
+  for (int i = 0; i < 60; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (rms(mid) > 1 ? lo : hi) = mid;
+  }
+  return hi;
+}
+
 }  // namespace
 
 Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits* limits) {
@@ -81,7 +115,8 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
 
   // Per statistic: its standard-error scale from the members' spreads, then the members' largest |effect| and (a
   // maximum) their largest corrected z at that scale. The rounding members set scales only: each flips a third of
-  // the intermediate's roundings, more than a kernel's last bits do, so their effects are no kernel's.
+  // the intermediate's roundings, more than a kernel's last bits do, so their effects are no kernel's. The sparse
+  // members set scales and a maximum's threshold: their effects are a fraction of the accumulation members'.
   const auto& names = kSystematicNames;
   for (std::size_t si = 0; si < std::size(names); ++si) {
     const std::string name = names[si];
@@ -92,28 +127,61 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
     };
     // The scale from the rounding members where there are any: an accumulation member's bias (a matrix unit that
     // truncates) is no variance; the members' largest z still bounds a maximum's threshold below.
-    double scale = 1, emax = 0, ss = 0;
-    int n_spread = 0;
+    // The sparse members' RMS spread is the other regime's: the scale is the larger of the two.
+    double scale = 1, emax = 0, ss = 0, ss_sparse = 0;
+    int n_spread = 0, n_sparse = 0;
     bool ran = false;
-    for (const auto* set : {&e.members, &e.rounding})
+    for (const auto* set : {&e.members, &e.rounding, &e.sparse})
       for (const EnvelopeMember& m : *set)
         for (const StatisticRecord& s : m.systematic)
           if (usable(s)) {
             ran = true;
             if (set == &e.members) emax = std::max(emax, std::fabs(s.effect));
-            if (std::isfinite(s.spread) && (set == &e.rounding || e.rounding.empty())) ss += s.spread * s.spread, ++n_spread;
+            if (!std::isfinite(s.spread)) continue;
+            if (set == &e.sparse) ss_sparse += s.spread * s.spread, ++n_sparse;
+            else if (set == &e.rounding || e.rounding.empty()) ss += s.spread * s.spread, ++n_spread;
           }
     if (n_spread) scale = std::max(1.0, std::sqrt(ss / n_spread));
+    const double dense_scale = scale;  // the scale without the sparse members
+    if (n_sparse) scale = std::max(scale, std::sqrt(ss_sparse / n_sparse));
     if (!ran) continue;
+    // A two-sided maximum's floor puts the sparse members' corrected maxima at an RMS of 1: they judge the
+    // kernel's own token-slots (every token up to kSparseMaxTokens), where the heavy tail lives.
+    double floor = 0;
+    auto shown = [&](const StatisticRecord& s, std::vector<Shown>& out) {
+      if (usable(s) && std::isfinite(s.z_single) && s.z_single != 0 && s.components >= 1)
+        out.push_back({s.effect, std::fabs(s.effect / s.z_single), s.components});
+    };
+    if (!f.scalar && name != "channel") {
+      std::vector<Shown> cs;
+      for (const EnvelopeMember& m : e.sparse)
+        for (const StatisticRecord& s : m.systematic) shown(s, cs);
+      floor = tail_floor(cs, scale);
+      t.systematic.se_floor[si] = floor;
+      if (floor > 0) lim.z_floor.emplace_back(name, floor);
+    }
     t.systematic.se_scale[si] = scale;
     lim.z_scale.emplace_back(name, scale);
+    // A maximum's threshold: the members' largest corrected z at the scale without the sparse members and no floor
+    // (what it is where there are none), and the members' and the sparse members' at the scale and floor, the larger.
+    // So the sparse members never tighten a threshold, and every component's z only falls (a larger scale, a floor):
+    // a kernel that passes without them passes with them (Envelope.SparseMembersNeverTurnAPassIntoAFailure).
     if (!f.scalar) {
+      auto corrected_at = [&](const StatisticRecord& s, double sc, double fl) {
+        std::vector<Shown> c;
+        shown(s, c);
+        return name == "channel" ? multiplicity_z_upper(s.z_single / sc, s.components)
+               : c.empty()       ? 0.0
+                                 : corrected(c[0], sc, fl);
+      };
       double zmax = 0;
-      for (const EnvelopeMember& m : e.members)
-        for (const StatisticRecord& s : m.systematic)
-          if (usable(s) && std::isfinite(s.z_single))
-            zmax = std::max(zmax, name == "channel" ? multiplicity_z_upper(s.z_single / scale, s.components)
-                                                    : std::fabs(multiplicity_z(s.z_single / scale, s.components)));
+      for (const auto* set : {&e.members, &e.sparse})
+        for (const EnvelopeMember& m : *set)
+          for (const StatisticRecord& s : m.systematic) {
+            if (!usable(s) || !std::isfinite(s.z_single)) continue;
+            zmax = std::max(zmax, corrected_at(s, scale, floor));
+            if (set == &e.members) zmax = std::max(zmax, corrected_at(s, dense_scale, 0.0));
+          }
       *f.z = std::max(*f.z, kEnvelopeMargin * zmax);
     }
     // A pooled statistic's floor widens at most kEnvelopeMaxWiden times its default, as the per-token thresholds:
@@ -137,7 +205,8 @@ std::string envelope_to_json(const Envelope& e) {
   j["tokens"] = e.tokens;
   j["sampled"] = e.sampled;
   j["token_noise"] = e.token_noise;
-  for (const auto& [key, set] : {std::pair{"members", &e.members}, std::pair{"rounding", &e.rounding}}) {
+  for (const auto& [key, set] : {std::pair{"members", &e.members}, std::pair{"rounding", &e.rounding},
+                                 std::pair{"sparse", &e.sparse}}) {
     nlohmann::json ms = nlohmann::json::array();
     for (const EnvelopeMember& m : *set) {
       nlohmann::json s = nlohmann::json::array();
@@ -159,7 +228,9 @@ Envelope envelope_from_json(const std::string& text) {
     e.sampled = j.at("sampled").get<std::vector<std::int64_t>>();
     // NaN q_t (a token whose contract reference is ~0) is written as null by the JSON writer.
     for (const auto& q : j.at("token_noise")) e.token_noise.push_back(q.is_number() ? q.get<double>() : NAN);
-    for (const auto& [key, set] : {std::pair{"members", &e.members}, std::pair{"rounding", &e.rounding}}) {
+    for (const auto& [key, set] : {std::pair{"members", &e.members}, std::pair{"rounding", &e.rounding},
+                                   std::pair{"sparse", &e.sparse}}) {
+      if (!j.contains(key)) continue;  // an envelope simulated without that ensemble
       for (const auto& m : j.at(key)) {
         EnvelopeMember em;
         for (const auto& v : m.at("cos")) em.token_cos.push_back(v.is_number() ? v.get<double>() : NAN);

@@ -10,17 +10,26 @@
 //                    most kEnvelopeMaxWiden times the defaults' distance (non-finite member tokens are left out)
 //   mismatch limit   max(default, margin x the members' largest mismatch fraction)
 //   every statistic's standard-error scale (SystematicThresholds::se_scale) = max(1, the RMS over the rounding
-//                    members (the members where there are none) of the statistic's spread: |z| of a scalar
-//                    statistic (gain, rounding_bias, offset, slot_direction), the RMS of the components' z of a
-//                    maximum (channel, expert, token_gain, expert_partial, channel_group)): the element-wise standard
-//                    errors assume independent errors, and the intermediate's roundings carried through W2 are not
-//                    (the rounding members flip a third of them, so their z has that structure whatever the flips'
-//                    number; an accumulation member's bias, a truncating matrix unit, is no variance). Every z is
-//                    divided by it; a maximum's z is then corrected for its number of components, so it reads as one
-//                    test's |z| whatever T, H or the number of experts (measured per component, the scale does not
-//                    depend on how many tokens the members sampled)
-//   a maximum's z threshold also max(default, margin x the members' largest corrected z at that scale): a maximum
-//                    has tails an RMS does not see
+//                    members (the members where there are none) of the statistic's spread, the same RMS over the
+//                    sparse members where there are any): |z| of a scalar statistic (gain, rounding_bias, offset,
+//                    slot_direction), the RMS of the components' z of a maximum (channel, expert, token_gain,
+//                    expert_partial, channel_group)): the element-wise standard errors assume independent errors,
+//                    and the intermediate's roundings carried through W2 are not. Two regimes of a correct kernel:
+//                    many flips (an extra rounding: the rounding members flip a third of them) and a few code steps
+//                    per token-slot (an fp8 GEMM's accumulation on the hardware: the sparse members), whose errors
+//                    lie along a few of W2's columns and give a token-slot's z a heavier spread; an accumulation
+//                    member's bias, a truncating matrix unit, is no variance. Every z is divided by it; a maximum's
+//                    z is then corrected for its number of components, so it reads as one test's |z| whatever T, H
+//                    or the number of experts (measured per component, the scale does not depend on how many tokens
+//                    the members sampled)
+//   a two-sided maximum's standard-error floor (SystematicThresholds::se_floor; expert, token_gain, expert_partial,
+//                    channel_group), where there are sparse members: the floor tau at which their shown components,
+//                    each z taken as beta / sqrt((se x scale)^2 + tau^2) and corrected for its number, have an RMS of
+//                    1 (0 where the scale alone gives that). A requantization step moves one token-slot by a few
+//                    tenths of a percent with almost no residual: its element-wise standard error is tiny and no scale
+//                    of it brings such a z back from its tail
+//   a maximum's z threshold also max(default, margin x the members' and the sparse members' largest corrected z at
+//                    that scale and floor): a maximum has tails an RMS does not see
 //   every floor      max(default, margin x the members' largest |effect|), for a pooled statistic (gain,
 //                    rounding_bias, offset, slot_direction) at most kEnvelopeMaxWiden x default
 // A threshold never tightens here: the defaults of verdict/thresholds.cpp are the floor of every derived value. A
@@ -56,6 +65,7 @@ struct Envelope {
   std::vector<double> token_noise;    // q_t of the sampled tokens (the requantization band's scale)
   std::vector<EnvelopeMember> members;
   std::vector<EnvelopeMember> rounding;  // the rounding ensemble's members: their systematic statistics only
+  std::vector<EnvelopeMember> sparse;    // the sparse ensemble's (an 8-bit GEMM's declared accum=mmaN): the same
   bool empty() const { return members.empty(); }
 };
 
@@ -65,6 +75,7 @@ struct EnvelopeLimits {
   std::int64_t band_members_max = 0;  // the most band tokens of one member (of the sampled tokens)
   double members_worst_cos = 1, members_worst_rel = 0, members_max_mismatch = 0;
   std::vector<std::pair<std::string, double>> z_scale;  // per statistic: its standard-error scale
+  std::vector<std::pair<std::string, double>> z_floor;  // per two-sided maximum with a floor: its standard-error floor
 };
 
 // th with the envelope's derived values (unchanged when e is empty or th is the exact tier's).

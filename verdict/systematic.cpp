@@ -31,10 +31,12 @@ StatisticRecord blank(const char* name, const SystematicThresholds& th) {
                                               {th.channel_group_z, th.channel_group_floor}};
   static_assert(std::size(limits) == std::size(kSystematicNames));
   static_assert(std::tuple_size_v<decltype(th.se_scale)> == std::size(kSystematicNames));
+  static_assert(std::tuple_size_v<decltype(th.se_floor)> == std::size(kSystematicNames));
   for (std::size_t i = 0; i < std::size(kSystematicNames); ++i)
     if (n == kSystematicNames[i]) {
       std::tie(s.z_threshold, s.effect_floor) = limits[i];
       s.se_scale = std::isfinite(th.se_scale[i]) && th.se_scale[i] >= 1 ? th.se_scale[i] : 1.0;
+      s.se_floor = std::isfinite(th.se_floor[i]) && th.se_floor[i] > 0 ? th.se_floor[i] : 0.0;
     }
   return s;
 }
@@ -177,7 +179,7 @@ void expert_regression(const View& v, StatisticRecord& s) {
       all += one;
     }
     if (!(all.rr > 0)) continue;
-    const double beta = all.slope(), z = z_of(beta, std::sqrt(all.variance()) * s.se_scale);
+    const double beta = all.slope(), z = z_of(beta, component_se(std::sqrt(all.variance()), s));
     if (!std::isnan(z)) cs.push_back({z, beta, x});
   }
   if (!any_hit) return void(not_run(s, "no token routes to an expert of this rank"));
@@ -213,7 +215,7 @@ void expert(const View& v, const AllTokenSums& sums, StatisticRecord& s) {
     for (std::int64_t i : g) in += tok[i];
     const TokenSums out = all - in;
     if (!(in.rr > 0) || !(out.rr > 0)) continue;
-    const double diff = in.slope() - out.slope(), z = z_of(diff, std::sqrt(in.variance() + out.variance()) * s.se_scale);
+    const double diff = in.slope() - out.slope(), z = z_of(diff, component_se(std::sqrt(in.variance() + out.variance()), s));
     if (!std::isnan(z)) cs.push_back({z, diff, x});  // NaN: no error in either group
   }
   if (!any_hit) return void(not_run(s, "no token routes to an expert of this rank"));
@@ -253,7 +255,7 @@ void token_gain(const AllTokenSums& sums, StatisticRecord& s) {
   for (std::size_t i = 0; i < sums.tok.size(); ++i) {
     const TokenSums& ts = sums.tok[i];
     if (!(ts.rr > 0)) continue;
-    const double b = ts.slope(), z = z_of(b, std::sqrt(ts.variance()) * s.se_scale);
+    const double b = ts.slope(), z = z_of(b, component_se(std::sqrt(ts.variance()), s));
     if (!std::isnan(z)) cs.push_back({z, b, std::int64_t(i)});  // NaN: no error on this token
   }
   const std::int64_t shown = pick_component(cs, s);

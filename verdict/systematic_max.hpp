@@ -5,6 +5,7 @@
 // channels, experts, tokens or token-slots; and the RMS of the components' z (`spread`) is what the envelope's
 // members measure to set the scale.
 #pragma once
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -17,6 +18,12 @@ struct Component {
   double effect;  // its effect size
   std::int64_t id;
 };
+
+// A component's standard error as its z is taken: se at the statistic's scale, the statistic's floor added in
+// quadrature (StatisticRecord::se_floor, 0 unless the envelope set one).
+inline double component_se(double se, const StatisticRecord& s) {
+  return s.se_floor > 0 ? std::sqrt(se * se * s.se_scale * s.se_scale + s.se_floor * s.se_floor) : se * s.se_scale;
+}
 
 // Fills s.z (corrected for components.size() tests; one-sided for `channel`), s.effect, s.z_single, s.components and
 // s.spread from the components, and returns the index of the one shown: a component that fails (its corrected z

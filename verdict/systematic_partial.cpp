@@ -52,7 +52,7 @@ void expert_partial(const SystematicInput& in, StatisticRecord& s) {
   if (fits.empty()) return void(not_run(s, "no token-slot of this rank's experts has a nonzero contribution"));
   std::vector<Component> cs;
   for (std::size_t i = 0; i < fits.size(); ++i) {
-    const double beta = fits[i].sums.slope(), z = z_of(beta, std::sqrt(fits[i].sums.variance()) * s.se_scale);
+    const double beta = fits[i].sums.slope(), z = z_of(beta, component_se(std::sqrt(fits[i].sums.variance()), s));
     if (!std::isnan(z)) cs.push_back({z, beta, std::int64_t(i)});  // NaN: no error on this slot's token
   }
   const std::int64_t shown = pick_component(cs, s);
@@ -137,7 +137,7 @@ void channel_group(const SystematicInput& in, StatisticRecord& s) {
       all += one;
     }
     if (!(all.rr > 0)) continue;
-    const double b = all.slope(), z = z_of(b, std::sqrt(all.variance()) * s.se_scale);
+    const double b = all.slope(), z = z_of(b, component_se(std::sqrt(all.variance()), s));
     if (!std::isnan(z)) cs.push_back({z, b, std::int64_t(gi)});
   }
   const std::int64_t shown = pick_component(cs, s);

@@ -46,6 +46,11 @@ struct SystematicThresholds {
   // (verdict/envelope.hpp): the element-wise standard errors assume independent errors, which intermediate roundings
   // carried through W2 and the matrix units' accumulation are not.
   std::array<double, 9> se_scale = {1, 1, 1, 1, 1, 1, 1, 1, 1};
+  // Each statistic's standard-error floor, in the same order, added in quadrature to every component's scaled
+  // standard error of a two-sided maximum (expert, token_gain, expert_partial, channel_group): 0 unless the case's
+  // envelope has sparse members (verdict/envelope.hpp), whose requantization steps move single token-slots and
+  // experts by whole percent with almost no residual to see it by.
+  std::array<double, 9> se_floor = {0, 0, 0, 0, 0, 0, 0, 0, 0};
 };
 
 // The requantization band's defaults on dynamic-activation schemes (docs/judging.md "The requantization band").

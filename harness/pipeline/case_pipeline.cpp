@@ -58,12 +58,14 @@ std::string envelope_line(const Envelope& e, const EnvelopeLimits& lim, const Th
                   : "  envelope: none simulated: the fixed thresholds apply\n";
   std::string z;
   for (const auto& [name, scale] : lim.z_scale) z += fmt::format("{}{} x{:.2f}", z.empty() ? "" : ", ", name, scale);
+  std::string fl;
+  for (const auto& [name, floor] : lim.z_floor) fl += fmt::format("{}{} {:.2e}", fl.empty() ? "" : ", ", name, floor);
   return fmt::format("  envelope: {}; members' worst cos {:.6f}, rel {:.3e}, mismatch {:.3e}, band tokens {} -> "
-                     "min_cos {:.6f}, max_rel {:.3e}, mismatch limit {:.3e}{}{}\n",
+                     "min_cos {:.6f}, max_rel {:.3e}, mismatch limit {:.3e}{}{}{}\n",
                      e.model, lim.members_worst_cos, lim.members_worst_rel, lim.members_max_mismatch,
                      lim.band_members_max, th.min_cos, th.max_rel, th.max_mismatch_fraction,
                      th.band_allowance >= 0 ? fmt::format(", band allowance {}", th.band_allowance) : "",
-                     z.empty() ? "" : "; z scale " + z);
+                     z.empty() ? "" : "; z scale " + z, fl.empty() ? "" : "; standard-error floor " + fl);
 }
 }  // namespace
 
@@ -141,6 +143,7 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
                  {"envelope_worst_cos", env.members_worst_cos}, {"envelope_worst_rel", env.members_worst_rel},
                  {"envelope_max_mismatch", env.members_max_mismatch}};
   for (const auto& [name, scale] : env.z_scale) rec.metrics["envelope_z_scale_" + name] = scale;
+  for (const auto& [name, floor] : env.z_floor) rec.metrics["envelope_se_floor_" + name] = floor;
   // Whether the band's explanation test ran, only where a token was inside the band's edge (elsewhere it has nothing
   // to say, and a verdict on an exported reference, which has no weights, keeps the same metrics as one recomputed).
   if (j.band_tokens + j.mismatch_band_tokens + j.band_rejected > 0)

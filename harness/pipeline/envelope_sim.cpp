@@ -34,45 +34,64 @@ Envelope simulate_envelope(const ProblemSpec& p, const Checkpoint& pristine, con
   rounding.seed = spec.seed + 1;
   rounding.act_noise = half_ulp_noise(p.intermediate);
   rounding.gemm_noise = false;
-  const std::vector<std::vector<Values>> groups = reference_ensembles(p, pristine, routing, {spec, rounding});
-  const std::vector<Values>& members = groups[0];
-  const std::vector<Values>& rounding_members = groups[1];
-  e.model = fmt::format("members={} tokens={}/{} accum={}", spec.members, n, p.tokens,
-                        p.accum_bits >= 24 ? "f32" : fmt::format("mma{}", p.accum_bits));
+  // The sparse ensemble where a GEMM accumulates with fewer bits than fp32 (a declared accum=mmaN on an 8-bit GEMM):
+  // there the accumulation members, biased and at the declared bound, step many of the intermediate's codes where
+  // the hardware steps a few. Where every GEMM accumulates in fp32 the accumulation members are that sparse already.
+  // Its tokens are the case's own up to kSparseMaxTokens: one pass with the others where those are the same.
+  const bool narrow = gemm_accum_bits(p, p.quant) < 24 || (p.n_shared > 0 && gemm_accum_bits(p, p.shared_quant) < 24);
+  EnsembleSpec sparse = spec;
+  sparse.seed = spec.seed + 2;
+  sparse.members = kSparseMembers;
+  sparse.gemm_scale = kSparseGemmScale;
+  sparse.truncation = false;
+  sparse.tokens = ensemble_tokens(p.tokens, kSparseMaxTokens);
+  const bool joint = narrow && sparse.tokens == spec.tokens;
+  std::vector<EnsembleSpec> specs{spec, rounding};
+  if (joint) specs.push_back(sparse);
+  std::vector<std::vector<Values>> groups = reference_ensembles(p, pristine, routing, specs);
+  if (narrow && !joint) groups.push_back(std::move(reference_ensembles(p, pristine, routing, {sparse}).front()));
+  e.model = fmt::format("members={} tokens={}/{} accum={}{}", spec.members, n, p.tokens,
+                        p.accum_bits >= 24 ? "f32" : fmt::format("mma{}", p.accum_bits),
+                        narrow ? fmt::format(" sparse={} on {} tokens", sparse.members, sparse.tokens.size()) : "");
 
-  const std::vector<float> ref = rows_of(contract, e.sampled, h), ide = rows_of(ideal, e.sampled, h);
-  const std::vector<float> sub_slots = slots.empty() ? std::vector<float>{} : rows_of(slots, e.sampled, k * h);
-  RoutingResult r;
-  r.tokens = n;
-  r.k = routing.k;
-  for (std::int64_t t : e.sampled)
-    for (std::int64_t j = 0; j < k; ++j) {
-      r.ids.push_back(routing.ids[t * k + j]);
-      r.weights.push_back(routing.weights[t * k + j]);
-    }
   const Thresholds th = default_thresholds(p, Tier::statistical);
-  auto measure = [&](const Values& m) {
-    Tensor out("envelope_member", p.output_dtype, {n, h});
-    for (std::int64_t i = 0; i < n * h; ++i) store_element(out, i, m[i]);
-    const Judgement j = judge(ref, ide, out, n, h, th, r);
-    if (e.token_noise.empty()) e.token_noise = j.token_noise;
-    EnvelopeMember em;
-    em.token_cos = j.token_cos;
-    em.token_rel = j.token_rel;
-    em.mismatch_fraction = j.mismatch_fraction;
-    em.systematic = systematic_checks({{ref.data(), ref.size()}, out, n, h, r, p.first_local_expert(), p.local_experts(),
-                                       {sub_slots.data(), sub_slots.size()}},
-                                      th.systematic);
-    return em;
+  // Each member measured like a kernel output on its group's tokens.
+  auto measure_all = [&](const std::vector<Values>& members, const std::vector<std::int64_t>& tokens, bool stats_only) {
+    const std::int64_t nt = std::int64_t(tokens.size());
+    const std::vector<float> ref = rows_of(contract, tokens, h), ide = rows_of(ideal, tokens, h);
+    const std::vector<float> sub_slots = slots.empty() ? std::vector<float>{} : rows_of(slots, tokens, k * h);
+    RoutingResult r;
+    r.tokens = nt;
+    r.k = routing.k;
+    for (std::int64_t t : tokens)
+      for (std::int64_t j = 0; j < k; ++j) {
+        r.ids.push_back(routing.ids[t * k + j]);
+        r.weights.push_back(routing.weights[t * k + j]);
+      }
+    std::vector<EnvelopeMember> out;
+    for (const Values& m : members) {
+      Tensor o("envelope_member", p.output_dtype, {nt, h});
+      for (std::int64_t i = 0; i < nt * h; ++i) store_element(o, i, m[i]);
+      const Judgement j = judge(ref, ide, o, nt, h, th, r);
+      if (!stats_only && e.token_noise.empty()) e.token_noise = j.token_noise;
+      EnvelopeMember em;
+      if (!stats_only) {
+        em.token_cos = j.token_cos;
+        em.token_rel = j.token_rel;
+      }
+      em.mismatch_fraction = j.mismatch_fraction;
+      em.systematic = systematic_checks({{ref.data(), ref.size()}, o, nt, h, r, p.first_local_expert(),
+                                         p.local_experts(), {sub_slots.data(), sub_slots.size()}},
+                                        th.systematic);
+      out.push_back(std::move(em));
+    }
+    return out;
   };
-  for (const Values& m : members) e.members.push_back(measure(m));
-  // The rounding ensemble's members: only their statistics' z are used (the variance of each scalar statistic).
-  for (const Values& m : rounding_members) {
-    EnvelopeMember em = measure(m);
-    em.token_cos.clear();
-    em.token_rel.clear();
-    e.rounding.push_back(std::move(em));
-  }
+  e.members = measure_all(groups[0], e.sampled, false);
+  // The rounding and the sparse ensembles' members: only their statistics' z are used (each statistic's scale, a
+  // maximum's threshold).
+  e.rounding = measure_all(groups[1], e.sampled, true);
+  if (narrow) e.sparse = measure_all(groups[2], sparse.tokens, true);
   return e;
 }
 

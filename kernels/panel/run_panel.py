@@ -94,6 +94,8 @@ def main():
                         "systematic": {s["name"]: [s["z"], s["effect"], s["z_threshold"]] for s in v.systematic},
                         "z_scale": {k[len("envelope_z_scale_"):]: x for k, x in v.metrics.items()
                                     if k.startswith("envelope_z_scale_")},
+                        "se_floor": {k[len("envelope_se_floor_"):]: x for k, x in v.metrics.items()
+                                     if k.startswith("envelope_se_floor_")},
                         "envelope_members": v.metrics.get("envelope_members", 0)}) + "\n")
                     jsonl.flush()
                 if session:

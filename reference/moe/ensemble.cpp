@@ -66,6 +66,8 @@ struct Member {
   MemberKeys keys;
   double act_noise;
   bool gemm_noise;
+  double gemm_scale;
+  bool truncation;
 };
 
 struct Run {
@@ -107,13 +109,14 @@ void run_expert_members(Run& r, const ExpertJob& job, const float* x, const MapM
   for (int m = 0; m < r.members; ++m) {
     const Member& mb = r.m[std::size_t(m)];
     Noise gemm1(mb.keys.gemm1), act(mb.keys.act);
+    const bool biased = truncates && mb.truncation;
     for (std::int64_t i = 0; i < n; ++i) {
       const Assignment& as = job.rows[i];
-      const double sigma_a = std::ldexp(1.0, -bits) * a.row(i).norm();
+      const double sigma_a = mb.gemm_scale * std::ldexp(1.0, -bits) * a.row(i).norm();
       const std::uint64_t slot = std::uint64_t(as.slot);
       for (std::int64_t c = 0; c < 2 * inter; ++c) {
         const float v = h1(i, c);
-        hm[c] = mb.gemm_noise ? v + accumulation_error(v, truncates, sigma_a, sq13[c], gemm1, slot, c) : v;
+        hm[c] = mb.gemm_noise ? v + accumulation_error(v, biased, sigma_a, sq13[c], gemm1, slot, c) : v;
         if (b13) hm[c] += b13[c];
       }
       round_point(hm.data(), 2 * inter, s.gate_up_dtype);
@@ -130,16 +133,17 @@ void run_expert_members(Run& r, const ExpertJob& job, const float* x, const MapM
   for (int m = 0; m < r.members; ++m) {
     const Member& mb = r.m[std::size_t(m)];
     Noise gemm2(mb.keys.gemm2);
+    const bool biased = truncates && mb.truncation;
     for (std::int64_t i = 0; i < n; ++i) {
       const Assignment& as = job.rows[i];
       const std::int64_t row = m * n + i;
-      const double sigma_z = std::ldexp(1.0, -bits) * zm.row(row).norm();
+      const double sigma_z = mb.gemm_scale * std::ldexp(1.0, -bits) * zm.row(row).norm();
       const float w = weight_on_input || finalize ? 1.0f : as.weight;
       float* dst = r.slot(m, as.slot);
       const std::uint64_t slot = std::uint64_t(as.slot);
       for (std::int64_t c = 0; c < h; ++c) {
         const float v = ym(row, c);
-        const float y = mb.gemm_noise ? v + accumulation_error(v, truncates, sigma_z, sq2[c], gemm2, slot, c) : v;
+        const float y = mb.gemm_noise ? v + accumulation_error(v, biased, sigma_z, sq2[c], gemm2, slot, c) : v;
         dst[c] = (y + (b2 ? b2[c] : 0.0f)) * w;
       }
       round_point(dst, h, s.slot_dtype);
@@ -149,8 +153,8 @@ void run_expert_members(Run& r, const ExpertJob& job, const float* x, const MapM
 
 }  // namespace
 
-std::vector<std::int64_t> ensemble_tokens(std::int64_t tokens) {
-  const std::int64_t n = std::min(tokens, kEnsembleMaxTokens);
+std::vector<std::int64_t> ensemble_tokens(std::int64_t tokens, std::int64_t cap) {
+  const std::int64_t n = std::min(tokens, cap);
   std::vector<std::int64_t> t(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) t[i] = n == tokens ? i : i * tokens / n;
   return t;
@@ -179,7 +183,7 @@ std::vector<std::vector<Values>> reference_ensembles(const ProblemSpec& s, const
     for (int m = 0; m < g.members; ++m) {
       const std::string tag = "envelope/member" + std::to_string(m);
       r.m.push_back({{stream_key(g.seed, tag + "/gemm1"), stream_key(g.seed, tag + "/act"), stream_key(g.seed, tag + "/gemm2")},
-                     g.act_noise, g.gemm_noise});
+                     g.act_noise, g.gemm_noise, g.gemm_scale, g.truncation});
     }
   r.members = int(r.m.size());
   // The sampled tokens' inputs, decoded and quantized per token and scheme as the contract does.

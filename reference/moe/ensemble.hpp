@@ -8,6 +8,9 @@
 //    (act_noise; a "rounding" ensemble moves it by half an ulp of the intermediate's dtype instead, so that about a
 //    third of the intermediate's roundings flip: the correlation structure of an extra rounding, for the
 //    statistics' variances);
+//  - a "sparse" ensemble: the GEMMs' error at kSparseGemmScale of the declared accumulation's and without its
+//    truncation bias, so that a few of a token-slot's intermediate codes step, as on the hardware, where the
+//    accumulation members and the rounding ensemble move many (the null of the maxima, docs/judging.md);
 // and every rounding and requantization of the contract applied after them, so a code that a perturbation carries
 // across a rounding boundary flips in the member as it would in a kernel. Members are computed for a subset of the
 // tokens (all of them up to kEnsembleMaxTokens), sharing the contract's dequantized weights.
@@ -26,18 +29,29 @@ inline constexpr int kEnsembleMembers = 8;
 inline constexpr std::int64_t kEnsembleMaxTokens = 32;
 inline constexpr double kActivationNoise = 1.0 / (1 << 22);  // relative, the activation's last bits
 inline constexpr double kTruncationBias = 1.0;               // beta, in units of the accumulation's sigma
+// A sparse member's GEMM error, in units of the declared accumulation's 2^-b ||a|| ||w||: the H100's fast fp8
+// accumulation errs 0.194 of that unit on average at the nightly's K (results/runs/2026-12-07-t1-mismatch), and a
+// unit-variance uniform draw's mean |xi| is 0.866, so 1/4 puts the members' mean error at 0.22 units.
+inline constexpr double kSparseGemmScale = 0.25;
+// The sparse ensemble's size, and its tokens: every token up to kSparseMaxTokens. A maximum's heavy tail belongs to
+// particular token-slots (one whose intermediate a few elements carry), so its members judge the kernel's own slots
+// wherever the case is that small, not a sample of them.
+inline constexpr int kSparseMembers = 8;
+inline constexpr std::int64_t kSparseMaxTokens = 128;
 
 struct EnsembleSpec {
   int members = kEnsembleMembers;
   std::uint64_t seed = 0;
   double act_noise = kActivationNoise;  // relative, on act(g) * u before the intermediate's rounding
   bool gemm_noise = true;               // false: the GEMMs' accumulation error is not drawn (a rounding ensemble)
+  double gemm_scale = 1.0;              // the GEMMs' error in units of 2^-b ||a|| ||w|| (kSparseGemmScale: sparse)
+  bool truncation = true;               // false: no truncation bias below 24 bits (the error's spread alone)
   std::vector<std::int64_t> tokens;  // the simulated tokens, ascending, each in [0, T)
 };
 
-// The tokens an ensemble of a T-token case simulates: every token up to kEnsembleMaxTokens, else that many evenly
-// spaced (floor(i T / n)).
-std::vector<std::int64_t> ensemble_tokens(std::int64_t tokens);
+// The tokens an ensemble of a T-token case simulates: every token up to `cap`, else that many evenly spaced
+// (floor(i T / cap)).
+std::vector<std::int64_t> ensemble_tokens(std::int64_t tokens, std::int64_t cap = kEnsembleMaxTokens);
 
 // Half an ulp of the intermediate's dtype, relative (bf16 2^-9, f16 2^-12, f32 2^-25): a rounding ensemble's
 // act_noise.

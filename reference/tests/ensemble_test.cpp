@@ -20,6 +20,12 @@ TEST(Ensemble, TokensAreAllUpToTheCapThenEvenlySpaced) {
   ASSERT_EQ(std::int64_t(t.size()), kEnsembleMaxTokens);
   EXPECT_EQ(t[1], 4);  // floor(1 x 128 / 32)
   EXPECT_EQ(t.back(), 124);
+  // The sparse ensemble's cap: every token of a 128-token case, 128 of a 300-token one.
+  EXPECT_EQ(ensemble_tokens(128, kSparseMaxTokens).size(), 128u);
+  const std::vector<std::int64_t> s = ensemble_tokens(300, kSparseMaxTokens);
+  ASSERT_EQ(s.size(), 128u);
+  EXPECT_EQ(s[1], 2);        // floor(300 / 128)
+  EXPECT_EQ(s.back(), 297);  // floor(127 x 300 / 128)
 }
 
 TEST(Ensemble, AccumulationBitsApplyOnlyWhereBothOperandsAreNarrow) {
@@ -46,13 +52,15 @@ ProblemSpec fp8_case(const char* contract) {
 
 // Relative distance of member rows from the contract's, and the members' slope b - 1 on the contract.
 struct Distance { double rel = 0, gain = 0; };
-Distance distance(const ProblemSpec& p, std::uint64_t seed) {
+Distance distance(const ProblemSpec& p, std::uint64_t seed, double gemm_scale = 1.0, bool truncation = true) {
   const Checkpoint c = generate_checkpoint(p);
   const RoutingResult r = route(p, c);
   const Values ref = reference_moe(p, c, r, ReferenceKind::contract);
   EnsembleSpec e;
   e.members = 4;
   e.seed = seed;
+  e.gemm_scale = gemm_scale;
+  e.truncation = truncation;
   e.tokens = ensemble_tokens(p.tokens);
   const std::vector<Values> m = reference_ensemble(p, c, r, e);
   double dd = 0, rr = 0, er = 0;
@@ -75,6 +83,18 @@ TEST(Ensemble, MembersAreTheContractUpToTheDeclaredAccumulation) {
   const Distance mma = distance(fp8_case("accum=mma8"), 1);
   EXPECT_GT(mma.rel, 4 * f32.rel);
   EXPECT_LT(mma.gain, 0.0);
+}
+
+// A sparse member (kSparseGemmScale of the declared accumulation's error, without its bias) moves the output less
+// than the accumulation members and does not shrink it.
+TEST(Ensemble, SparseMembersAreSmallerAndUnbiased) {
+  const Distance mma = distance(fp8_case("accum=mma8"), 1);
+  const Distance sparse = distance(fp8_case("accum=mma8"), 1, kSparseGemmScale, false);
+  EXPECT_GT(sparse.rel, 0.0);
+  EXPECT_LT(sparse.rel, 0.5 * mma.rel);
+  // Without the bias its slope is its noise's: 1.3e-3 against the truncating members' -0.136 here (with the bias at
+  // the same size it would be -0.035).
+  EXPECT_LT(std::fabs(sparse.gain), 0.1 * std::fabs(mma.gain));
 }
 
 TEST(Ensemble, MembersArePureFunctionsOfTheSeed) {

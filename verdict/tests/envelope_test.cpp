@@ -6,6 +6,8 @@
 #include <limits>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "verdict/envelope.hpp"
 
 namespace moe {
@@ -206,6 +208,45 @@ TEST(Envelope, TheRoundingMembersAloneSetTheScalesAndNothingElse) {
   EXPECT_EQ(a.systematic.token_gain_floor, quantized().systematic.token_gain_floor);
 }
 
+// The sparse members (a few code steps per token-slot, the fp8 GEMMs' accumulation on the hardware) are the other
+// regime: each statistic's scale is the larger of their RMS spread and the rounding members'; a two-sided maximum
+// gets the standard-error floor at which their corrected maxima have an RMS of 1; their effects set no floor.
+TEST(Envelope, TheSparseMembersSetTheLargerScaleAndAMaximumsStandardErrorFloor) {
+  Envelope e = perfect(1, 1, 1);
+  e.members[0].systematic = {stat("gain", 0.5, 1e-4), max_stat("expert_partial", 1.0, 1e-3, 1.0, 1024),
+                             max_stat("channel", 1.0, 1e-3, 1.0, 1024)};
+  EnvelopeMember r;
+  r.systematic = {stat("gain", 2.0, 1e-4), max_stat("expert_partial", 3.0, 1e-3, 1.2, 1024),
+                  max_stat("channel", 3.0, 1e-3, 1.2, 1024)};
+  e.rounding.push_back(r);
+  // Shown components: effect 0.02 at z 35 (se 5.714e-4), effect 0.01 at z 20 (se 5e-4), of 1024.
+  for (auto [z, effect, spread] : {std::tuple{35.0, 0.02, 3.0}, std::tuple{20.0, 0.01, 4.0}}) {
+    EnvelopeMember sp;
+    sp.systematic = {stat("gain", 1.0, 9e-3), max_stat("expert_partial", z, effect, spread, 1024),
+                     max_stat("channel", z, effect, spread, 1024)};
+    e.sparse.push_back(sp);
+  }
+  EnvelopeLimits lim;
+  const Thresholds a = with_envelope(quantized(), e, &lim);
+  EXPECT_EQ(a.systematic.se_scale[0], 2.0);  // gain: the rounding members' 2 over the sparse RMS(1, 1)
+  EXPECT_EQ(a.systematic.se_floor[0], 0.0);  // a scalar gets no floor
+  // The RMS spread of the sparse members, sqrt((9 + 16) / 2), over the rounding's 1.2; channel (one-sided, a bound)
+  // gets no floor.
+  EXPECT_NEAR(a.systematic.se_scale[1], std::sqrt(12.5), 1e-12);
+  EXPECT_NEAR(a.systematic.se_scale[6], std::sqrt(12.5), 1e-12);
+  EXPECT_EQ(a.systematic.se_floor[1], 0.0);
+  // expert_partial: at that scale the shown components' z are 9.899 and 5.657, corrected for 1024 (Sidak, two-sided)
+  // 9.18 and 4.32; the floor at which their RMS is 1 is 4.914e-3 (by bisection over erfc: 0.02 / sqrt((5.714e-4
+  // sqrt 12.5)^2 + 4.914e-3^2) = 3.764 corrects to sqrt 2, 0.01 / ... = 1.915 to 0, p = 1). Every member's corrected
+  // z is then under 3, so the threshold stays the default 6.
+  EXPECT_NEAR(a.systematic.se_floor[6], 4.914e-3, 2e-6);
+  EXPECT_EQ(a.systematic.expert_partial_z, 6.0);
+  ASSERT_EQ(lim.z_floor.size(), 1u);
+  EXPECT_EQ(lim.z_floor[0].first, "expert_partial");
+  EXPECT_EQ(a.systematic.gain_floor, 1e-3);                                                  // 2 x 1e-4 < default
+  EXPECT_EQ(a.systematic.expert_partial_floor, quantized().systematic.expert_partial_floor);  // 2 x 1e-3 < default
+}
+
 TEST(Envelope, StatisticsThatDidNotRunOrAreNotFiniteAreLeftOut) {
   Envelope e = perfect(2, 1, 1);
   StatisticRecord not_run = stat("gain", 50.0, 1.0);
@@ -223,9 +264,13 @@ TEST(Envelope, JsonRoundTripKeepsEveryMeasurementAndNan) {
   e.members[0].mismatch_fraction = 0.5;
   e.members[0].systematic = {max_stat("token_gain", 1.5, -2e-4, 0.75, 64)};
   e.rounding.push_back(e.members[0]);
+  e.sparse.push_back(e.members[0]);
+  e.sparse[0].systematic[0].spread = 2.5;
   const Envelope r = envelope_from_json(envelope_to_json(e));
   ASSERT_EQ(r.rounding.size(), 1u);
   EXPECT_EQ(r.rounding[0].systematic[0].effect, -2e-4);
+  ASSERT_EQ(r.sparse.size(), 1u);
+  EXPECT_EQ(r.sparse[0].systematic[0].spread, 2.5);
   ASSERT_EQ(r.members.size(), 2u);
   EXPECT_EQ(r.model, "test");
   EXPECT_EQ(r.tokens, 7);
@@ -238,6 +283,12 @@ TEST(Envelope, JsonRoundTripKeepsEveryMeasurementAndNan) {
   EXPECT_EQ(r.members[0].systematic[0].z_single, 1.5);
   EXPECT_EQ(r.members[0].systematic[0].spread, 0.75);
   EXPECT_EQ(r.members[0].systematic[0].components, 64);
+  // An envelope written without a sparse ensemble (every GEMM in fp32, or before there was one) reads as none.
+  nlohmann::json j = nlohmann::json::parse(envelope_to_json(e));
+  j.erase("sparse");
+  const Envelope old = envelope_from_json(j.dump());
+  EXPECT_EQ(old.members.size(), 2u);
+  EXPECT_TRUE(old.sparse.empty());
   EXPECT_TRUE(envelope_from_json("{not json").empty());
   EXPECT_TRUE(envelope_from_json("{\"model\": 3}").empty());
 }
@@ -245,7 +296,7 @@ TEST(Envelope, JsonRoundTripKeepsEveryMeasurementAndNan) {
 // The pipeline simulates the envelope only for an output that fails at the case's own thresholds
 // (harness/pipeline/case_pipeline.hpp needs_envelope), which is sound only if no envelope ever tightens a threshold:
 // over random envelopes (members' token cos and rel, mismatch, every statistic's z and effect, NaNs among them,
-// rounding members), each derived threshold is at least as loose as the one it derives from.
+// rounding and sparse members), each derived threshold is at least as loose as the one it derives from.
 TEST(Envelope, NoEnvelopeTightensAnyThreshold) {
   std::mt19937_64 rng(12345);
   std::uniform_real_distribution<double> u(0.0, 1.0);
@@ -279,6 +330,8 @@ TEST(Envelope, NoEnvelopeTightensAnyThreshold) {
     for (EnvelopeMember& m : e.members) fill(m);
     e.rounding.resize(std::size_t(u(rng) * 8));
     for (EnvelopeMember& m : e.rounding) fill(m);
+    e.sparse.resize(std::size_t(u(rng) * 8));
+    for (EnvelopeMember& m : e.sparse) fill(m);
     const Thresholds a = with_envelope(t, e);
     EXPECT_LE(a.min_cos, t.min_cos) << "trial " << trial;
     EXPECT_GE(a.max_rel, t.max_rel) << "trial " << trial;
@@ -290,8 +343,57 @@ TEST(Envelope, NoEnvelopeTightensAnyThreshold) {
       EXPECT_GE(a.band_allowance, requant_band_allowance(t.band_fraction, tokens)) << "trial " << trial;
     }
     for (auto f : looser_up) EXPECT_GE(a.systematic.*f, t.systematic.*f) << "trial " << trial;
-    for (std::size_t i = 0; i < t.systematic.se_scale.size(); ++i)
+    for (std::size_t i = 0; i < t.systematic.se_scale.size(); ++i) {
       EXPECT_GE(a.systematic.se_scale[i], t.systematic.se_scale[i]) << "trial " << trial;
+      EXPECT_GE(a.systematic.se_floor[i], t.systematic.se_floor[i]) << "trial " << trial;
+    }
+  }
+}
+
+// Adding sparse members to an envelope never turns a passing kernel into a failing one: every threshold and effect
+// floor stays or widens, every scale and standard-error floor stays or grows (each component's z only falls). So a
+// verdict judged before there were sparse members and passed stands (docs/judging.md "The envelope").
+TEST(Envelope, SparseMembersNeverTurnAPassIntoAFailure) {
+  std::mt19937_64 rng(777);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const char* names[] = {"gain", "rounding_bias", "offset", "channel", "expert", "token_gain", "expert_partial",
+                         "slot_direction", "channel_group"};
+  const double SystematicThresholds::*same_or_up[] = {
+      &SystematicThresholds::gain_z, &SystematicThresholds::channel_z, &SystematicThresholds::rounding_z,
+      &SystematicThresholds::expert_z, &SystematicThresholds::offset_z, &SystematicThresholds::token_gain_z,
+      &SystematicThresholds::expert_partial_z, &SystematicThresholds::slot_direction_z,
+      &SystematicThresholds::channel_group_z};
+  const double SystematicThresholds::*same[] = {
+      &SystematicThresholds::gain_floor, &SystematicThresholds::channel_floor, &SystematicThresholds::rounding_floor,
+      &SystematicThresholds::expert_floor, &SystematicThresholds::expert_own_floor,
+      &SystematicThresholds::offset_floor, &SystematicThresholds::token_gain_floor,
+      &SystematicThresholds::expert_partial_floor, &SystematicThresholds::slot_direction_floor,
+      &SystematicThresholds::channel_group_floor};
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::int64_t tokens = 1 + std::int64_t(u(rng) * 300), n = std::min<std::int64_t>(tokens, 32);
+    Envelope e = perfect(1 + int(u(rng) * 8), n, tokens);
+    auto fill = [&](EnvelopeMember& m) {
+      for (const char* name : names)
+        m.systematic.push_back(max_stat(name, (u(rng) - 0.5) * 60, (u(rng) - 0.5) * 0.1, u(rng) * 5,
+                                        1 + std::floor(u(rng) * 1000)));
+    };
+    for (EnvelopeMember& m : e.members) fill(m);
+    e.rounding.resize(std::size_t(u(rng) * 8));
+    for (EnvelopeMember& m : e.rounding) fill(m);
+    const Thresholds without = with_envelope(quantized(), e);
+    e.sparse.resize(1 + std::size_t(u(rng) * 8));
+    for (EnvelopeMember& m : e.sparse) fill(m);
+    const Thresholds with = with_envelope(quantized(), e);
+    for (auto f : same_or_up) EXPECT_GE(with.systematic.*f, without.systematic.*f) << "trial " << trial;
+    for (auto f : same) EXPECT_EQ(with.systematic.*f, without.systematic.*f) << "trial " << trial;
+    for (std::size_t i = 0; i < with.systematic.se_scale.size(); ++i) {
+      EXPECT_GE(with.systematic.se_scale[i], without.systematic.se_scale[i]) << "trial " << trial;
+      EXPECT_GE(with.systematic.se_floor[i], without.systematic.se_floor[i]) << "trial " << trial;
+    }
+    EXPECT_EQ(with.min_cos, without.min_cos);
+    EXPECT_EQ(with.max_rel, without.max_rel);
+    EXPECT_EQ(with.band_allowance, without.band_allowance);
+    EXPECT_EQ(with.max_mismatch_fraction, without.max_mismatch_fraction);
   }
 }
 

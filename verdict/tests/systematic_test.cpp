@@ -215,6 +215,29 @@ TEST(Systematic, GainErrorsFailWithTheirSize) {
     }
 }
 
+// A maximum's standard-error floor (set by an envelope's sparse members) enters each component's standard error in
+// quadrature: one token 3 % too large with almost no noise has a tiny element-wise standard error, so its z is
+// about 0.03 / floor once the floor dominates.
+TEST(Systematic, AMaximumsStandardErrorFloorBoundsAComponentsZ) {
+  const Synthetic s = make(64, 2048, 6);
+  auto v = kernel_values(s, 1e-6, 0.0, 6);
+  for (std::int64_t c = 0; c < 2048; ++c) v[std::size_t(5 * 2048 + c)] *= 1.03;
+  const Tensor o = bf16_output(v, 64, 2048);
+  SystematicThresholds th;
+  const auto bare = systematic_checks({s.ref, o, s.t, s.h, s.routing, 0, kE}, th);
+  EXPECT_TRUE(get(bare, "token_gain").failed);
+  EXPECT_GT(std::fabs(get(bare, "token_gain").z_single), 100.0);
+  for (double floor : {1e-3, 3e-2}) {
+    th.se_floor[5] = floor;  // token_gain
+    const auto st = systematic_checks({s.ref, o, s.t, s.h, s.routing, 0, kE}, th);
+    const StatisticRecord& tg = get(st, "token_gain");
+    EXPECT_EQ(tg.se_floor, floor);
+    EXPECT_NEAR(tg.effect, 0.03, 1e-3);
+    EXPECT_NEAR(tg.z_single, tg.effect / floor, 0.01 * tg.effect / floor) << floor;
+    EXPECT_EQ(tg.failed, floor < 0.01) << floor;  // z 30 fails; z 1, corrected for 64 tokens, does not
+  }
+}
+
 // Truncation toward zero differs from round-to-nearest-even by one ulp toward zero on about half the elements: the
 // mean signed error, relative to the reference's sign, is -0.5 ulp.
 TEST(Systematic, TruncationInsteadOfRoundingIsHalfAnUlp) {

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Device calls for the sparse ensemble (issue 45). PHASE:
+#   b  build the cuda preset's CLI and Python module, then the GPU selftest over 20 seeds (our kernels declare fp32
+#      accumulation: no sparse members are simulated for them, so its table must be the earlier one)
+#   z  the z sweep of the three GPU members on the five fp8 cases of cases.sh (the only cases of the nine of
+#      results/runs/2026-12-06-maxima-z where the members declare accum=mma14 and sparse members are simulated),
+#      seeds FIRST..FIRST+N-1 (env FIRST, N; default 0, 20), envelope always, token probes off; one process per
+#      member and seed block of B (default 4)
+# Every process is cut at the call's budget (BUDGET s, default 540). Logs: $OUT/<phase>.tgz.
+PHASE=$1
+O=${OUT:-/tmp/out}; L=$O/$PHASE; mkdir -p "$L"; T=$L/times.txt; : > "$T"; start=$SECONDS
+left() { local n=$(( ${BUDGET:-540} - (SECONDS - start) )); [ "$n" -ge 5 ] && echo "$n" || echo 5; }
+step() {  # name limit_s command...
+  local n=$1 lim=$2 t=$SECONDS; shift 2
+  [ "$lim" -le "$(left)" ] || lim=$(left)
+  timeout -s INT -k 15 "$lim" "$@" > "$L/$n.txt" 2>&1
+  echo "$n: exit $?, $((SECONDS - t)) s (limit $lim s)" >> "$T"
+}
+nvidia-smi -L > "$L/gpu.txt" 2>&1; nproc >> "$L/gpu.txt"; git log --oneline -1 >> "$L/gpu.txt"
+NEW=build/cuda/harness/moe-harness
+export PYTHONPATH="$PWD/build/cuda/python" MOE_HARNESS_BIN="$PWD/$NEW"
+D=results/runs/2026-12-07-sparse-ensemble
+case $PHASE in
+b)
+  step build 330 bash -c 'cmake --preset cuda >/dev/null && cmake --build --preset cuda -j16 --target moe-harness moe_python_package'
+  step selftest-gpu "$(left)" $NEW selftest --kernel gpu --seeds 20 --jobs 4 --job-threads 4
+  tail -n 60 $L/selftest-gpu.txt ;;
+z)
+  . $D/cases.sh
+  first=${FIRST:-0}; n=${N:-20}
+  for m in vllm-torch vllm-fastaccum vllm-triton; do
+    for ((s = first; s < first + n; s += ${B:-4})); do
+      OMP_NUM_THREADS=1 step z-$m-$s "$(left)" python3 kernels/panel/run_panel.py --suite nightly "${F[@]}" --members $m \
+        --seeds $(( first + n - s < ${B:-4} ? first + n - s : ${B:-4} )) --first-seed $s --envelope always --no-token-probes \
+        --jsonl $L/z-$m-$s.jsonl --quiet &
+    done
+  done
+  wait
+  python3 results/runs/2026-12-06-maxima-z/zstats.py $L/z-*.jsonl > $L/zstats-all.md 2>&1
+  for f in $L/z-*.txt; do echo "$(basename $f .txt): $(grep -c '^FALSE ALARM' $f) false alarms; $(tail -n 1 $f)"; done >> "$T"
+  cat $L/zstats-all.md ;;
+esac
+cat "$T"
+tar czf "$O/$PHASE.tgz" -C "$O" "$PHASE" && rm -rf "$L"
