@@ -6,9 +6,10 @@
 #      results/runs/2026-12-06-maxima-z where the members declare accum=mma14 and sparse members are simulated),
 #      seeds FIRST..FIRST+N-1 (env FIRST, N; default 0, 20), envelope always, token probes off; one process per
 #      member and seed block of B (default 4)
-# Every process is cut at the call's budget (BUDGET s, default 540). Logs: $OUT/<phase>.tgz.
+# Both build the cuda preset's CLI and module first where that build is not there. Every process is cut at the
+# call's budget (BUDGET s, default 540). Logs: $OUT/<phase>[-FIRST].tgz.
 PHASE=$1
-O=${OUT:-/tmp/out}; L=$O/$PHASE; mkdir -p "$L"; T=$L/times.txt; : > "$T"; start=$SECONDS
+O=${OUT:-/tmp/out}; TAG=$PHASE${FIRST:+-$FIRST}; L=$O/$TAG; mkdir -p "$L"; T=$L/times.txt; : > "$T"; start=$SECONDS
 left() { local n=$(( ${BUDGET:-540} - (SECONDS - start) )); [ "$n" -ge 5 ] && echo "$n" || echo 5; }
 step() {  # name limit_s command...
   local n=$1 lim=$2 t=$SECONDS; shift 2
@@ -20,12 +21,17 @@ nvidia-smi -L > "$L/gpu.txt" 2>&1; nproc >> "$L/gpu.txt"; git log --oneline -1 >
 NEW=build/cuda/harness/moe-harness
 export PYTHONPATH="$PWD/build/cuda/python" MOE_HARNESS_BIN="$PWD/$NEW"
 D=results/runs/2026-12-07-sparse-ensemble
+build() {
+  [ -x $NEW ] && [ -f build/cuda/python/moe_harness/_case.py ] ||
+    step build 330 bash -c 'cmake --preset cuda >/dev/null && cmake --build --preset cuda -j16 --target moe-harness moe_python_package'
+}
 case $PHASE in
 b)
-  step build 330 bash -c 'cmake --preset cuda >/dev/null && cmake --build --preset cuda -j16 --target moe-harness moe_python_package'
+  build
   step selftest-gpu "$(left)" $NEW selftest --kernel gpu --seeds 20 --jobs 4 --job-threads 4
   tail -n 60 $L/selftest-gpu.txt ;;
 z)
+  build
   . $D/cases.sh
   first=${FIRST:-0}; n=${N:-20}
   for m in vllm-torch vllm-fastaccum vllm-triton; do
@@ -41,4 +47,4 @@ z)
   cat $L/zstats-all.md ;;
 esac
 cat "$T"
-tar czf "$O/$PHASE.tgz" -C "$O" "$PHASE" && rm -rf "$L"
+tar czf "$O/$TAG.tgz" -C "$O" "$TAG" && rm -rf "$L"
