@@ -25,11 +25,12 @@
 //   a two-sided maximum's standard-error floor (SystematicThresholds::se_floor; expert, token_gain, expert_partial,
 //                    channel_group), where there are sparse members: the floor tau at which their shown components,
 //                    each z taken as beta / sqrt((se x scale)^2 + tau^2) and corrected for its number, have an RMS of
-//                    1 (0 where the scale alone gives that). A requantization step moves one token-slot by a few
-//                    tenths of a percent with almost no residual: its element-wise standard error is tiny and no scale
-//                    of it brings such a z back from its tail
-//   a maximum's z threshold also max(default, margin x the members' and the sparse members' largest corrected z at
-//                    that scale and floor): a maximum has tails an RMS does not see
+//                    1 (0 where the scale alone gives that). A requantization step moves one token-slot by a percent
+//                    or two with almost no residual: its element-wise standard error is tiny and no scale of it
+//                    brings such a z back from its tail
+//   a maximum's z threshold also max(default, margin x the members' largest corrected z at the scale without the
+//                    sparse members, margin x the members' and the sparse members' at the scale and floor): a maximum
+//                    has tails an RMS does not see, and the sparse members never tighten a threshold
 //   every floor      max(default, margin x the members' largest |effect|), for a pooled statistic (gain,
 //                    rounding_bias, offset, slot_direction) at most kEnvelopeMaxWiden x default
 // A threshold never tightens here: the defaults of verdict/thresholds.cpp are the floor of every derived value. A
