@@ -149,8 +149,9 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
     // kernel's own token-slots (every token up to kSparseMaxTokens), where the heavy tail lives.
     double floor = 0;
     auto shown = [&](const StatisticRecord& s, std::vector<Shown>& out) {
-      if (usable(s) && std::isfinite(s.z_single) && s.z_single != 0 && s.components >= 1)
-        out.push_back({s.effect, std::fabs(s.effect / s.z_single), s.components});
+      const double se = std::fabs(s.effect / s.z_single);
+      if (usable(s) && std::isfinite(s.z_single) && s.z_single != 0 && s.components >= 1 && std::isfinite(se) && se > 0)
+        out.push_back({s.effect, se, s.components});
     };
     if (!f.scalar && name != "channel") {
       std::vector<Shown> cs;
@@ -179,8 +180,11 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
         for (const EnvelopeMember& m : *set)
           for (const StatisticRecord& s : m.systematic) {
             if (!usable(s) || !std::isfinite(s.z_single)) continue;
-            zmax = std::max(zmax, corrected_at(s, scale, floor));
-            if (set == &e.members) zmax = std::max(zmax, corrected_at(s, dense_scale, 0.0));
+            if (!e.sparse.empty()) zmax = std::max(zmax, corrected_at(s, scale, floor));
+            // Without the sparse members: the shown component's z at that scale, as it was computed then.
+            if (set == &e.members)
+              zmax = std::max(zmax, name == "channel" ? multiplicity_z_upper(s.z_single / dense_scale, s.components)
+                                                      : std::fabs(multiplicity_z(s.z_single / dense_scale, s.components)));
           }
       *f.z = std::max(*f.z, kEnvelopeMargin * zmax);
     }
@@ -230,7 +234,7 @@ Envelope envelope_from_json(const std::string& text) {
     for (const auto& q : j.at("token_noise")) e.token_noise.push_back(q.is_number() ? q.get<double>() : NAN);
     for (const auto& [key, set] : {std::pair{"members", &e.members}, std::pair{"rounding", &e.rounding},
                                    std::pair{"sparse", &e.sparse}}) {
-      if (!j.contains(key)) continue;  // an envelope simulated without that ensemble
+      if (key == std::string("sparse") && !j.contains(key)) continue;  // simulated without sparse members
       for (const auto& m : j.at(key)) {
         EnvelopeMember em;
         for (const auto& v : m.at("cos")) em.token_cos.push_back(v.is_number() ? v.get<double>() : NAN);

@@ -20,9 +20,11 @@ struct Component {
 };
 
 // A component's standard error as its z is taken: se at the statistic's scale, the statistic's floor added in
-// quadrature (StatisticRecord::se_floor, 0 unless the envelope set one).
+// quadrature (StatisticRecord::se_floor, 0 unless the envelope set one). A component without error variance keeps
+// its se of 0 (its z NaN where it has no error either: left out, as without a floor).
 inline double component_se(double se, const StatisticRecord& s) {
-  return s.se_floor > 0 ? std::sqrt(se * se * s.se_scale * s.se_scale + s.se_floor * s.se_floor) : se * s.se_scale;
+  return s.se_floor > 0 && se > 0 ? std::sqrt(se * se * s.se_scale * s.se_scale + s.se_floor * s.se_floor)
+                                  : se * s.se_scale;
 }
 
 // Fills s.z (corrected for components.size() tests; one-sided for `channel`), s.effect, s.z_single, s.components and

@@ -37,7 +37,8 @@ Envelope simulate_envelope(const ProblemSpec& p, const Checkpoint& pristine, con
   // The sparse ensemble where a GEMM accumulates with fewer bits than fp32 (a declared accum=mmaN on an 8-bit GEMM):
   // there the accumulation members, biased and at the declared bound, step many of the intermediate's codes where
   // the hardware steps a few. Where every GEMM accumulates in fp32 the accumulation members are that sparse already.
-  // Its tokens are the case's own up to kSparseMaxTokens: one pass with the others where those are the same.
+  // Its tokens are the case's own up to kSparseMaxTokens, in a pass of its own: the accumulation and rounding
+  // members stay exactly what they are without it (a joint pass would change their GEMMs' row blocking).
   const bool narrow = gemm_accum_bits(p, p.quant) < 24 || (p.n_shared > 0 && gemm_accum_bits(p, p.shared_quant) < 24);
   EnsembleSpec sparse = spec;
   sparse.seed = spec.seed + 2;
@@ -45,11 +46,8 @@ Envelope simulate_envelope(const ProblemSpec& p, const Checkpoint& pristine, con
   sparse.gemm_scale = kSparseGemmScale;
   sparse.truncation = false;
   sparse.tokens = ensemble_tokens(p.tokens, kSparseMaxTokens);
-  const bool joint = narrow && sparse.tokens == spec.tokens;
-  std::vector<EnsembleSpec> specs{spec, rounding};
-  if (joint) specs.push_back(sparse);
-  std::vector<std::vector<Values>> groups = reference_ensembles(p, pristine, routing, specs);
-  if (narrow && !joint) groups.push_back(std::move(reference_ensembles(p, pristine, routing, {sparse}).front()));
+  std::vector<std::vector<Values>> groups = reference_ensembles(p, pristine, routing, {spec, rounding});
+  if (narrow) groups.push_back(std::move(reference_ensembles(p, pristine, routing, {sparse}).front()));
   e.model = fmt::format("members={} tokens={}/{} accum={}{}", spec.members, n, p.tokens,
                         p.accum_bits >= 24 ? "f32" : fmt::format("mma{}", p.accum_bits),
                         narrow ? fmt::format(" sparse={} on {} tokens", sparse.members, sparse.tokens.size()) : "");

@@ -51,6 +51,12 @@ TEST(EnvelopeSim, SparseMembersOnlyForANarrowAccumulatorAndOnEveryToken) {
     EXPECT_TRUE(m.token_cos.empty());      // statistics only
   }
   EXPECT_NE(mma.model.find("sparse=8 on 40 tokens"), std::string::npos) << mma.model;
+
+  // A case within the sample: every group on all its tokens.
+  const Envelope small = simulate(fp8_case("accum=mma14", 12));
+  ASSERT_EQ(small.sparse.size(), std::size_t(kSparseMembers));
+  EXPECT_EQ(token_components(small.members[0]), 12.0);
+  EXPECT_EQ(token_components(small.sparse[0]), 12.0);
 }
 
 }  // namespace
