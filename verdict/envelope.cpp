@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "verdict/systematic.hpp"
+#include "verdict/systematic_max.hpp"
 #include "verdict/systematic_stats.hpp"
 
 namespace moe {
@@ -34,9 +36,16 @@ Fields fields(SystematicThresholds& t, const std::string& n) {
 struct Shown {
   double beta, se, m;
 };
-// Its z at the scale and the floor, corrected for m (two-sided).
+// Its z at the scale and the floor, as the statistic takes it (scaled_se), corrected for m (two-sided).
 double corrected(const Shown& c, double scale, double floor) {
-  return std::fabs(multiplicity_z(c.beta / std::sqrt(c.se * c.se * scale * scale + floor * floor), c.m));
+  return std::fabs(multiplicity_z(c.beta / scaled_se(c.se, scale, floor), c.m));
+}
+// A usable record's shown component, where its z and effect give a finite, positive standard error.
+std::optional<Shown> shown_of(const StatisticRecord& s) {
+  const double se = std::fabs(s.effect / s.z_single);
+  if (!std::isfinite(s.z_single) || s.z_single == 0 || s.components < 1 || !std::isfinite(se) || !(se > 0))
+    return std::nullopt;
+  return Shown{s.effect, se, s.components};
 }
 
 // The smallest standard-error floor at which the sparse members' shown components, each corrected for its number
@@ -148,15 +157,12 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
     // A two-sided maximum's floor puts the sparse members' corrected maxima at an RMS of 1: they judge the
     // kernel's own token-slots (every token up to kSparseMaxTokens), where the heavy tail lives.
     double floor = 0;
-    auto shown = [&](const StatisticRecord& s, std::vector<Shown>& out) {
-      const double se = std::fabs(s.effect / s.z_single);
-      if (usable(s) && std::isfinite(s.z_single) && s.z_single != 0 && s.components >= 1 && std::isfinite(se) && se > 0)
-        out.push_back({s.effect, se, s.components});
-    };
     if (!f.scalar && name != "channel") {
       std::vector<Shown> cs;
       for (const EnvelopeMember& m : e.sparse)
-        for (const StatisticRecord& s : m.systematic) shown(s, cs);
+        for (const StatisticRecord& s : m.systematic)
+          if (usable(s))
+            if (const auto c = shown_of(s)) cs.push_back(*c);
       floor = tail_floor(cs, scale);
       t.systematic.se_floor[si] = floor;
       if (floor > 0) lim.z_floor.emplace_back(name, floor);
@@ -169,11 +175,9 @@ Thresholds with_envelope(const Thresholds& th, const Envelope& e, EnvelopeLimits
     // a kernel that passes without them passes with them (Envelope.SparseMembersNeverTurnAPassIntoAFailure).
     if (!f.scalar) {
       auto corrected_at = [&](const StatisticRecord& s, double sc, double fl) {
-        std::vector<Shown> c;
-        shown(s, c);
-        return name == "channel" ? multiplicity_z_upper(s.z_single / sc, s.components)
-               : c.empty()       ? 0.0
-                                 : corrected(c[0], sc, fl);
+        if (name == "channel") return multiplicity_z_upper(s.z_single / sc, s.components);
+        const auto c = shown_of(s);
+        return c ? corrected(*c, sc, fl) : 0.0;
       };
       double zmax = 0;
       for (const auto* set : {&e.members, &e.sparse})

@@ -19,12 +19,16 @@ struct Component {
   std::int64_t id;
 };
 
-// A component's standard error as its z is taken: se at the statistic's scale, the statistic's floor added in
-// quadrature (StatisticRecord::se_floor, 0 unless the envelope set one). A component without error variance keeps
-// its se of 0 (its z NaN where it has no error either: left out, as without a floor).
+// A standard error at a scale with a floor added in quadrature: what a maximum's component's z is taken with, and
+// what the envelope fits the floor by (verdict/envelope.cpp).
+inline double scaled_se(double se, double scale, double floor) {
+  return floor > 0 ? std::sqrt(se * se * scale * scale + floor * floor) : se * scale;
+}
+// A component's standard error at its statistic's scale and floor (StatisticRecord::se_floor, 0 unless the envelope
+// set one). A component without error variance keeps its se of 0 (its z NaN where it has no error either: left out,
+// as without a floor).
 inline double component_se(double se, const StatisticRecord& s) {
-  return s.se_floor > 0 && se > 0 ? std::sqrt(se * se * s.se_scale * s.se_scale + s.se_floor * s.se_floor)
-                                  : se * s.se_scale;
+  return se > 0 ? scaled_se(se, s.se_scale, s.se_floor) : se * s.se_scale;
 }
 
 // Fills s.z (corrected for components.size() tests; one-sided for `channel`), s.effect, s.z_single, s.components and
