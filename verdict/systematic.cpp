@@ -250,7 +250,8 @@ void offset(const View& v, StatisticRecord& s) {
 // Each token's own gain b_t - 1 = sum_c e r / sum_c r^2 with its element-wise HC0 standard error: an error confined
 // to a few tokens (a tile, a slot block, one sequence) that the all-token gain dilutes by their share. Shown: the
 // token closest to failing.
-void token_gain(const AllTokenSums& sums, StatisticRecord& s) {
+// With SystematicInput::steps, a large token's z is taken after the step of one of its slots nearest its gain.
+void token_gain(const View& v, const AllTokenSums& sums, StatisticRecord& s) {
   std::vector<Component> cs;
   for (std::size_t i = 0; i < sums.tok.size(); ++i) {
     const TokenSums& ts = sums.tok[i];
@@ -258,9 +259,22 @@ void token_gain(const AllTokenSums& sums, StatisticRecord& s) {
     const double b = ts.slope(), z = z_of(b, component_se(std::sqrt(ts.variance()), s));
     if (!std::isnan(z)) cs.push_back({z, b, std::int64_t(i)});  // NaN: no error on this token
   }
+  std::function<std::vector<double>(std::int64_t)> candidates;
+  if (v.in.steps)
+    candidates = [&](std::int64_t tok) {
+      const std::int64_t h = v.in.hidden;
+      std::vector<double> g;
+      for (const std::vector<double>& d : v.in.steps(tok, -1)) {
+        double dr = 0;
+        for (std::int64_t c = 0; c < h && c < std::int64_t(d.size()); ++c) dr += d[c] * v.r(tok * h + c);
+        g.push_back(dr / sums.tok[std::size_t(tok)].rr);
+      }
+      return g;
+    };
+  const std::vector<double> taken = explain_steps(cs, candidates);
   const std::int64_t shown = pick_component(cs, s);
   if (shown < 0) return void(not_run(s, "no token has both a nonzero reference and an error"));
-  s.at = fmt::format("token {} (of {})", cs[std::size_t(shown)].id, cs.size());
+  s.at = fmt::format("token {} (of {}){}", cs[std::size_t(shown)].id, cs.size(), step_note(taken[std::size_t(shown)]));
 }
 }  // namespace
 
@@ -298,7 +312,7 @@ std::vector<StatisticRecord> systematic_checks(const SystematicInput& in, const 
   if (!in.slots.empty()) stats[3].effect_floor = th.expert_own_floor;
   expert(v, sums, stats[3]);
   offset(v, stats[4]);
-  token_gain(sums, stats[5]);
+  token_gain(v, sums, stats[5]);
   expert_partial(in, stats[6]);
   slot_direction(in, stats[7]);
   channel_group(in, stats[8]);

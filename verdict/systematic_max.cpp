@@ -2,10 +2,39 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 
 #include "verdict/systematic_stats.hpp"
 
 namespace moe {
+
+std::vector<double> explain_steps(std::vector<Component>& cs,
+                                  const std::function<std::vector<double>(std::int64_t id)>& candidates) {
+  std::vector<double> taken(cs.size(), 0.0);
+  if (!candidates || cs.empty()) return taken;
+  const double z1 = single_z_threshold(kExplainAbove, double(cs.size()), false);
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < cs.size(); ++i)
+    if (std::fabs(cs[i].z) > z1 && std::isfinite(cs[i].effect) && cs[i].effect != 0) order.push_back(i);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::fabs(cs[a].z) > std::fabs(cs[b].z) || (std::fabs(cs[a].z) == std::fabs(cs[b].z) && a < b);
+  });
+  if (order.size() > std::size_t(kMaxExplained)) order.resize(std::size_t(kMaxExplained));
+  for (std::size_t i : order) {
+    Component& c = cs[i];
+    double best = 0;
+    for (double b : candidates(c.id))
+      if (std::isfinite(b) && std::fabs(c.effect - b) < std::fabs(c.effect - best)) best = b;
+    if (best == 0) continue;
+    c.z *= (c.effect - best) / c.effect;
+    taken[i] = best;
+  }
+  return taken;
+}
+
+std::string step_note(double taken) {
+  return taken == 0 ? "" : fmt::format("; z after a requantization step of {:.3g}", taken);
+}
 
 std::int64_t pick_component(const std::vector<Component>& components, StatisticRecord& s) {
   if (components.empty()) return -1;

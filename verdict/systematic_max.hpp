@@ -7,6 +7,8 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "reports/run_report.hpp"
@@ -30,6 +32,21 @@ inline double scaled_se(double se, double scale, double floor) {
 inline double component_se(double se, const StatisticRecord& s) {
   return se > 0 ? scaled_se(se, s.se_scale, s.se_floor) : se * s.se_scale;
 }
+
+// The largest components whose effect a legitimate requantization step explains (SystematicInput::steps): for each
+// component whose corrected z passes kExplainAbove (a null component's corrected z does with probability 0.27 %:
+// below it the null's own spread is left whole), the largest first and at most kMaxExplained of them,
+// `candidates(id)` gives the effects the steps of its token-slot (its token) would have on it; with b the one
+// nearest its effect, where |effect - b| < |effect|, its z becomes z (effect - b) / effect (the same standard error:
+// a step moves the slot's gain, not its residual). Its effect stays (the floor still judges the whole effect).
+// Returns b per component (0: not explained). A z only falls, so a kernel that passes without the explanation
+// passes with it.
+inline constexpr double kExplainAbove = 3.0;
+inline constexpr int kMaxExplained = 16;
+std::vector<double> explain_steps(std::vector<Component>& components,
+                                  const std::function<std::vector<double>(std::int64_t id)>& candidates);
+// The details' note for a shown component explain_steps explained ("" where it did not).
+std::string step_note(double taken);
 
 // Fills s.z (corrected for components.size() tests; one-sided for `channel`), s.effect, s.z_single, s.components and
 // s.spread from the components, and returns the index of the one shown: a component that fails (its corrected z

@@ -55,11 +55,25 @@ void expert_partial(const SystematicInput& in, StatisticRecord& s) {
     const double beta = fits[i].sums.slope(), z = z_of(beta, component_se(std::sqrt(fits[i].sums.variance()), s));
     if (!std::isnan(z)) cs.push_back({z, beta, std::int64_t(i)});  // NaN: no error on this slot's token
   }
+  std::function<std::vector<double>(std::int64_t)> candidates;
+  if (in.steps)
+    candidates = [&](std::int64_t id) {
+      const SlotFit& f = fits[std::size_t(id)];
+      const float* c = in.slots.data() + f.slot * in.hidden;
+      std::vector<double> b;
+      for (const std::vector<double>& d : in.steps(f.slot / in.routing.k, f.slot % in.routing.k)) {
+        double ds = 0;
+        for (std::int64_t col = 0; col < in.hidden && col < std::int64_t(d.size()); ++col) ds += d[col] * c[col];
+        b.push_back(ds / f.sums.rr);
+      }
+      return b;
+    };
+  const std::vector<double> taken = explain_steps(cs, candidates);
   const std::int64_t shown = pick_component(cs, s);
   if (shown < 0) return void(not_run(s, "no token-slot of this rank's experts meets an error"));
   const SlotFit& f = fits[std::size_t(cs[std::size_t(shown)].id)];
-  s.at = fmt::format("expert {}, token {} slot {} (of {} token-slot(s))", f.expert, f.slot / in.routing.k,
-                     f.slot % in.routing.k, cs.size());
+  s.at = fmt::format("expert {}, token {} slot {} (of {} token-slot(s)){}", f.expert, f.slot / in.routing.k,
+                     f.slot % in.routing.k, cs.size(), step_note(taken[std::size_t(shown)]));
 }
 
 // u_tj = sign(<e_t, s_tj>) over the local token-slots; the mean sign's standard error is the larger of the null's

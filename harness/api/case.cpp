@@ -59,10 +59,10 @@ CaseRecord judge(const CaseSpec& c, const Fixture& f, const ReferenceSet& refs, 
     ReferenceSet with = refs;
     with.envelope = simulate_envelope(f.problem, f.pristine, with.routing, with.contract, with.ideal, with.slots);
     judged.emplace();
-    record_verdict(*judged, f.problem, with, out, judge_output(f.problem, with, out, th, &f.pristine, &memo), th);
+    record_verdict(*judged, f.problem, with, out, judge_output(f.problem, with, out, th, &f.pristine, &memo), th, &f.pristine);
   } else if (!judged) {  // the references came with an envelope (or the exact tier): judged with it here
     judged.emplace();
-    record_verdict(*judged, f.problem, refs, out, judge_output(f.problem, refs, out, th, &f.pristine, &memo), th);
+    record_verdict(*judged, f.problem, refs, out, judge_output(f.problem, refs, out, th, &f.pristine, &memo), th, &f.pristine);
   }
   CaseRecord rec = std::move(*judged);
   rec.id = c.id;

@@ -12,6 +12,7 @@
 #include "fixtures/exact_tier.hpp"
 #include "verdict/judge.hpp"
 #include "reference/moe/band_explain.hpp"
+#include "harness/pipeline/slot_steps.hpp"
 #include "harness/pipeline/envelope_sim.hpp"
 #include "harness/pipeline/probes.hpp"
 #include "harness/pipeline/device_probes.hpp"
@@ -96,8 +97,9 @@ Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Ten
                p.hidden, th, refs.routing, explain);
 }
 
+
 void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out,
-                    const Judgement& j, const Thresholds& case_th) {
+                    const Judgement& j, const Thresholds& case_th, const Checkpoint* weights) {
   EnvelopeLimits env;
   const Thresholds th = with_envelope(case_th, refs.envelope, &env);
   rec.status = j.pass ? Status::pass : Status::fail;
@@ -107,7 +109,8 @@ void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& r
   rec.systematic = th.systematic.on
                        ? systematic_checks({{refs.contract.data(), refs.contract.size()}, out, p.tokens, p.hidden,
                                             refs.routing, p.first_local_expert(), p.local_experts(),
-                                            {refs.slots.data(), refs.slots.size()}}, th.systematic)
+                                            {refs.slots.data(), refs.slots.size()}, case_slot_steps(p, weights, refs.routing)},
+                                           th.systematic)
                        : systematic_not_run("exact tier: bit equality decides", th.systematic);
   if (const StatisticRecord* s = first_failure(rec.systematic); s && j.pass) {
     rec.status = Status::fail;
@@ -156,7 +159,7 @@ bool needs_envelope(const ProblemSpec& p, const ReferenceSet& refs, const Tensor
                     const Checkpoint* weights, BandMemo* memo, std::optional<CaseRecord>* judged) {
   if (!refs.envelope.empty() || th.bitwise) return false;
   CaseRecord at_case;
-  record_verdict(at_case, p, refs, out, judge_output(p, refs, out, th, weights, memo), th);
+  record_verdict(at_case, p, refs, out, judge_output(p, refs, out, th, weights, memo), th, weights);
   const bool fails = at_case.status != Status::pass;
   if (judged) *judged = std::move(at_case);
   return fails;
@@ -189,7 +192,7 @@ void verdict_and_probes(CaseRecord& rec, const CaseSpec& spec, const ProblemSpec
     verdict = std::move(*judged);
   } else {
     const Thresholds th = case_thresholds(spec);
-    record_verdict(verdict, p, refs, out, judge_output(p, refs, out, th, pristine, memo), th);
+    record_verdict(verdict, p, refs, out, judge_output(p, refs, out, th, pristine, memo), th, pristine);
   }
   rec.status = verdict.status;
   rec.failed_check = verdict.failed_check;

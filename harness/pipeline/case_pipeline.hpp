@@ -72,9 +72,12 @@ using BandMemo = std::map<std::int64_t, BandExplanation>;
 Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out, const Thresholds& th,
                        const Checkpoint* weights = nullptr, BandMemo* memo = nullptr);
 // A verdict's fields of the record: status, failed check, reason, the systematic statistics of `out` against the
-// references (statistical tier), details, metrics (with the thresholds), per-token cos and rel.
+// references (statistical tier), details, metrics (with the thresholds), per-token cos and rel. weights: as
+// judge_output's; where a GEMM of p accumulates with fewer bits than fp32 (a declared accum=mmaN on an 8-bit GEMM),
+// expert_partial and token_gain explain their largest components by the slots' requantization steps with them
+// (SystematicInput::steps); nullptr explains nothing.
 void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out,
-                    const Judgement& j, const Thresholds& th);
+                    const Judgement& j, const Thresholds& th, const Checkpoint* weights = nullptr);
 // Whether the verdict on `out` needs the envelope simulated: refs hold none, the tier is statistical, and `out`
 // fails at the case's own thresholds th. An envelope only widens thresholds (verdict/envelope.hpp), so an output
 // that passes at th passes with any envelope: the pipeline simulates it only where it can change the verdict.

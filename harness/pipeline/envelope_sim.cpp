@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "fixtures/tensor_element.hpp"
+#include "harness/pipeline/slot_steps.hpp"
 #include "reference/moe/ensemble.hpp"
 #include "verdict/judge.hpp"
 #include "verdict/systematic.hpp"
@@ -54,7 +55,11 @@ Envelope simulate_envelope(const ProblemSpec& p, const Checkpoint& pristine, con
 
   const Thresholds th = default_thresholds(p, Tier::statistical);
   // Each member measured like a kernel output on its group's tokens.
-  auto measure_all = [&](const std::vector<Values>& members, const std::vector<std::int64_t>& tokens, bool stats_only) {
+  // The sparse members' largest maxima components are explained by the slots' requantization steps, as the kernel's
+  // are (SystematicInput::steps): the standard-error floor they set is for what no step explains. The accumulation
+  // and rounding members stay unexplained: they bound a maximum's threshold and the scale as they did without.
+  auto measure_all = [&](const std::vector<Values>& members, const std::vector<std::int64_t>& tokens, bool stats_only,
+                         const SystematicInput::SlotSteps& steps) {
     const std::int64_t nt = std::int64_t(tokens.size());
     const std::vector<float> ref = rows_of(contract, tokens, h), ide = rows_of(ideal, tokens, h);
     const std::vector<float> sub_slots = slots.empty() ? std::vector<float>{} : rows_of(slots, tokens, k * h);
@@ -79,17 +84,17 @@ Envelope simulate_envelope(const ProblemSpec& p, const Checkpoint& pristine, con
       }
       em.mismatch_fraction = j.mismatch_fraction;
       em.systematic = systematic_checks({{ref.data(), ref.size()}, o, nt, h, r, p.first_local_expert(),
-                                         p.local_experts(), {sub_slots.data(), sub_slots.size()}},
+                                         p.local_experts(), {sub_slots.data(), sub_slots.size()}, steps},
                                         th.systematic);
       out.push_back(std::move(em));
     }
     return out;
   };
-  e.members = measure_all(groups[0], e.sampled, false);
+  e.members = measure_all(groups[0], e.sampled, false, {});
   // The rounding and the sparse ensembles' members: only their statistics' z are used (each statistic's scale, a
   // maximum's threshold).
-  e.rounding = measure_all(groups[1], e.sampled, true);
-  if (narrow) e.sparse = measure_all(groups[2], sparse.tokens, true);
+  e.rounding = measure_all(groups[1], e.sampled, true, {});
+  if (narrow) e.sparse = measure_all(groups[2], sparse.tokens, true, case_slot_steps(p, &pristine, routing, sparse.tokens));
   return e;
 }
 

@@ -52,6 +52,11 @@ struct Builder {
   std::vector<BandColumn> meta;
   Eigen::VectorXd var;
   int groups = 0;
+  // The band's columns by default; steps_only: the scale scenarios alone, the nearest `scale_steps` each way, reached
+  // by the accumulation error alone (no extra rounding of the intermediate: a kernel that declares its roundings
+  // makes them where the contract does).
+  bool steps_only = false;
+  int scale_steps = kExplainScaleSteps;
   void add(Eigen::VectorXd v, BandColumn c) {
     if (!(v.squaredNorm() > 0) || !v.allFinite()) return;
     cols.push_back(std::move(v));
@@ -98,7 +103,8 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
         lo[i] = std::min(lo[i], v), hi[i] = std::max(hi[i], v);
       }
     const float act = float(std::fabs(z[i]) * kActivationNoise * 1.7320508);  // the envelope's act draw at its edge, sqrt(3)
-    const float r = s.intermediate == IntermediateDtype::f32 ? 0.0f : float(kExplainRoundingUlps * ulp_at(z[i], s.intermediate));
+    const float r = s.intermediate == IntermediateDtype::f32 || b.steps_only
+                        ? 0.0f : float(kExplainRoundingUlps * ulp_at(z[i], s.intermediate));
     lo[i] -= act + r, hi[i] += act + r;
   }
   // The reference's intermediate: rounded, requantized.
@@ -136,34 +142,36 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
     for (std::int64_t i = g0; i < g0 + n; ++i)
       if (std::fabs(zr[i]) > amax) amax = std::fabs(zr[i]), arg = i;
     const bool scaled = q.act != ActFormat::none;
-    // Flips under the group's own scale: each element's two reachable values, requantized in a copy of its group
-    // (another element is clamped to the amax: exceeding it is a scale scenario below, not a flip).
-    const std::int64_t chunk = std::max<std::int64_t>(1, (std::int64_t(1) << 21) / (2 * n));
-    std::vector<float> probe;
-    for (std::int64_t i0 = 0; i0 < n; i0 += chunk) {
-      const std::int64_t i1 = std::min(n, i0 + chunk);
-      probe.resize(std::size_t(2 * (i1 - i0) * n));
-      for (std::int64_t i = i0; i < i1; ++i)
-        for (int side = 0; side < 2; ++side) {
-          float* row = probe.data() + (2 * (i - i0) + side) * n;
-          std::copy_n(zr.data() + g0, n, row);
-          const float v = side ? hi[g0 + i] : lo[g0 + i];
-          row[i] = scaled && g0 + i != arg ? std::clamp(v, float(-amax), float(amax)) : v;
+    if (!b.steps_only) {
+      // Flips under the group's own scale: each element's two reachable values, requantized in a copy of its group
+      // (another element is clamped to the amax: exceeding it is a scale scenario below, not a flip).
+      const std::int64_t chunk = std::max<std::int64_t>(1, (std::int64_t(1) << 21) / (2 * n));
+      std::vector<float> probe;
+      for (std::int64_t i0 = 0; i0 < n; i0 += chunk) {
+        const std::int64_t i1 = std::min(n, i0 + chunk);
+        probe.resize(std::size_t(2 * (i1 - i0) * n));
+        for (std::int64_t i = i0; i < i1; ++i)
+          for (int side = 0; side < 2; ++side) {
+            float* row = probe.data() + (2 * (i - i0) + side) * n;
+            std::copy_n(zr.data() + g0, n, row);
+            const float v = side ? hi[g0 + i] : lo[g0 + i];
+            row[i] = scaled && g0 + i != arg ? std::clamp(v, float(-amax), float(amax)) : v;
+          }
+        fake_quantize_activation_rows(probe.data(), 2 * (i1 - i0), n, q);
+        for (std::int64_t i = i0; i < i1; ++i) {
+          double step = 0;
+          for (int side = 0; side < 2; ++side) {
+            const float* row = probe.data() + (2 * (i - i0) + side) * n;
+            // The amax element moves its group's amax: a flip only where the scale stays (a power-of-two scale; an
+            // exact one follows the amax, and that is a scale scenario below).
+            bool scale_moved = false;
+            for (std::int64_t o = 0; o < n && g0 + i == arg; ++o) scale_moved |= o != i && row[o] != zq[g0 + o];
+            const double d = double(row[i]) - zq[g0 + i];
+            if (!scale_moved && std::fabs(d) > std::fabs(step)) step = d;
+          }
+          if (step != 0)
+            b.add(w * step * w2.col(g0 + i), {fmt::format("{} element {}: step {:.4g}", name, g0 + i, step)});
         }
-      fake_quantize_activation_rows(probe.data(), 2 * (i1 - i0), n, q);
-      for (std::int64_t i = i0; i < i1; ++i) {
-        double step = 0;
-        for (int side = 0; side < 2; ++side) {
-          const float* row = probe.data() + (2 * (i - i0) + side) * n;
-          // The amax element moves its group's amax: a flip only where the scale stays (a power-of-two scale; an
-          // exact one follows the amax, and that is a scale scenario below).
-          bool scale_moved = false;
-          for (std::int64_t o = 0; o < n && g0 + i == arg; ++o) scale_moved |= o != i && row[o] != zq[g0 + o];
-          const double d = double(row[i]) - zq[g0 + i];
-          if (!scale_moved && std::fabs(d) > std::fabs(step)) step = d;
-        }
-        if (step != 0)
-          b.add(w * step * w2.col(g0 + i), {fmt::format("{} element {}: step {:.4g}", name, g0 + i, step)});
       }
     }
     if (!scaled || amax == 0) continue;
@@ -181,7 +189,7 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
     for (bool up : {true, false}) {
       float v = float(amax);
       std::vector<float> last(zq.begin() + g0, zq.begin() + g0 + n);
-      for (int k = 0, found = 0; k < kExplainScaleWalk && found < kExplainScaleSteps; ++k) {
+      for (int k = 0, found = 0; k < kExplainScaleWalk && found < b.scale_steps; ++k) {
         v = step_value(v, s.intermediate, up);
         if (up ? v > reach_hi : v < reach_lo) break;
         std::vector<float> row(zr.begin() + g0, zr.begin() + g0 + n);
@@ -203,7 +211,7 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
                kExplainMaxSteps, group});
       }
     }
-    if (moved) {
+    if (moved && !b.steps_only) {
       const double rel = ulp_at(amax, s.intermediate) / amax;
       b.add(w * (w2.middleCols(g0, n) * zqv.segment(g0, n)),
             {fmt::format("{} group {}: scale x(1 + c)", name, g0 / gw), kExplainMaxSteps * rel});
@@ -213,10 +221,13 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
 
 }  // namespace
 
-BandColumns band_columns(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& routing, std::int64_t token,
-                         const float* ref_row) {
+namespace {
+// Each slot of the token (slot: -1 all of them, [0, k) one routed slot, k + e the shared expert e) through
+// slot_columns; returns the number of slots.
+std::int64_t token_slots(Builder& b, const Checkpoint& c, const RoutingResult& routing, std::int64_t token,
+                         std::int64_t slot) {
+  const ProblemSpec& s = b.s;
   const std::int64_t h = s.hidden, k = routing.k;
-  Builder b{s, {}, {}, Eigen::VectorXd::Zero(h)};
   std::vector<float> x(static_cast<std::size_t>(h));
   const auto bits = c.x.span<std::uint16_t>();
   for (std::int64_t col = 0; col < h; ++col) {
@@ -228,16 +239,38 @@ BandColumns band_columns(const ProblemSpec& s, const Checkpoint& c, const Routin
   for (std::int64_t j = 0; j < k; ++j) {
     const std::int64_t g = routing.ids[token * k + j];
     const float w = routing.weights[token * k + j];
-    if (g < first || g >= first + el || w == 0) continue;
+    if (g < first || g >= first + el || w == 0 || (slot >= 0 && slot != j)) continue;
     ++slots;
     const ExpertJob job{&c.routed, &s.quant, g - first, s.local_inter(), false, {}};
     slot_columns(b, job, x, w, fmt::format("slot {} (expert {})", j, g));
   }
   if (s.ep_rank == 0)
-    for (std::int64_t ex = 0; ex < s.n_shared; ++ex, ++slots) {
+    for (std::int64_t ex = 0; ex < s.n_shared; ++ex) {
+      if (slot >= 0 && slot != k + ex) continue;
+      ++slots;
       const ExpertJob job{&c.shared, &s.shared_quant, ex, s.local_shared_inter(), true, {}};
       slot_columns(b, job, x, 1.0f, fmt::format("shared {}", ex));
     }
+  return slots;
+}
+}  // namespace
+
+std::vector<std::vector<double>> slot_scale_steps(const ProblemSpec& s, const Checkpoint& c,
+                                                  const RoutingResult& routing, std::int64_t token, std::int64_t slot) {
+  Builder b{s, {}, {}, Eigen::VectorXd::Zero(s.hidden)};
+  b.steps_only = true;
+  b.scale_steps = kStepExplainSteps;
+  token_slots(b, c, routing, token, slot);
+  std::vector<std::vector<double>> out;
+  for (const Eigen::VectorXd& v : b.cols) out.emplace_back(v.data(), v.data() + v.size());
+  return out;
+}
+
+BandColumns band_columns(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& routing, std::int64_t token,
+                         const float* ref_row) {
+  const std::int64_t h = s.hidden;
+  Builder b{s, {}, {}, Eigen::VectorXd::Zero(h)};
+  const std::int64_t slots = token_slots(b, c, routing, token, -1);
   // The output's rounding on both sides, and the reduce accumulator's after each addition.
   for (std::int64_t col = 0; col < h; ++col) {
     b.var[col] += std::pow(ulp_at(ref_row[col], as_intermediate(s.output_dtype)), 2) / 6;

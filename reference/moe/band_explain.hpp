@@ -27,11 +27,25 @@ inline constexpr double kExplainRoundingUlps = 1.0;  // of the intermediate's dt
 inline constexpr int kExplainScaleSteps = 6;    // distinct requantizations of a group, each way
 inline constexpr int kExplainScaleWalk = 256;  // intermediate values walked each way to find them
 
+// The systematic maxima's explanation (verdict/systematic.hpp SlotSteps): the nearest distinct requantizations of
+// each of a slot's groups, this many each way. One is not enough: a correct fp8 kernel's slot gains reach the third
+// and fourth step of the walk (results/runs/2026-12-07-step-explain).
+inline constexpr int kStepExplainSteps = 4;
+
 struct BandColumns;  // reference/moe/band_fit.hpp (Eigen): include it to call band_columns
 
 // The columns and the contract noise of `token`'s error; ref_row: the contract reference's row [H].
 BandColumns band_columns(const ProblemSpec& p, const Checkpoint& ckpt, const RoutingResult& routing,
                          std::int64_t token, const float* ref_row);
+
+// The output change [H] of each of `token`'s slots' nearest legitimate requantizations: each group's scale moved
+// to each of the nearest kStepExplainSteps distinct requantizations each way that its amax reaches under the declared
+// GEMM1 accumulation error (kExplainSigmas of it, plus its truncation bias, through the activation), with no extra
+// rounding of the intermediate; nothing where the intermediate is not requantized or no step is reachable. slot: -1
+// every slot of the token, [0, k) one routed slot (nothing where its expert is not local or its weight is 0), k + e
+// the shared expert e (rank 0 only).
+std::vector<std::vector<double>> slot_scale_steps(const ProblemSpec& p, const Checkpoint& ckpt,
+                                                  const RoutingResult& routing, std::int64_t token, std::int64_t slot);
 
 // band_columns then fit_band_error on error = out - contract of that token ([H], f64).
 BandExplanation explain_band_token(const ProblemSpec& p, const Checkpoint& ckpt, const RoutingResult& routing,

@@ -221,3 +221,105 @@ TEST(BandExplain, TheEnvelopesMembersAreExplained) {
 
 }  // namespace
 }  // namespace moe
+
+namespace moe {
+namespace {
+
+// slot_scale_steps (the systematic maxima's explanation) against a hand computation: one expert, one token, fp8
+// per-channel weights (e4m3 codes times their row's f32 scale, decoded here), fp8 per-token activations, a bf16
+// intermediate. Its steps are the intermediate's requantization with the amax element moved to the nearest bf16
+// value each way that changes a code, times the router weight and W2.
+double e4m3_decode(std::uint8_t b) {
+  const int e = (b >> 3) & 15, m = b & 7;
+  const double v = e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1 + m / 8.0, e - 7);
+  return b & 0x80 ? -v : v;
+}
+struct Steps {
+  ProblemSpec p;
+  Checkpoint c;
+  RoutingResult r;
+  std::vector<std::vector<double>> expected;  // up (nearest first), then down
+};
+Steps hand_steps(int accum_bits) {
+  Steps s;
+  ProblemSpec& p = s.p;
+  p.hidden = 64; p.inter = 32; p.experts = 1; p.topk = 1; p.tokens = 1;
+  p.quant.weight = WeightFormat::fp8_channel;
+  p.quant.act = ActFormat::fp8_token;
+  p.intermediate = IntermediateDtype::bf16;
+  p.output_dtype = DType::f32;
+  p.accum_bits = accum_bits;
+  p.seed = 5;
+  s.c = generate_checkpoint(p);
+  s.r = route(p, s.c);
+  const auto x = s.c.x.span<std::uint16_t>();
+  const auto w13 = s.c.routed.w13.span<std::uint8_t>(), w2 = s.c.routed.w2.span<std::uint8_t>();
+  const auto s13 = s.c.routed.w13_scale.span<float>(), s2 = s.c.routed.w2_scale.span<float>();
+  std::vector<double> xq(64), zr(32);
+  double xmax = 0;
+  for (int k = 0; k < 64; ++k) xmax = std::max(xmax, std::fabs(double(bf16_to_f32(x[k]))));
+  for (int k = 0; k < 64; ++k) xq[k] = e4m3_round(bf16_to_f32(x[k]) / (xmax / 448)) * (xmax / 448);
+  for (int i = 0; i < 32; ++i) {
+    double g = 0, u = 0;
+    for (int k = 0; k < 64; ++k) {
+      g += xq[k] * e4m3_decode(w13[i * 64 + k]) * s13[i];
+      u += xq[k] * e4m3_decode(w13[(32 + i) * 64 + k]) * s13[32 + i];
+    }
+    zr[i] = round_to_bf16(float(g / (1 + std::exp(-g)) * u));
+  }
+  int arg = 0;
+  for (int i = 1; i < 32; ++i) arg = std::fabs(zr[i]) > std::fabs(zr[arg]) ? i : arg;
+  auto requant = [](std::vector<double> z) {
+    double amax = 0;
+    for (double v : z) amax = std::max(amax, std::fabs(v));
+    const double scale = double(float(amax) / 448.0f);
+    for (double& v : z) v = e4m3_round(v / scale) * scale;
+    return z;
+  };
+  const std::vector<double> zq = requant(zr);
+  const double w = s.r.weights[0];
+  for (int dir : {1, -1}) {
+    std::uint16_t b = bf16_from_f32(float(std::fabs(zr[arg])));
+    std::vector<double> last = zq;
+    for (int walk = 0, found = 0; walk < 256 && found < kStepExplainSteps; ++walk) {
+      b = std::uint16_t(b + dir);
+      std::vector<double> z(zr);
+      z[arg] = std::copysign(double(bf16_to_f32(b)), zr[arg]);
+      const std::vector<double> q = requant(z);
+      bool changed = false, differs = false;  // from the reference's codes; from the last one taken
+      for (int i = 0; i < 32; ++i) changed |= i != arg && q[i] != zq[i], differs |= i != arg && q[i] != last[i];
+      if (!changed || !differs) continue;
+      last = q;
+      ++found;
+      std::vector<double> d(64, 0.0);
+      for (int row = 0; row < 64; ++row)
+        for (int i = 0; i < 32; ++i) d[row] += w * e4m3_decode(w2[row * 32 + i]) * s2[row] * (q[i] - zq[i]);
+      s.expected.push_back(d);
+    }
+  }
+  return s;
+}
+
+TEST(BandExplain, SlotScaleStepsAreTheNearestRequantizationEachWay) {
+  // Four significand bits of accumulation: the declared error reaches well past one bf16 step of the amax.
+  const Steps s = hand_steps(4);
+  ASSERT_EQ(s.expected.size(), 2u * kStepExplainSteps);
+  const auto got = slot_scale_steps(s.p, s.c, s.r, 0, 0);
+  ASSERT_EQ(got.size(), s.expected.size());
+  for (std::size_t k = 0; k < got.size(); ++k) {
+    ASSERT_EQ(got[k].size(), 64u);
+    double diff = 0, norm = 0;
+    for (int c = 0; c < 64; ++c) diff += std::pow(got[k][c] - s.expected[k][c], 2), norm += std::pow(s.expected[k][c], 2);
+    EXPECT_GT(norm, 0);
+    EXPECT_LT(std::sqrt(diff / norm), 1e-5) << "step " << k;
+  }
+  EXPECT_EQ(slot_scale_steps(s.p, s.c, s.r, 0, -1).size(), got.size());  // the token's every slot: this one
+  EXPECT_TRUE(slot_scale_steps(s.p, s.c, s.r, 0, 1).empty());     // no slot 1 at top-k 1
+  // fp32 accumulation (24 bits) reaches no other bf16 value of the amax (unless it lies within about 2^-22 of a
+  // rounding boundary, which this seed's does not): no step.
+  const Steps f = hand_steps(24);
+  EXPECT_TRUE(slot_scale_steps(f.p, f.c, f.r, 0, 0).empty());
+}
+
+}  // namespace
+}  // namespace moe

@@ -3,9 +3,11 @@
 // summation-order flips pass over many seeds.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "verdict/systematic.hpp"
+#include "verdict/systematic_max.hpp"
 #include "verdict/systematic_partial.hpp"
 #include "verdict/systematic_stats.hpp"
 #include "verdict/tests/structured_layer.hpp"
@@ -173,4 +175,93 @@ TEST(SystematicPartial, SlotStatisticsNeedTheSlots) {
   EXPECT_TRUE(get(v, "channel_group").ran());
 }
 
+}  // namespace moe
+
+namespace moe {
+namespace {
+
+// explain_steps by itself: 100 components, three of them past the single test's z at which the corrected z is
+// kExplainAbove = 3 (4.197 for m = 100: a two-sided p of 1 - 0.9973^(1/100)). The first has an effect a candidate explains (0.02 of 0.021):
+// its z scales by 0.001 / 0.021; the second's candidates are both farther from its effect than 0 is: unchanged; the
+// third's nearest candidate is the one taken. Components under that z are not asked about.
+TEST(SystematicPartial, ExplainStepsTakesTheNearestStepOfTheLargestComponents) {
+  std::vector<Component> cs;
+  for (int i = 0; i < 100; ++i) cs.push_back({0.1 * (i % 7), 1e-4, i});
+  ASSERT_NEAR(single_z_threshold(kExplainAbove, 100, false), 4.197, 1e-3);
+  cs[10] = {20.0, 0.021, 10};
+  cs[20] = {-8.0, -0.01, 20};
+  cs[30] = {5.0, 0.03, 30};
+  cs[40] = {4.19, 0.03, 40};  // under that z: not asked
+  std::vector<std::int64_t> asked;
+  const auto taken = explain_steps(cs, [&](std::int64_t id) {
+    asked.push_back(id);
+    if (id == 10) return std::vector<double>{-0.02, 0.02};
+    if (id == 20) return std::vector<double>{0.01, -0.03};
+    return std::vector<double>{0.01, 0.025, 0.05};
+  });
+  EXPECT_EQ(asked, (std::vector<std::int64_t>{10, 20, 30}));  // the largest |z| first
+  EXPECT_NEAR(cs[10].z, 20.0 * 0.001 / 0.021, 1e-12);
+  EXPECT_EQ(cs[10].effect, 0.021);  // the effect stays whole
+  EXPECT_EQ(taken[10], 0.02);
+  EXPECT_EQ(cs[20].z, -8.0);
+  EXPECT_EQ(taken[20], 0.0);
+  EXPECT_NEAR(cs[30].z, 5.0 * 0.005 / 0.03, 1e-12);
+  EXPECT_EQ(taken[30], 0.025);
+  EXPECT_EQ(cs[5].z, 0.1 * 5);
+  EXPECT_EQ(cs[40].z, 4.19);
+  // At most kMaxExplained components are asked, whatever the number past that z.
+  std::vector<Component> many;
+  for (int i = 0; i < 100; ++i) many.push_back({10.0 + i, 0.01, i});
+  int n = 0;
+  explain_steps(many, [&](std::int64_t) { ++n; return std::vector<double>{0.01}; });
+  EXPECT_EQ(n, kMaxExplained);
+  EXPECT_EQ(many[99].z, 0.0);   // the largest, explained exactly
+  EXPECT_EQ(many[0].z, 10.0);  // the smallest, not asked
+}
+
+// One token-slot's contribution x1.015 (a requantization step's size, results/runs/2026-12-07-sparse-ensemble) at
+// T = 128: a near-pure gain on one slot, its z far out in expert_partial's and token_gain's tails. Given the step
+// (SystematicInput::steps returning it and its opposite) both z fall to the flips' noise; a x1.10 bug on that slot
+// stays failed with the same steps at hand.
+TEST(SystematicPartial, ARequantizationStepExplainsItsTokenSlotButNotABug) {
+  for (double f : {1.015, 1.10}) {
+    const StructuredLayer l(128, 256, 32, 9);
+    const std::int64_t slot = 40 * kK + 1;  // token 40, slot 1
+    std::vector<double> c = l.contributions(l.flipped(0.1, 9));
+    std::vector<double> step(std::size_t(l.h));
+    for (std::int64_t col = 0; col < l.h; ++col) {
+      step[std::size_t(col)] = 0.015 * l.slots[std::size_t(slot * l.h + col)];
+      c[std::size_t(slot * l.h + col)] *= f;
+    }
+    const Tensor o = l.output(c);
+    SystematicInput in{l.ref, o, l.t, l.h, l.routing, 0, StructuredLayer::kExperts, l.slots};
+    const auto bare = systematic_checks(in, SystematicThresholds{});
+    std::vector<std::pair<std::int64_t, std::int64_t>> asked;
+    in.steps = [&](std::int64_t tok, std::int64_t j) {
+      asked.emplace_back(tok, j);
+      std::vector<double> down(step);
+      for (double& v : down) v = -v;
+      return tok == 40 && (j == 1 || j == -1) ? std::vector<std::vector<double>>{step, down}
+                                              : std::vector<std::vector<double>>{};
+    };
+    const auto v = systematic_checks(in, SystematicThresholds{});
+    EXPECT_GT(std::fabs(get(bare, "expert_partial").z), 6.0) << f << systematic_lines(bare);
+    EXPECT_GT(std::fabs(get(bare, "token_gain").z), 4.0) << f << systematic_lines(bare);  // the slot is a quarter of it
+    EXPECT_NE(std::find(asked.begin(), asked.end(), std::pair<std::int64_t, std::int64_t>{40, 1}), asked.end());
+    EXPECT_NE(std::find(asked.begin(), asked.end(), std::pair<std::int64_t, std::int64_t>{40, -1}), asked.end());
+    if (f < 1.05) {
+      for (const char* name : {"expert_partial", "token_gain"}) {
+        EXPECT_LT(std::fabs(get(v, name).z), 3.0) << name << systematic_lines(v);
+        EXPECT_FALSE(get(v, name).failed) << name;
+      }
+    } else {
+      const auto& s = get(v, "expert_partial");
+      EXPECT_TRUE(s.failed) << systematic_lines(v);
+      EXPECT_NEAR(s.effect, 0.10, 2e-3);
+      EXPECT_NE(s.at.find("z after a requantization step of 0.015"), std::string::npos) << s.at;
+    }
+  }
+}
+
+}  // namespace
 }  // namespace moe
