@@ -2,14 +2,19 @@
 // the same OpenMP threads: per shape, `References` (contract + ideal, what every judged case computes),
 // `Envelope` (the accumulation and rounding ensembles harness/pipeline/envelope_sim.cpp computes, in one
 // reference_ensembles pass) and `EnvelopeSeparate` (the same two ensembles as two reference_ensemble calls, each
-// decoding the weights); the envelope's cost is Envelope / References.
+// decoding the weights); the envelope's cost is Envelope / References. With accum=mma14 declared: `Sparse` (the
+// sparse members, 8 on every token up to 128) and `ExplainSteps` (the requantization steps a verdict explains its
+// maxima by at most: kMaxExplained = 16 token-slots for expert_partial, the first 16 here, and 16 tokens' every slot
+// for token_gain, at most T; reference/moe/band_explain.hpp slot_scale_steps, no memo), each against References.
 //   build/cpu/reference/envelope_bench --benchmark_out=env.json --benchmark_out_format=json
 #include <benchmark/benchmark.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "fixtures/checkpoint.hpp"
+#include "reference/moe/band_explain.hpp"
 #include "reference/moe/ensemble.hpp"
 #include "reference/moe/reference_moe.hpp"
 
@@ -87,6 +92,45 @@ void envelope_separate(benchmark::State& st) {
   st.counters["members"] = g[0].members + g[1].members;
 }
 
+// The case as a kernel declaring accum=mma14 judges it (the same weights).
+ProblemSpec narrow(const ProblemSpec& s) {
+  ProblemSpec n = s;
+  n.accum_bits = 14;
+  return n;
+}
+void sparse(benchmark::State& st) {
+  Prepared& p = prepared(int(st.range(0)));
+  EnsembleSpec e;
+  e.members = kSparseMembers;
+  e.gemm_scale = kSparseGemmScale;
+  e.truncation = false;
+  e.tokens = ensemble_tokens(p.spec.tokens, kSparseMaxTokens);
+  const ProblemSpec n = narrow(p.spec);
+  for (auto _ : st) benchmark::DoNotOptimize(reference_ensembles(n, p.ckpt, p.routing, {e}));
+  st.counters["threads"] = omp_get_max_threads();
+  st.counters["members"] = e.members;
+}
+void explain_steps(benchmark::State& st) {
+  Prepared& p = prepared(int(st.range(0)));
+  const ProblemSpec n = narrow(p.spec);
+  std::int64_t vectors = 0;
+  const std::int64_t k = p.routing.k;
+  for (auto _ : st) {
+    for (std::int64_t i = 0; i < std::min<std::int64_t>(16, n.tokens * k); ++i) {  // expert_partial's token-slots
+      const auto a = slot_scale_steps(n, p.ckpt, p.routing, i / k, i % k);
+      vectors += std::int64_t(a.size());
+      benchmark::DoNotOptimize(a.data());
+    }
+    for (std::int64_t t = 0; t < std::min<std::int64_t>(16, n.tokens); ++t) {  // token_gain's tokens
+      const auto b = slot_scale_steps(n, p.ckpt, p.routing, t, -1);
+      vectors += std::int64_t(b.size());
+      benchmark::DoNotOptimize(b.data());
+    }
+  }
+  st.counters["threads"] = omp_get_max_threads();
+  st.counters["steps"] = benchmark::Counter(double(vectors), benchmark::Counter::kAvgIterations);
+}
+
 }  // namespace
 }  // namespace moe
 
@@ -94,4 +138,6 @@ void envelope_separate(benchmark::State& st) {
 BENCHMARK(moe::references)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 BENCHMARK(moe::envelope)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 BENCHMARK(moe::envelope_separate)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
+BENCHMARK(moe::sparse)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
+BENCHMARK(moe::explain_steps)->DenseRange(0, 4)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 BENCHMARK_MAIN();

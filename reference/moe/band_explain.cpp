@@ -114,17 +114,20 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
   fake_quantize_activation_rows(zq.data(), 1, inter, q);
   round_point(lo.data(), inter, s.intermediate);
   round_point(hi.data(), inter, s.intermediate);
+  if (b.steps_only && q.act == ActFormat::none) return;  // no requantization: no step
   // W2 [H, I], dequantized; GEMM2's noise and the slot's rounding.
   std::vector<float> w2buf(static_cast<std::size_t>(h * inter));
   dequantize_rows(*job.weights, q, WeightMatrix::w2, job.index, h, inter, 0, h, w2buf.data());
   const MapMat<float> w2f(w2buf.data(), h, inter);
   auto w2 = w2f.cast<double>();  // read a column or a block at a time
   const Eigen::VectorXd zqv = Eigen::Map<const Eigen::VectorXf>(zq.data(), inter).cast<double>();
-  const Eigen::VectorXd y = w * (w2 * zqv);
-  for (std::int64_t c = 0; c < h; ++c) {
-    const double sigma = std::ldexp(zqv.norm() * w2.row(c).norm(), -bits) * std::fabs(w);
-    b.var[c] += (1 + beta * beta) * sigma * sigma;
-    if (s.slot_dtype != IntermediateDtype::f32) b.var[c] += std::pow(ulp_at(y[c], s.slot_dtype), 2) / 6;
+  if (!b.steps_only) {  // the band's noise (the steps need none)
+    const Eigen::VectorXd y = w * (w2 * zqv);
+    for (std::int64_t c = 0; c < h; ++c) {
+      const double sigma = std::ldexp(zqv.norm() * w2.row(c).norm(), -bits) * std::fabs(w);
+      b.var[c] += (1 + beta * beta) * sigma * sigma;
+      if (s.slot_dtype != IntermediateDtype::f32) b.var[c] += std::pow(ulp_at(y[c], s.slot_dtype), 2) / 6;
+    }
   }
   if (q.act == ActFormat::none && s.intermediate == IntermediateDtype::f32) {
     // Nothing rounds the intermediate: its accumulation error reaches the output continuously, as noise.
