@@ -47,7 +47,8 @@ struct SystematicInput {
   // estimates each expert's own gain by regressing the error on that expert's contributions.
   std::span<const float> slots = {};
   // The output change [H] of each legitimate requantization step of a token's slots (reference/moe/band_explain.hpp
-  // slot_scale_steps; token: a row of this input, slot: -1 every slot of the token, [0, k) a routed slot), or empty.
+  // slot_scale_steps; token: a row of this input, slot: -1 every slot of the token, [0, k) a routed slot, k + e the
+  // shared expert e), or empty.
   // With it, expert_partial and token_gain take a large component's z after the step nearest its effect
   // (explain_steps, verdict/systematic_max.hpp): a requantization scale that the fp8 units' accumulation moves by
   // one step moves one token-slot by a percent or two, a legitimate error far out in the element-wise z's tail.

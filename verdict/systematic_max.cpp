@@ -16,8 +16,11 @@ std::vector<double> explain_steps(std::vector<Component>& cs,
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < cs.size(); ++i)
     if (std::fabs(cs[i].z) > z1 && std::isfinite(cs[i].effect) && cs[i].effect != 0) order.push_back(i);
+  // The largest effects first: an order no scale or floor changes, so a component explained at the defaults is
+  // explained under any envelope that still gates it (its z only falls, the gated set only shrinks).
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return std::fabs(cs[a].z) > std::fabs(cs[b].z) || (std::fabs(cs[a].z) == std::fabs(cs[b].z) && a < b);
+    const double ea = std::fabs(cs[a].effect), eb = std::fabs(cs[b].effect);
+    return ea > eb || (ea == eb && a < b);
   });
   if (order.size() > std::size_t(kMaxExplained)) order.resize(std::size_t(kMaxExplained));
   for (std::size_t i : order) {

@@ -35,7 +35,7 @@ inline double component_se(double se, const StatisticRecord& s) {
 
 // The largest components whose effect a legitimate requantization step explains (SystematicInput::steps): for each
 // component whose corrected z passes kExplainAbove (a null component's corrected z does with probability 0.27 %:
-// below it the null's own spread is left whole), the largest first and at most kMaxExplained of them,
+// below it the null's own spread is left whole), the largest effects first and at most kMaxExplained of them,
 // `candidates(id)` gives the effects the steps of its token-slot (its token) would have on it; with b the one
 // nearest its effect, where |effect - b| < |effect|, its z becomes z (effect - b) / effect (the same standard error:
 // a step moves the slot's gain, not its residual). Its effect stays (the floor still judges the whole effect).

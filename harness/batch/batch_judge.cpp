@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <optional>
+#include <string>
 
 #include "fixtures/atomic_file.hpp"
 #include "fixtures/error.hpp"
@@ -12,6 +13,7 @@
 #include "harness/case/case_loader.hpp"
 #include "harness/case/case_thresholds.hpp"
 #include "harness/pipeline/case_pipeline.hpp"
+#include "harness/pipeline/slot_steps.hpp"
 #include "harness/run/progress.hpp"
 #include "harness/run/provenance.hpp"
 #include "harness/run/report_dir.hpp"
@@ -51,6 +53,12 @@ std::string distrust(const ExportEntry& e, const ExportIndex& index, const CaseS
     if (was != now) return "exported under rounding contract " + was + ", judged under " + now;
     return "the case's definition in the suite changed since export";
   }
+  // A narrow accumulator's maxima explain their largest components by the requantization steps, which need the
+  // weights (harness/pipeline/slot_steps.hpp); the exported envelope's sparse members were explained: judged without
+  // the weights, the kernel would meet their thresholds unexplained.
+  if (narrow_accumulation(rc.problem))
+    return "the contract declares a narrow accumulator (accum=mma" + std::to_string(rc.problem.accum_bits) +
+           "): its maxima's requantization steps are computed from the weights";
   refs = read_reference_file(file, key, rc.problem);
   if (!refs) return file.string() + " is missing, unreadable or records another key";
   if (reference_hash(*refs) != e.reference_hash) {

@@ -40,7 +40,7 @@ Envelope simulate_envelope(const ProblemSpec& p, const Checkpoint& pristine, con
   // the hardware steps a few. Where every GEMM accumulates in fp32 the accumulation members are that sparse already.
   // Its tokens are the case's own up to kSparseMaxTokens, in a pass of its own: the accumulation and rounding
   // members stay exactly what they are without it (a joint pass would change their GEMMs' row blocking).
-  const bool narrow = gemm_accum_bits(p, p.quant) < 24 || (p.n_shared > 0 && gemm_accum_bits(p, p.shared_quant) < 24);
+  const bool narrow = narrow_accumulation(p);
   EnsembleSpec sparse = spec;
   sparse.seed = spec.seed + 2;
   sparse.members = kSparseMembers;

@@ -1,5 +1,6 @@
 #include "harness/pipeline/slot_steps.hpp"
 
+#include <exception>
 #include <map>
 #include <memory>
 #include <utility>
@@ -9,16 +10,26 @@
 
 namespace moe {
 
+bool narrow_accumulation(const ProblemSpec& p) {
+  return gemm_accum_bits(p, p.quant) < 24 || (p.n_shared > 0 && gemm_accum_bits(p, p.shared_quant) < 24);
+}
+
 SystematicInput::SlotSteps case_slot_steps(const ProblemSpec& p, const Checkpoint* weights, const RoutingResult& routing,
                                            std::vector<std::int64_t> rows) {
-  const bool narrow = gemm_accum_bits(p, p.quant) < 24 || (p.n_shared > 0 && gemm_accum_bits(p, p.shared_quant) < 24);
-  if (!weights || !narrow) return {};
+  if (!weights || !narrow_accumulation(p)) return {};
   using Steps = std::vector<std::vector<double>>;
   auto memo = std::make_shared<std::map<std::pair<std::int64_t, std::int64_t>, Steps>>();
   auto one = [&p, weights, &routing, memo](std::int64_t token, std::int64_t slot) -> const Steps& {
     auto it = memo->find({token, slot});
-    if (it == memo->end())
-      it = memo->emplace(std::pair{token, slot}, slot_scale_steps(p, *weights, routing, token, slot)).first;
+    if (it == memo->end()) {
+      Steps steps;
+      try {
+        steps = slot_scale_steps(p, *weights, routing, token, slot);
+      } catch (const std::exception&) {
+        steps.clear();  // the statistics never throw (verdict/systematic.hpp): no explanation
+      }
+      it = memo->emplace(std::pair{token, slot}, std::move(steps)).first;
+    }
     return it->second;
   };
   return [one, rows = std::move(rows), k = routing.k, shared = p.ep_rank == 0 ? p.n_shared : 0](std::int64_t row,

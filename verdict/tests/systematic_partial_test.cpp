@@ -181,9 +181,10 @@ namespace moe {
 namespace {
 
 // explain_steps by itself: 100 components, three of them past the single test's z at which the corrected z is
-// kExplainAbove = 3 (4.197 for m = 100: a two-sided p of 1 - 0.9973^(1/100)). The first has an effect a candidate explains (0.02 of 0.021):
-// its z scales by 0.001 / 0.021; the second's candidates are both farther from its effect than 0 is: unchanged; the
-// third's nearest candidate is the one taken. Components under that z are not asked about.
+// kExplainAbove = 3 (4.197 for m = 100: a two-sided p of 1 - 0.9973^(1/100)). The first has an effect a candidate
+// explains (0.02 of 0.021): its z scales by 0.001 / 0.021; the second's candidates are both farther from its effect
+// than 0 is: unchanged; the third's nearest candidate is the one taken. They are asked about in the order of their |effect| (an order no
+// scale or floor changes); components under that z are not asked about.
 TEST(SystematicPartial, ExplainStepsTakesTheNearestStepOfTheLargestComponents) {
   std::vector<Component> cs;
   for (int i = 0; i < 100; ++i) cs.push_back({0.1 * (i % 7), 1e-4, i});
@@ -199,7 +200,7 @@ TEST(SystematicPartial, ExplainStepsTakesTheNearestStepOfTheLargestComponents) {
     if (id == 20) return std::vector<double>{0.01, -0.03};
     return std::vector<double>{0.01, 0.025, 0.05};
   });
-  EXPECT_EQ(asked, (std::vector<std::int64_t>{10, 20, 30}));  // the largest |z| first
+  EXPECT_EQ(asked, (std::vector<std::int64_t>{30, 10, 20}));  // the largest |effect| first
   EXPECT_NEAR(cs[10].z, 20.0 * 0.001 / 0.021, 1e-12);
   EXPECT_EQ(cs[10].effect, 0.021);  // the effect stays whole
   EXPECT_EQ(taken[10], 0.02);
@@ -209,14 +210,15 @@ TEST(SystematicPartial, ExplainStepsTakesTheNearestStepOfTheLargestComponents) {
   EXPECT_EQ(taken[30], 0.025);
   EXPECT_EQ(cs[5].z, 0.1 * 5);
   EXPECT_EQ(cs[40].z, 4.19);
-  // At most kMaxExplained components are asked, whatever the number past that z.
+  // At most kMaxExplained components are asked, whatever the number past that z: those of the largest effects.
   std::vector<Component> many;
-  for (int i = 0; i < 100; ++i) many.push_back({10.0 + i, 0.01, i});
+  for (int i = 0; i < 100; ++i) many.push_back({10.0 + (i * 37) % 100, 0.01 + 0.001 * i, i});
   int n = 0;
-  explain_steps(many, [&](std::int64_t) { ++n; return std::vector<double>{0.01}; });
+  explain_steps(many, [&](std::int64_t id) { ++n; return std::vector<double>{0.01 + 0.001 * double(id)}; });
   EXPECT_EQ(n, kMaxExplained);
-  EXPECT_EQ(many[99].z, 0.0);   // the largest, explained exactly
-  EXPECT_EQ(many[0].z, 10.0);  // the smallest, not asked
+  EXPECT_EQ(many[99].z, 0.0);                       // the largest effect, explained exactly
+  EXPECT_EQ(many[100 - kMaxExplained].z, 0.0);      // the 16th largest
+  EXPECT_EQ(many[99 - kMaxExplained].z, 10.0 + (99 - kMaxExplained) * 37 % 100);  // the 17th: not asked
 }
 
 // One token-slot's contribution x1.015 (a requantization step's size, results/runs/2026-12-07-sparse-ensemble) at
