@@ -262,14 +262,8 @@ void token_gain(const View& v, const AllTokenSums& sums, StatisticRecord& s) {
   std::function<std::vector<double>(std::int64_t)> candidates;
   if (v.in.steps)
     candidates = [&](std::int64_t tok) {
-      const std::int64_t h = v.in.hidden;
-      std::vector<double> g;
-      for (const std::vector<double>& d : v.in.steps(tok, -1)) {
-        double dr = 0;
-        for (std::int64_t c = 0; c < h && c < std::int64_t(d.size()); ++c) dr += d[c] * v.r(tok * h + c);
-        g.push_back(dr / sums.tok[std::size_t(tok)].rr);
-      }
-      return g;
+      return step_effects(v.in.steps(tok, -1), v.in.ref.data() + tok * v.in.hidden, v.in.hidden,
+                          sums.tok[std::size_t(tok)].rr);
     };
   const std::vector<double> taken = explain_steps(cs, candidates);
   const std::int64_t shown = pick_component(cs, s);

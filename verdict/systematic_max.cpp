@@ -35,6 +35,17 @@ std::vector<double> explain_steps(std::vector<Component>& cs,
   return taken;
 }
 
+std::vector<double> step_effects(const std::vector<std::vector<double>>& steps, const float* onto, std::int64_t h,
+                                 double rr) {
+  std::vector<double> b;
+  for (const std::vector<double>& d : steps) {
+    double dot = 0;
+    for (std::int64_t c = 0; c < h && c < std::int64_t(d.size()); ++c) dot += d[std::size_t(c)] * onto[c];
+    b.push_back(dot / rr);
+  }
+  return b;
+}
+
 std::string step_note(double taken) {
   return taken == 0 ? "" : fmt::format("; z after a requantization step of {:.3g}", taken);
 }

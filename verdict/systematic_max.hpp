@@ -45,6 +45,10 @@ inline constexpr double kExplainAbove = 3.0;
 inline constexpr int kMaxExplained = 16;
 std::vector<double> explain_steps(std::vector<Component>& components,
                                   const std::function<std::vector<double>(std::int64_t id)>& candidates);
+// explain_steps' candidates for a component whose effect is the slope of the error on `onto` [h] (its token-slot's
+// contribution, its token's reference row; rr = sum onto^2): each step's <d, onto> / rr.
+std::vector<double> step_effects(const std::vector<std::vector<double>>& steps, const float* onto, std::int64_t h,
+                                 double rr);
 // The details' note for a shown component explain_steps explained ("" where it did not).
 std::string step_note(double taken);
 

@@ -59,14 +59,8 @@ void expert_partial(const SystematicInput& in, StatisticRecord& s) {
   if (in.steps)
     candidates = [&](std::int64_t id) {
       const SlotFit& f = fits[std::size_t(id)];
-      const float* c = in.slots.data() + f.slot * in.hidden;
-      std::vector<double> b;
-      for (const std::vector<double>& d : in.steps(f.slot / in.routing.k, f.slot % in.routing.k)) {
-        double ds = 0;
-        for (std::int64_t col = 0; col < in.hidden && col < std::int64_t(d.size()); ++col) ds += d[col] * c[col];
-        b.push_back(ds / f.sums.rr);
-      }
-      return b;
+      return step_effects(in.steps(f.slot / in.routing.k, f.slot % in.routing.k), in.slots.data() + f.slot * in.hidden,
+                          in.hidden, f.sums.rr);
     };
   const std::vector<double> taken = explain_steps(cs, candidates);
   const std::int64_t shown = pick_component(cs, s);

@@ -97,7 +97,6 @@ Judgement judge_output(const ProblemSpec& p, const ReferenceSet& refs, const Ten
                p.hidden, th, refs.routing, explain);
 }
 
-
 void record_verdict(CaseRecord& rec, const ProblemSpec& p, const ReferenceSet& refs, const Tensor& out,
                     const Judgement& j, const Thresholds& case_th, const Checkpoint* weights) {
   EnvelopeLimits env;

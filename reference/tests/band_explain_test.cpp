@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "fixtures/checkpoint.hpp"
 #include "formats/bf16.hpp"
@@ -93,6 +94,21 @@ double e4m3_round(double v) {  // round to nearest even on the e4m3fn grid, satu
   const double sp = a < 0x1p-6 ? 0x1p-9 : std::ldexp(1.0, int(std::floor(std::log2(a))) - 3);
   return std::copysign(std::min(448.0, std::nearbyint(a / sp) * sp), v);
 }
+// The one token's intermediate of a 64 x 32 expert by hand: its input row quantized per token (amax / 448), stage 1
+// with W13 [2I, H] (gate rows, then up rows) as w13(row, k) gives it, silu(g) * u rounded to bf16.
+std::vector<double> hand_intermediate(const Checkpoint& c, const std::function<double(int, int)>& w13) {
+  const auto x = c.x.span<std::uint16_t>();
+  std::vector<double> xq(64), zr(32);
+  double xmax = 0;
+  for (int k = 0; k < 64; ++k) xmax = std::max(xmax, std::fabs(double(bf16_to_f32(x[k]))));
+  for (int k = 0; k < 64; ++k) xq[k] = e4m3_round(bf16_to_f32(x[k]) / (xmax / 448)) * (xmax / 448);
+  for (int i = 0; i < 32; ++i) {
+    double g = 0, u = 0;
+    for (int k = 0; k < 64; ++k) g += xq[k] * w13(i, k), u += xq[k] * w13(32 + i, k);
+    zr[i] = round_to_bf16(float(g / (1 + std::exp(-g)) * u));
+  }
+  return zr;
+}
 Hand hand_case() {
   for (std::uint64_t seed = 1; seed < 64; ++seed) {
     Hand h;
@@ -104,23 +120,10 @@ Hand hand_case() {
     p.seed = seed;
     h.c = generate_checkpoint(p);
     h.r = route(p, h.c);
-    const auto x = h.c.x.span<std::uint16_t>();
     const auto w13 = h.c.routed.w13.span<std::uint16_t>();  // [1, 2I, H], gate rows then up rows
-    // The input row quantized per token (amax / 448), then stage 1.
-    std::vector<double> xq(64), zr(32);
-    double xmax = 0;
-    for (int k = 0; k < 64; ++k) xmax = std::max(xmax, std::fabs(double(bf16_to_f32(x[k]))));
-    for (int k = 0; k < 64; ++k) xq[k] = e4m3_round(bf16_to_f32(x[k]) / (xmax / 448)) * (xmax / 448);
-    for (int i = 0; i < 32; ++i) {
-      double g = 0, u = 0;
-      for (int k = 0; k < 64; ++k) {
-        g += xq[k] * bf16_to_f32(w13[i * 64 + k]);
-        u += xq[k] * bf16_to_f32(w13[(32 + i) * 64 + k]);
-      }
-      zr[i] = g / (1 + std::exp(-g)) * u;
-    }
+    std::vector<double> zr = hand_intermediate(h.c, [&](int row, int k) { return double(bf16_to_f32(w13[row * 64 + k])); });
     double amax = 0;
-    for (double& z : zr) z = round_to_bf16(float(z)), amax = std::max(amax, std::fabs(z));
+    for (double z : zr) amax = std::max(amax, std::fabs(z));
     const double scale = amax / 448;
     // An element (not the amax) whose code boundary lies within half a bf16 ulp of its value.
     for (int i = 0; i < 32; ++i) {
@@ -252,21 +255,10 @@ Steps hand_steps(int accum_bits) {
   p.seed = 5;
   s.c = generate_checkpoint(p);
   s.r = route(p, s.c);
-  const auto x = s.c.x.span<std::uint16_t>();
   const auto w13 = s.c.routed.w13.span<std::uint8_t>(), w2 = s.c.routed.w2.span<std::uint8_t>();
   const auto s13 = s.c.routed.w13_scale.span<float>(), s2 = s.c.routed.w2_scale.span<float>();
-  std::vector<double> xq(64), zr(32);
-  double xmax = 0;
-  for (int k = 0; k < 64; ++k) xmax = std::max(xmax, std::fabs(double(bf16_to_f32(x[k]))));
-  for (int k = 0; k < 64; ++k) xq[k] = e4m3_round(bf16_to_f32(x[k]) / (xmax / 448)) * (xmax / 448);
-  for (int i = 0; i < 32; ++i) {
-    double g = 0, u = 0;
-    for (int k = 0; k < 64; ++k) {
-      g += xq[k] * e4m3_decode(w13[i * 64 + k]) * s13[i];
-      u += xq[k] * e4m3_decode(w13[(32 + i) * 64 + k]) * s13[32 + i];
-    }
-    zr[i] = round_to_bf16(float(g / (1 + std::exp(-g)) * u));
-  }
+  const std::vector<double> zr =
+      hand_intermediate(s.c, [&](int row, int k) { return e4m3_decode(w13[row * 64 + k]) * s13[row]; });
   int arg = 0;
   for (int i = 1; i < 32; ++i) arg = std::fabs(zr[i]) > std::fabs(zr[arg]) ? i : arg;
   auto requant = [](std::vector<double> z) {
