@@ -86,16 +86,6 @@ double below(const Atom& a, double t) {
   if (!(a.sd > 0)) return std::fabs(a.v) < t ? 1.0 : 0.0;
   return normal_cdf((t - a.v) / a.sd) - normal_cdf((-t - a.v) / a.sd);
 }
-// P(N(m, sd^2) < t) over an element's atoms.
-double cdf_of(const std::vector<Atom>& atoms, double t) {
-  double f = 0;
-  for (const Atom& a : atoms) f += a.p * (a.sd > 0 ? normal_cdf((t - a.v) / a.sd) : a.v < t ? 1.0 : 0.0);
-  return std::min(1.0, f);
-}
-// The next intermediate value from v toward dir (an f32 intermediate: 2^-12 of |v|, the walk's stride).
-float grid_step(float v, IntermediateDtype d, int dir) {
-  return d == IntermediateDtype::f32 ? float(v + dir * std::fabs(v) * 0x1p-12) : neighbour(v, d, dir);
-}
 
 struct Builder {
   const ProblemSpec& s;
@@ -316,37 +306,6 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
       }
       if (b.steps_only && !taken_p.empty()) taken_p.back() += up ? 1 - edge : edge;
       for (std::size_t j = 0; j < taken.size(); ++j) b.add(std::move(taken[j].first), std::move(taken[j].second), taken_p[j]);
-    }
-    if (b.steps_only) {
-      // Code flips under the group's scale: each other element's nearest other code each way, where its realized
-      // value can reach it without passing the amax (that is a scale step above); its probability, that of the
-      // values past the code's rounding boundary. An element's two flips exclude each other.
-      std::vector<float> row(zr.begin() + g0, zr.begin() + g0 + n);
-      for (std::int64_t i = g0; i < g0 + n; ++i) {
-        if (i == arg || zr[i] == 0) continue;
-        const int flip_group = b.groups++;
-        for (int dir : {1, -1}) {
-          float prev = zr[i];
-          for (int k = 0; k < kExplainScaleWalk; ++k) {
-            const float v = grid_step(prev, s.intermediate, dir);
-            if ((dir > 0 ? v > hi[i] : v < lo[i]) || std::fabs(v) > amax || v == prev) break;
-            row[i - g0] = v;
-            std::vector<float> probe(row);
-            fake_quantize_activation_rows(probe.data(), 1, n, q);
-            row[i - g0] = zr[i];
-            const double step = double(probe[i - g0]) - zq[i];
-            if (step != 0) {
-              const double t = 0.5 * (double(prev) + v), f = cdf_of(dist[std::size_t(i)], t);
-              const double p = dir > 0 ? 1 - f : f;
-              if (p > 1e-12)
-                b.add(w * step * w2.col(i),
-                      {fmt::format("{} element {}: code step {:.4g}", name, i, step), kExplainMaxSteps, flip_group}, p);
-              break;
-            }
-            prev = v;
-          }
-        }
-      }
     }
     if (moved && !b.steps_only) {
       const double rel = ulp_at(amax, s.intermediate) / amax;

@@ -259,19 +259,7 @@ struct Steps {
   double top = 0, bottom = 0;
   GateUp gu;
   std::vector<double> row_norm;
-  // The reference's requantized intermediate, its scale and amax element, the router weight, W2 [64, 32] decoded.
-  std::vector<double> zq;
-  double scale = 0, w = 0;
-  int arg = 0;
-  std::vector<double> w2;
 };
-// slot_scale_steps' steps of the token's scale (its one group, 0) and the code flips (every later group).
-std::vector<ScaleStep> of_group(const std::vector<ScaleStep>& steps, bool scale) {
-  std::vector<ScaleStep> out;
-  for (const ScaleStep& st : steps)
-    if ((st.group == 0) == scale) out.push_back(st);
-  return out;
-}
 Steps hand_steps(int accum_bits) {
   Steps s;
   ProblemSpec& p = s.p;
@@ -305,12 +293,6 @@ Steps hand_steps(int accum_bits) {
   };
   const std::vector<double> zq = requant(zr);
   const double w = s.r.weights[0];
-  s.zq = zq;
-  s.scale = double(float(std::fabs(zr[arg])) / 448.0f);
-  s.arg = arg;
-  s.w = w;
-  for (int row = 0; row < 64; ++row)
-    for (int i = 0; i < 32; ++i) s.w2.push_back(e4m3_decode(w2[row * 32 + i]) * s2[row]);
   s.walked[bf16_from_f32(float(std::fabs(zr[arg])))] = -1;
   for (int dir : {1, -1}) {
     std::uint16_t b = bf16_from_f32(float(std::fabs(zr[arg])));
@@ -341,16 +323,17 @@ TEST(BandExplain, SlotScaleStepsAreTheNearestRequantizationEachWay) {
   // Four significand bits of accumulation: the declared error reaches well past one bf16 step of the amax.
   const Steps s = hand_steps(4);
   ASSERT_EQ(s.expected.size(), 2u * kStepExplainSteps);
-  const auto all = slot_scale_steps(s.p, s.c, s.r, 0, 0), got = of_group(all, true);
+  const auto got = slot_scale_steps(s.p, s.c, s.r, 0, 0);
   ASSERT_EQ(got.size(), s.expected.size());
   for (std::size_t k = 0; k < got.size(); ++k) {
     ASSERT_EQ(got[k].d.size(), 64u);
+    EXPECT_EQ(got[k].group, 0);  // one group: the token's
     double diff = 0, norm = 0;
     for (int c = 0; c < 64; ++c) diff += std::pow(got[k].d[c] - s.expected[k][c], 2), norm += std::pow(s.expected[k][c], 2);
     EXPECT_GT(norm, 0);
     EXPECT_LT(std::sqrt(diff / norm), 1e-5) << "step " << k;
   }
-  EXPECT_EQ(slot_scale_steps(s.p, s.c, s.r, 0, -1), all);  // the token's every slot: this one
+  EXPECT_EQ(slot_scale_steps(s.p, s.c, s.r, 0, -1).size(), got.size());  // the token's every slot: this one
   EXPECT_TRUE(slot_scale_steps(s.p, s.c, s.r, 0, 1).empty());     // no slot 1 at top-k 1
   // fp32 accumulation (24 bits) reaches no other bf16 value of the amax (unless it lies within about 2^-22 of a
   // rounding boundary, which this seed's does not): no step.
@@ -362,36 +345,13 @@ TEST(BandExplain, SlotScaleStepsAreTheNearestRequantizationEachWay) {
 // N(0, (kSparseGemmScale 2^-b ||xq|| ||w_row||)^2), silu(g) u rounded to bf16 (every element: another may become the
 // amax), the realized amax taken to the requantization that the walk gives its value (beyond the walk's end: its last
 // step that way). At 9 bits the sparse error moves the amax by about a bf16 ulp, so the steps' probabilities are
-// neither 0 nor lumped into the last. The code flips (each along one W2 column): an element's code under the
-// reference's scale moved that way.
+// neither 0 nor lumped into the last.
 TEST(BandExplain, SlotScaleStepsProbabilitiesAreTheFrequenciesOfTheirRequantizations) {
   const Steps s = hand_steps(9);
-  const auto all = slot_scale_steps(s.p, s.c, s.r, 0, 0), got = of_group(all, true), flips = of_group(all, false);
+  const auto got = slot_scale_steps(s.p, s.c, s.r, 0, 0);
   ASSERT_EQ(got.size(), s.expected.size());  // the walk's reach binds before neither end
-  // Each flip's element and sign: its output change is w x (code step) x W2[:, i].
-  std::vector<std::pair<int, int>> flipped;
-  for (const ScaleStep& st : flips) {
-    int at = -1;
-    double best = 1;
-    for (int i = 0; i < 32; ++i) {
-      double dd = 0, dc = 0, cc = 0;
-      for (int row = 0; row < 64; ++row) {
-        const double c = s.w * s.w2[row * 32 + i];
-        dd += st.d[row] * st.d[row], dc += st.d[row] * c, cc += c * c;
-      }
-      const double off = 1 - dc * dc / (dd * cc);
-      if (off < best) best = off, at = i;
-    }
-    ASSERT_LT(best, 1e-9);  // along one W2 column
-    double dc = 0;
-    for (int row = 0; row < 64; ++row) dc += st.d[row] * s.w * s.w2[row * 32 + at];
-    EXPECT_NE(at, s.arg);
-    flipped.emplace_back(at, dc > 0 ? 1 : -1);
-  }
-  ASSERT_GE(flips.size(), 4u);
   const int n = 40000;
   std::vector<double> freq(got.size() + 1, 0.0);  // the last: the reference's requantization
-  std::vector<double> flip_freq(flips.size(), 0.0);
   std::mt19937_64 rng(7);
   std::normal_distribution<double> normal;
   const double unit = kSparseGemmScale * std::ldexp(1.0, -9);
@@ -400,18 +360,10 @@ TEST(BandExplain, SlotScaleStepsProbabilitiesAreTheFrequenciesOfTheirRequantizat
   xn = std::sqrt(xn);
   for (int draw = 0; draw < n; ++draw) {
     double amax = 0;
-    std::vector<double> z(32);
     for (int i = 0; i < 32; ++i) {
       const double g = s.gu.g[i] + unit * xn * s.row_norm[i] * normal(rng);
       const double u = s.gu.u[i] + unit * xn * s.row_norm[32 + i] * normal(rng);
-      z[i] = hand_silu_mul(g, u);
-      amax = std::max(amax, std::fabs(z[i]));
-    }
-    // A flip: the element's code under the reference's scale moved its way.
-    for (std::size_t f = 0; f < flips.size(); ++f) {
-      const auto [i, dir] = flipped[f];
-      const double code = e4m3_round(z[i] / s.scale) * s.scale;
-      flip_freq[f] += (code - s.zq[i]) * dir > 0 ? 1.0 / n : 0.0;
+      amax = std::max(amax, std::fabs(hand_silu_mul(g, u)));
     }
     const auto it = s.walked.find(bf16_from_f32(float(amax)));
     const int k = it != s.walked.end() ? it->second : amax > s.top ? s.up - 1 : amax < s.bottom ? int(got.size()) - 1 : -2;
@@ -426,13 +378,6 @@ TEST(BandExplain, SlotScaleStepsProbabilitiesAreTheFrequenciesOfTheirRequantizat
   }
   EXPECT_GT(total, 0.05);  // steps of real probability
   EXPECT_NEAR(1 - total, freq.back(), 4 * std::sqrt(total * (1 - total) / n) + 0.003);
-  double flip_total = 0;
-  for (std::size_t f = 0; f < flips.size(); ++f) {
-    const double pf = flips[f].p;
-    EXPECT_NEAR(pf, flip_freq[f], 4 * std::sqrt(pf * (1 - pf) / n) + 0.003) << "flip " << f << " element " << flipped[f].first;
-    flip_total += pf;
-  }
-  EXPECT_GT(flip_total, 0.05);
 }
 
 }  // namespace
