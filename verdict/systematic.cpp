@@ -250,7 +250,7 @@ void offset(const View& v, StatisticRecord& s) {
 // Each token's own gain b_t - 1 = sum_c e r / sum_c r^2 with its element-wise HC0 standard error: an error confined
 // to a few tokens (a tile, a slot block, one sequence) that the all-token gain dilutes by their share. Shown: the
 // token closest to failing.
-// With SystematicInput::steps, a large token's z is taken under the mixture of its slots' requantization steps.
+// With SystematicInput::steps, a large token's z is taken after the step of one of its slots nearest its gain.
 void token_gain(const View& v, const AllTokenSums& sums, StatisticRecord& s) {
   std::vector<Component> cs;
   for (std::size_t i = 0; i < sums.tok.size(); ++i) {
@@ -259,16 +259,16 @@ void token_gain(const View& v, const AllTokenSums& sums, StatisticRecord& s) {
     const double b = ts.slope(), z = z_of(b, component_se(std::sqrt(ts.variance()), s));
     if (!std::isnan(z)) cs.push_back({z, b, std::int64_t(i)});  // NaN: no error on this token
   }
-  std::function<std::vector<StepEffect>(std::int64_t)> candidates;
+  std::function<std::vector<double>(std::int64_t)> candidates;
   if (v.in.steps)
     candidates = [&](std::int64_t tok) {
       return step_effects(v.in.steps(tok, -1), v.in.ref.data() + tok * v.in.hidden, v.in.hidden,
                           sums.tok[std::size_t(tok)].rr);
     };
-  const std::vector<double> before = explain_steps(cs, candidates);
+  const std::vector<double> taken = explain_steps(cs, candidates);
   const std::int64_t shown = pick_component(cs, s);
   if (shown < 0) return void(not_run(s, "no token has both a nonzero reference and an error"));
-  s.at = fmt::format("token {} (of {}){}", cs[std::size_t(shown)].id, cs.size(), step_note(before[std::size_t(shown)]));
+  s.at = fmt::format("token {} (of {}){}", cs[std::size_t(shown)].id, cs.size(), step_note(taken[std::size_t(shown)]));
 }
 }  // namespace
 

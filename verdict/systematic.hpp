@@ -26,7 +26,6 @@
 
 #include "fixtures/tensor.hpp"
 #include "verdict/thresholds.hpp"
-#include "reference/moe/scale_step.hpp"
 #include "reference/routing/routing.hpp"
 #include "reports/run_report.hpp"
 
@@ -47,13 +46,13 @@ struct SystematicInput {
   // Each routed slot's contribution to the reference [T, k, H] (ReferenceSet::slots), or empty: with it, `expert`
   // estimates each expert's own gain by regressing the error on that expert's contributions.
   std::span<const float> slots = {};
-  // Each legitimate requantization step of a token's slots, its output change [H] and probability
-  // (reference/moe/band_explain.hpp slot_scale_steps; token: a row of this input, slot: -1 every slot of the token,
-  // [0, k) a routed slot, k + e the shared expert e), or empty.
-  // With it, expert_partial and token_gain take a large component's z under the mixture its steps make
+  // The output change [H] of each legitimate requantization step of a token's slots (reference/moe/band_explain.hpp
+  // slot_scale_steps; token: a row of this input, slot: -1 every slot of the token, [0, k) a routed slot, k + e the
+  // shared expert e), or empty.
+  // With it, expert_partial and token_gain take a large component's z after the step nearest its effect
   // (explain_steps, verdict/systematic_max.hpp): a requantization scale that the fp8 units' accumulation moves by
   // one step moves one token-slot by a percent or two, a legitimate error far out in the element-wise z's tail.
-  using SlotSteps = std::function<std::vector<ScaleStep>(std::int64_t token, std::int64_t slot)>;
+  using SlotSteps = std::function<std::vector<std::vector<double>>(std::int64_t token, std::int64_t slot)>;
   SlotSteps steps = {};
 };
 

@@ -3,61 +3,15 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
-#include <map>
-#include <utility>
 
 #include "verdict/systematic_stats.hpp"
 
 namespace moe {
 
-double mixture_z(double z, double effect, const std::vector<StepEffect>& steps) {
-  if (!(z != 0) || !std::isfinite(z) || !(effect != 0) || !std::isfinite(effect)) return z;
-  const double se = std::fabs(effect / z), a = std::fabs(effect);
-  // The distribution of B, the sum over groups of each group's step (or none): (value, probability) atoms.
-  std::map<int, std::vector<StepEffect>> groups;
-  for (const StepEffect& st : steps)
-    if (st.p > 0 && std::isfinite(st.b) && std::isfinite(st.p)) groups[st.group].push_back(st);
-  if (groups.empty()) return z;
-  std::vector<std::pair<double, double>> atoms{{0.0, 1.0}}, next;
-  double lost = 0;
-  for (const auto& [group, list] : groups) {
-    double none = 1;
-    for (const StepEffect& st : list) none -= st.p;
-    next.clear();
-    for (const auto& [b, p] : atoms) {
-      if (none > 0) next.emplace_back(b, p * none);
-      for (const StepEffect& st : list) next.emplace_back(b + st.b, p * st.p);
-    }
-    std::sort(next.begin(), next.end());
-    atoms.clear();
-    for (const auto& x : next)
-      if (!atoms.empty() && atoms.back().first == x.first) atoms.back().second += x.second;
-      else atoms.push_back(x);
-    if (atoms.size() > kMaxAtoms) {
-      std::sort(atoms.begin(), atoms.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
-      for (std::size_t i = kMaxAtoms; i < atoms.size(); ++i) lost += atoms[i].second;
-      atoms.resize(kMaxAtoms);
-    }
-  }
-  // log P(|B + se N| >= a) = log sum_B p_B (P(N >= (a - B) / se) + P(N >= (a + B) / se)), in log space (a real
-  // defect's tail is far below a double's range).
-  std::vector<double> logs;
-  if (lost > 0) logs.push_back(std::log(lost));
-  for (const auto& [b, p] : atoms)
-    if (p > 0)
-      for (double x : {(a - b) / se, (a + b) / se}) logs.push_back(std::log(p) + log_normal_sf(x));
-  double top = -INFINITY;
-  for (double l : logs) top = std::max(top, l);
-  double sum = 0;
-  for (double l : logs) sum += std::exp(l - top);
-  const double log_p = std::min(0.0, top + std::log(sum) - std::log(2.0));  // the one-sided tail of |z|
-  return std::copysign(std::min(std::fabs(z), std::max(0.0, z_from_log_sf(log_p))), z);
-}
-
 std::vector<double> explain_steps(std::vector<Component>& cs,
-                                  const std::function<std::vector<StepEffect>(std::int64_t id)>& candidates) {
-  std::vector<double> before(cs.size(), 0.0);
-  if (!candidates || cs.empty()) return before;
+                                  const std::function<std::vector<double>(std::int64_t id)>& candidates) {
+  std::vector<double> taken(cs.size(), 0.0);
+  if (!candidates || cs.empty()) return taken;
   const double z1 = single_z_threshold(kExplainAbove, double(cs.size()), false);
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < cs.size(); ++i)
@@ -71,27 +25,29 @@ std::vector<double> explain_steps(std::vector<Component>& cs,
   if (order.size() > std::size_t(kMaxExplained)) order.resize(std::size_t(kMaxExplained));
   for (std::size_t i : order) {
     Component& c = cs[i];
-    const double z = mixture_z(c.z, c.effect, candidates(c.id));
-    if (z == c.z) continue;
-    before[i] = c.z;
-    c.z = z;
+    double best = 0;
+    for (double b : candidates(c.id))
+      if (std::isfinite(b) && std::fabs(c.effect - b) < std::fabs(c.effect - best)) best = b;
+    if (best == 0) continue;
+    c.z *= (c.effect - best) / c.effect;
+    taken[i] = best;
   }
-  return before;
+  return taken;
 }
 
-std::vector<StepEffect> step_effects(const std::vector<ScaleStep>& steps, const float* onto, std::int64_t h,
-                                     double rr) {
-  std::vector<StepEffect> out;
-  for (const ScaleStep& st : steps) {
+std::vector<double> step_effects(const std::vector<std::vector<double>>& steps, const float* onto, std::int64_t h,
+                                 double rr) {
+  std::vector<double> b;
+  for (const std::vector<double>& d : steps) {
     double dot = 0;
-    for (std::int64_t c = 0; c < h && c < std::int64_t(st.d.size()); ++c) dot += st.d[std::size_t(c)] * onto[c];
-    out.push_back({st.group, st.p, dot / rr});
+    for (std::int64_t c = 0; c < h && c < std::int64_t(d.size()); ++c) dot += d[std::size_t(c)] * onto[c];
+    b.push_back(dot / rr);
   }
-  return out;
+  return b;
 }
 
-std::string step_note(double z_before) {
-  return z_before == 0 ? "" : fmt::format("; z {:.3g} before its requantization steps' mixture", z_before);
+std::string step_note(double taken) {
+  return taken == 0 ? "" : fmt::format("; z after a requantization step of {:.3g}", taken);
 }
 
 std::int64_t pick_component(const std::vector<Component>& components, StatisticRecord& s) {

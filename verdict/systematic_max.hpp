@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "reference/moe/scale_step.hpp"
 #include "reports/run_report.hpp"
 
 namespace moe {
@@ -34,38 +33,24 @@ inline double component_se(double se, const StatisticRecord& s) {
   return se > 0 ? scaled_se(se, s.se_scale, s.se_floor) : se * s.se_scale;
 }
 
-// A requantization step's effect on one component (step_effects): its group (one group's steps exclude each other),
-// its probability and b, the component's effect it makes.
-struct StepEffect {
-  int group = 0;
-  double p = 0;
-  double b = 0;
-};
-// A component's z under the mixture its requantization steps make: with each group's steps (the rest of its
-// probability: no step) taken independently, the effect is B + s N(0, 1), B the sum of the steps taken, s = effect / z
-// its standard error (a step moves the slot's gain, not its residual); the z returned has the two-sided normal
-// probability P(|B + s N| >= |effect|) and z's sign. It is never larger than |z| (a shifted normal puts more
-// probability outside a symmetric interval), equal where no step has probability. The effects' distribution keeps its
-// kMaxAtoms likeliest sums; the rest counts as a tail probability of 1 (z only falls further).
-inline constexpr std::size_t kMaxAtoms = 512;
-double mixture_z(double z, double effect, const std::vector<StepEffect>& steps);
-
-// The largest components whose effect legitimate requantization steps may make (SystematicInput::steps): for each
-// component whose corrected z passes kExplainAbove (under it a maximum lies in the bulk of its null, where the
-// explanation could only make it smaller still), the largest effects first and at most kMaxExplained of them,
-// `candidates(id)` gives its token-slot's (its token's) steps' effects on it and probabilities, and its z becomes
-// mixture_z. Its effect stays (the floor still judges the whole effect). Returns each component's z before (0: not
-// explained). A z only falls, so a kernel that passes without the explanation passes with it.
-inline constexpr double kExplainAbove = 0.5;
+// The largest components whose effect a legitimate requantization step explains (SystematicInput::steps): for each
+// component whose corrected z passes kExplainAbove (a null component's corrected z does with probability 0.27 %:
+// below it the null's own spread is left whole), the largest effects first and at most kMaxExplained of them,
+// `candidates(id)` gives the effects the steps of its token-slot (its token) would have on it; with b the one
+// nearest its effect, where |effect - b| < |effect|, its z becomes z (effect - b) / effect (the same standard error:
+// a step moves the slot's gain, not its residual). Its effect stays (the floor still judges the whole effect).
+// Returns b per component (0: not explained). A z only falls, so a kernel that passes without the explanation
+// passes with it.
+inline constexpr double kExplainAbove = 3.0;
 inline constexpr int kMaxExplained = 16;
 std::vector<double> explain_steps(std::vector<Component>& components,
-                                  const std::function<std::vector<StepEffect>(std::int64_t id)>& candidates);
+                                  const std::function<std::vector<double>(std::int64_t id)>& candidates);
 // explain_steps' candidates for a component whose effect is the slope of the error on `onto` [h] (its token-slot's
 // contribution, its token's reference row; rr = sum onto^2): each step's <d, onto> / rr.
-std::vector<StepEffect> step_effects(const std::vector<ScaleStep>& steps, const float* onto, std::int64_t h,
-                                     double rr);
+std::vector<double> step_effects(const std::vector<std::vector<double>>& steps, const float* onto, std::int64_t h,
+                                 double rr);
 // The details' note for a shown component explain_steps explained ("" where it did not).
-std::string step_note(double z_before);
+std::string step_note(double taken);
 
 // Fills s.z (corrected for components.size() tests; one-sided for `channel`), s.effect, s.z_single, s.components and
 // s.spread from the components, and returns the index of the one shown: a component that fails (its corrected z

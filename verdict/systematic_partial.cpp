@@ -55,19 +55,19 @@ void expert_partial(const SystematicInput& in, StatisticRecord& s) {
     const double beta = fits[i].sums.slope(), z = z_of(beta, component_se(std::sqrt(fits[i].sums.variance()), s));
     if (!std::isnan(z)) cs.push_back({z, beta, std::int64_t(i)});  // NaN: no error on this slot's token
   }
-  std::function<std::vector<StepEffect>(std::int64_t)> candidates;
+  std::function<std::vector<double>(std::int64_t)> candidates;
   if (in.steps)
     candidates = [&](std::int64_t id) {
       const SlotFit& f = fits[std::size_t(id)];
       return step_effects(in.steps(f.slot / in.routing.k, f.slot % in.routing.k), in.slots.data() + f.slot * in.hidden,
                           in.hidden, f.sums.rr);
     };
-  const std::vector<double> before = explain_steps(cs, candidates);
+  const std::vector<double> taken = explain_steps(cs, candidates);
   const std::int64_t shown = pick_component(cs, s);
   if (shown < 0) return void(not_run(s, "no token-slot of this rank's experts meets an error"));
   const SlotFit& f = fits[std::size_t(cs[std::size_t(shown)].id)];
   s.at = fmt::format("expert {}, token {} slot {} (of {} token-slot(s)){}", f.expert, f.slot / in.routing.k,
-                     f.slot % in.routing.k, cs.size(), step_note(before[std::size_t(shown)]));
+                     f.slot % in.routing.k, cs.size(), step_note(taken[std::size_t(shown)]));
 }
 
 // u_tj = sign(<e_t, s_tj>) over the local token-slots; the mean sign's standard error is the larger of the null's

@@ -1,6 +1,5 @@
 #include "harness/pipeline/slot_steps.hpp"
 
-#include <algorithm>
 #include <exception>
 #include <map>
 #include <memory>
@@ -18,7 +17,7 @@ bool narrow_accumulation(const ProblemSpec& p) {
 SystematicInput::SlotSteps case_slot_steps(const ProblemSpec& p, const Checkpoint* weights, const RoutingResult& routing,
                                            std::vector<std::int64_t> rows) {
   if (!weights || !narrow_accumulation(p)) return {};
-  using Steps = std::vector<ScaleStep>;
+  using Steps = std::vector<std::vector<double>>;
   auto memo = std::make_shared<std::map<std::pair<std::int64_t, std::int64_t>, Steps>>();
   auto one = [&p, weights, &routing, memo](std::int64_t token, std::int64_t slot) -> const Steps& {
     auto it = memo->find({token, slot});
@@ -38,16 +37,8 @@ SystematicInput::SlotSteps case_slot_steps(const ProblemSpec& p, const Checkpoin
     const std::int64_t token = rows.empty() ? row : rows.at(std::size_t(row));
     if (slot >= 0) return one(token, slot);
     Steps all;
-    int groups = 0;  // each slot's groups numbered after the slots before it
-    for (std::int64_t j = 0; j < k + shared; ++j) {
-      int most = -1;
-      for (ScaleStep st : one(token, j)) {
-        most = std::max(most, st.group);
-        st.group += groups;
-        all.push_back(std::move(st));
-      }
-      groups += most + 1;
-    }
+    for (std::int64_t j = 0; j < k + shared; ++j)
+      for (const auto& v : one(token, j)) all.push_back(v);
     return all;
   };
 }

@@ -19,7 +19,7 @@ bool narrow_accumulation(const ProblemSpec& p);
 // Empty where weights is nullptr (an exported reference) or every GEMM of p accumulates in fp32 (its error reaches no
 // step worth the cost). rows: the case's token of each row of the judged output (empty: row t is token t). Each
 // (token, slot) is computed once for the function's lifetime (copies share it); slot -1 gathers the token's routed
-// and shared slots (their groups renumbered apart). p, weights and routing must outlive it. A step that cannot be computed (out of memory) explains
+// and shared slots. p, weights and routing must outlive it. A step that cannot be computed (out of memory) explains
 // nothing: the component keeps its z.
 SystematicInput::SlotSteps case_slot_steps(const ProblemSpec& p, const Checkpoint* weights, const RoutingResult& routing,
                                            std::vector<std::int64_t> rows = {});

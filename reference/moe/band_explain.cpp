@@ -45,47 +45,6 @@ float step_value(float v, IntermediateDtype d, bool up) {
 std::int64_t group_width(ActFormat f, std::int64_t inter) {
   return f == ActFormat::fp8_group128 ? 128 : f == ActFormat::mxfp8 ? kMxBlock : inter;
 }
-double normal_cdf(double x) { return 0.5 * std::erfc(-x * M_SQRT1_2); }
-float rounded(float v, IntermediateDtype d) {
-  round_point(&v, 1, d);
-  return v;
-}
-// The neighbour of v on d's grid toward dir (+1 up, -1 down): 0.6 of the spacing at v lands nearest to it on either
-// side of a power of two.
-float neighbour(float v, IntermediateDtype d, int dir) { return rounded(float(v + dir * 0.6 * ulp_at(v, d)), d); }
-
-// A value's distribution under the sparse members' GEMM error model: atoms (value, residual sd, probability).
-struct Atom {
-  double v, sd, p;
-};
-// A GEMM output x with a N(0, sd^2) accumulation error, then rounded to d: d's grid values where its spacing is not
-// small against sd (each with the probability of its rounding interval), else x with the error as a residual.
-std::vector<Atom> gemm_atoms(float x, double sd, IntermediateDtype d) {
-  const float r = rounded(x, d);
-  if (!(sd > 0)) return {{r, 0, 1}};
-  if (d == IntermediateDtype::f32 || !(ulp_at(r, d) > sd / 4)) return {{x, sd, 1}};
-  std::vector<Atom> out;
-  auto mass = [&](float v) {
-    const double lo = 0.5 * (double(v) + neighbour(v, d, -1)), hi = 0.5 * (double(v) + neighbour(v, d, 1));
-    return normal_cdf((hi - x) / sd) - normal_cdf((lo - x) / sd);
-  };
-  out.push_back({r, 0, mass(r)});
-  for (int dir : {1, -1}) {
-    float v = r;
-    for (int k = 0; k < 64; ++k) {  // the grid's spacing is over sd / 4: 64 of them leave under 1e-12
-      v = neighbour(v, d, dir);
-      const double m = mass(v);
-      if (!(m > 1e-12)) break;
-      out.push_back({v, 0, m});
-    }
-  }
-  return out;
-}
-// P(|N(m, sd^2)| < t): the realized intermediate's magnitude under the group's amax boundary t.
-double below(const Atom& a, double t) {
-  if (!(a.sd > 0)) return std::fabs(a.v) < t ? 1.0 : 0.0;
-  return normal_cdf((t - a.v) / a.sd) - normal_cdf((-t - a.v) / a.sd);
-}
 
 struct Builder {
   const ProblemSpec& s;
@@ -98,12 +57,10 @@ struct Builder {
   // makes them where the contract does).
   bool steps_only = false;
   int scale_steps = kExplainScaleSteps;
-  std::vector<double> prob = {};  // steps_only: each column's probability (ScaleStep::p)
-  void add(Eigen::VectorXd v, BandColumn c, double p = 0) {
+  void add(Eigen::VectorXd v, BandColumn c) {
     if (!(v.squaredNorm() > 0) || !v.allFinite()) return;
     cols.push_back(std::move(v));
     meta.push_back(std::move(c));
-    prob.push_back(p);
   }
 };
 
@@ -132,10 +89,6 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
   const ActivationParams ap{s.activation, s.layout, s.swiglu_alpha, s.swiglu_limit, !job.shared || s.clamp_shared, s.act_gate_dtype};
   auto gu = [&](float v) { round_point(&v, 1, s.gate_up_dtype); return v; };
   std::vector<float> z(static_cast<std::size_t>(inter)), lo(z), hi(z);
-  // The element's realized intermediate under the sparse members' GEMM error (steps_only: the steps' probabilities):
-  // its gate and up outputs' atoms, through the activation, a residual error linearized.
-  std::vector<std::vector<Atom>> dist(b.steps_only ? static_cast<std::size_t>(inter) : 0);
-  const double sparse_unit = kSparseGemmScale * std::ldexp(a_norm, -bits);
   for (std::int64_t i = 0; i < inter; ++i) {
     const std::int64_t gi = s.layout == GateUpLayout::gate_up ? i : s.layout == GateUpLayout::up_gate ? inter + i : 2 * i;
     const std::int64_t ui = s.layout == GateUpLayout::gate_up ? inter + i : s.layout == GateUpLayout::up_gate ? i : 2 * i + 1;
@@ -143,18 +96,6 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
     const float dg = float((kExplainSigmas + beta) * std::ldexp(a_norm * std::sqrt(double(sq13[gi])), -bits));
     const float du = float((kExplainSigmas + beta) * std::ldexp(a_norm * std::sqrt(double(sq13[ui])), -bits));
     z[i] = gate_value(gu(g), gu(u), ap);
-    if (b.steps_only) {
-      const double sg = sparse_unit * std::sqrt(double(sq13[gi])), su = sparse_unit * std::sqrt(double(sq13[ui]));
-      for (const Atom& ga : gemm_atoms(g, sg, s.gate_up_dtype))
-        for (const Atom& ua : gemm_atoms(u, su, s.gate_up_dtype)) {
-          const float gv = float(ga.v), uv = float(ua.v);
-          const double m = gate_value(gv, uv, ap);
-          double var = 0;
-          if (ga.sd > 0) var += std::pow((gate_value(float(gv + ga.sd), uv, ap) - gate_value(float(gv - ga.sd), uv, ap)) / 2, 2);
-          if (ua.sd > 0) var += std::pow((gate_value(gv, float(uv + ua.sd), ap) - gate_value(gv, float(uv - ua.sd), ap)) / 2, 2);
-          dist[i].push_back({m, std::sqrt(var), ga.p * ua.p});
-        }
-    }
     lo[i] = hi[i] = z[i];
     for (float sg : {-1.0f, 1.0f})
       for (float su : {-1.0f, 1.0f}) {
@@ -245,41 +186,15 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
     }
     const int group = b.groups++;
     bool moved = false;
-    // steps_only: P(the group's realized amax, rounded to the intermediate, lies under t) under the sparse members'
-    // GEMM error, the elements independent: the product over those that can reach the walk of P(|z_i| < t).
-    std::vector<std::int64_t> rivals;
-    if (b.steps_only)
-      for (std::int64_t i = g0; i < g0 + n; ++i)
-        if (std::max(std::fabs(lo[i]), std::fabs(hi[i])) >= reach_lo) rivals.push_back(i);
-    auto cdf = [&](double t) {
-      double f = 1;
-      for (std::int64_t i : rivals) {
-        double fi = 0;
-        for (const Atom& a : dist[std::size_t(i)]) fi += a.p * below(a, t);
-        f *= std::min(1.0, fi);
-      }
-      return f;
-    };
     // Walking each way through the reachable amaxes, one column per distinct requantization (a power-of-two scale
     // changes only where the amax crosses a power of two; an exact one at every step), the nearest
-    // kExplainScaleSteps each way. steps_only: each takes the probability of the amaxes that give it (the nearest
-    // value of the walk to the realized amax), the last one each way also the walk's remainder.
+    // kExplainScaleSteps each way.
     for (bool up : {true, false}) {
       float v = float(amax);
       std::vector<float> last(zq.begin() + g0, zq.begin() + g0 + n);
-      auto boundary = [&](float x) { return 0.5 * (double(x) + double(step_value(x, s.intermediate, up))); };
-      double edge = b.steps_only ? cdf(boundary(v)) : 0;  // F at the far side of the last value walked
-      std::vector<std::pair<Eigen::VectorXd, BandColumn>> taken;
-      std::vector<double> taken_p;
       for (int k = 0, found = 0; k < kExplainScaleWalk && found < b.scale_steps; ++k) {
         v = step_value(v, s.intermediate, up);
         if (up ? v > reach_hi : v < reach_lo) break;
-        double pv = 0;
-        if (b.steps_only) {
-          const double f = cdf(boundary(v));
-          pv = std::fabs(f - edge);
-          edge = f;
-        }
         std::vector<float> row(zr.begin() + g0, zr.begin() + g0 + n);
         row[arg - g0] = std::copysign(v, zr[arg]);
         fake_quantize_activation_rows(row.data(), 1, n, q);
@@ -290,22 +205,14 @@ void slot_columns(Builder& b, const ExpertJob& job, const std::vector<float>& x,
           changed += d[i] != 0 && g0 + i != arg;
           differs += row[i] != last[std::size_t(i)] && g0 + i != arg;
         }
-        if (changed == 0) continue;  // the scale did not move: the reference's requantization
-        if (differs == 0) {          // moved to the one taken last
-          if (!taken_p.empty()) taken_p.back() += pv;
-          continue;
-        }
+        if (changed == 0 || differs == 0) continue;  // the scale did not move, or moved to one already taken
         last = row;
         moved = true;
         ++found;
-        taken.emplace_back(w * (w2.middleCols(g0, n) * d),
-                           BandColumn{fmt::format("{} group {}: amax {:.6g} -> {:.6g} ({} codes)", name, g0 / gw, amax,
-                                                  v, changed),
-                                      kExplainMaxSteps, group});
-        taken_p.push_back(pv);
+        b.add(w * (w2.middleCols(g0, n) * d),
+              {fmt::format("{} group {}: amax {:.6g} -> {:.6g} ({} codes)", name, g0 / gw, amax, v, changed),
+               kExplainMaxSteps, group});
       }
-      if (b.steps_only && !taken_p.empty()) taken_p.back() += up ? 1 - edge : edge;
-      for (std::size_t j = 0; j < taken.size(); ++j) b.add(std::move(taken[j].first), std::move(taken[j].second), taken_p[j]);
     }
     if (moved && !b.steps_only) {
       const double rel = ulp_at(amax, s.intermediate) / amax;
@@ -351,15 +258,14 @@ std::int64_t token_slots(Builder& b, const Checkpoint& c, const RoutingResult& r
 }
 }  // namespace
 
-std::vector<ScaleStep> slot_scale_steps(const ProblemSpec& s, const Checkpoint& c, const RoutingResult& routing,
-                                        std::int64_t token, std::int64_t slot) {
+std::vector<std::vector<double>> slot_scale_steps(const ProblemSpec& s, const Checkpoint& c,
+                                                  const RoutingResult& routing, std::int64_t token, std::int64_t slot) {
   Builder b{s, {}, {}, Eigen::VectorXd::Zero(s.hidden)};
   b.steps_only = true;
   b.scale_steps = kStepExplainSteps;
   token_slots(b, c, routing, token, slot);
-  std::vector<ScaleStep> out;
-  for (std::size_t j = 0; j < b.cols.size(); ++j)
-    out.push_back({b.meta[j].group, b.prob[j], std::vector<double>(b.cols[j].data(), b.cols[j].data() + b.cols[j].size())});
+  std::vector<std::vector<double>> out;
+  for (const Eigen::VectorXd& v : b.cols) out.emplace_back(v.data(), v.data() + v.size());
   return out;
 }
 

@@ -18,7 +18,6 @@
 #include "fixtures/checkpoint.hpp"
 #include "fixtures/problem.hpp"
 #include "reference/moe/band_explanation.hpp"
-#include "reference/moe/scale_step.hpp"
 #include "reference/routing/routing.hpp"
 
 namespace moe {
@@ -45,14 +44,8 @@ BandColumns band_columns(const ProblemSpec& p, const Checkpoint& ckpt, const Rou
 // rounding of the intermediate; nothing where the intermediate is not requantized or no step is reachable. slot: -1
 // every slot of the token, [0, k) one routed slot (nothing where its expert is not local or its weight is 0), k + e
 // the shared expert e (rank 0 only).
-// Each step's probability: that of the realized amaxes nearest the walk's values that give it (the last each way
-// also takes the amaxes beyond it), with every GEMM1 output moved by N(0, (kSparseGemmScale 2^-b ||a|| ||w||)^2)
-// (the sparse members' error, a Gaussian: a sum of many roundings), then rounded to the gate/up dtype, through the
-// activation (a residual error linearized), rounded to the intermediate's, the elements independent. A group's
-// steps exclude each other; its remaining probability is the reference's requantization. ScaleStep::group numbers
-// the groups of this call.
-std::vector<ScaleStep> slot_scale_steps(const ProblemSpec& p, const Checkpoint& ckpt, const RoutingResult& routing,
-                                        std::int64_t token, std::int64_t slot);
+std::vector<std::vector<double>> slot_scale_steps(const ProblemSpec& p, const Checkpoint& ckpt,
+                                                  const RoutingResult& routing, std::int64_t token, std::int64_t slot);
 
 // band_columns then fit_band_error on error = out - contract of that token ([H], f64).
 BandExplanation explain_band_token(const ProblemSpec& p, const Checkpoint& ckpt, const RoutingResult& routing,
