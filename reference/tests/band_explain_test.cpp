@@ -121,7 +121,8 @@ Hand hand_case() {
     h.c = generate_checkpoint(p);
     h.r = route(p, h.c);
     const auto w13 = h.c.routed.w13.span<std::uint16_t>();  // [1, 2I, H], gate rows then up rows
-    std::vector<double> zr = hand_intermediate(h.c, [&](int row, int k) { return double(bf16_to_f32(w13[row * 64 + k])); });
+    const std::vector<double> zr =
+        hand_intermediate(h.c, [&](int row, int k) { return double(bf16_to_f32(w13[row * 64 + k])); });
     double amax = 0;
     for (double z : zr) amax = std::max(amax, std::fabs(z));
     const double scale = amax / 448;
