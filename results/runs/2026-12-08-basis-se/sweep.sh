@@ -6,7 +6,7 @@ BF=("$Q/bf16.a16+sh.bf16.a16/silu/T1/decode/atomic/one_stage" "$Q/bf16.a16+sh.bf
     "$Q/bf16.a16+sh.bf16.a16/silu/T128/prefill/atomic/two_stage")
 . results/runs/2026-12-07-sparse-ensemble/cases.sh  # F: the five fp8 cases as --filter pairs
 FP=(); for ((i = 1; i < ${#F[@]}; i += 2)); do FP+=("${F[i]}"); done
-run() { local out=$1; shift; /usr/bin/python3 $S "$@" >> $D/cpu/$out.jsonl 2>> $D/cpu/$out.err; }
+run() { local out=$1; shift; /usr/bin/python3 $S "$@" >> $D/cpu/$out.jsonl; }
 case $1 in
 a) run double --kernel double --seeds 40 "${BF[0]}" "${BF[1]}"
    run double-bug --kernel double --bug 1.05 --seeds 10 "${BF[0]}" "${BF[1]}"
