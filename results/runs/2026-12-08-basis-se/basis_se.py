@@ -28,11 +28,13 @@ from statistics import NormalDist
 import numpy as np
 
 sys.path.insert(0, "kernels/panel")
+sys.path.insert(0, "results/runs/2026-12-07-slot-requant")
 import moe_harness  # noqa: E402
 import panel_torch  # noqa: E402
 from panel_formats import round_to  # noqa: E402
 from panel_quant import quantize  # noqa: E402
 from panel_weights import dequantized, stored  # noqa: E402
+from slot_requant_member import noisy  # noqa: E402
 
 ND = NormalDist()
 
@@ -40,13 +42,12 @@ ND = NormalDist()
 def member(noise, act_gate, record, bug=None, seed=0):
     """record: keep each expert's dequantized W2 and output rows (rec); every member keeps each W2 GEMM's activation
     scales (scales), in call order, so that a token-slot whose requantization scale differs from R's is known."""
-    class M(panel_torch.TorchVllmStyle):
+    class M(type(noisy(noise))):  # the fp8 GEMMs' noise model of slot_requant_member.noisy, not restated here
         id = "study"
 
         def __init__(self):
-            super().__init__("cpu")
-            self.fp8_units, self.rng, self.rec, self.bug_done = True, np.random.default_rng(seed), [], False
-            self.scales = []
+            super().__init__()
+            self.rng, self.rec, self.bug_done, self.scales = np.random.default_rng(seed), [], False, []
 
         def gemm(self, a, q, vals, scale, name):
             if name == "w2":
@@ -56,14 +57,6 @@ def member(noise, act_gate, record, bug=None, seed=0):
 
         def act_gate(self, spec):
             return act_gate
-
-        def _fp8_dot(self, a, w):
-            a64, w64 = a.astype(np.float64), w.astype(np.float64)
-            p = a64 @ w64.T
-            if noise:
-                norm = np.linalg.norm(a64, axis=1)[:, None] * np.linalg.norm(w64, axis=1)[None, :]
-                p = p + noise * 2.0 ** -14 * self.rng.standard_normal(p.shape) * norm
-            return p.astype(np.float32)
 
         def expert(self, a, fx, prefix, e, q, spec, clamp, gate_up_dt, weight_scale=None):
             y = super().expert(a, fx, prefix, e, q, spec, clamp, gate_up_dt, weight_scale)
