@@ -21,7 +21,10 @@ fit `_db`, the se debiased for output-space noise: noise of variance s2 in every
 accumulation error, the output rounding) leaks s2 diag((B^T B)^-1) into each fitted c^2, which the plain basis se
 counts as intermediate flips. s2 = |perp|^2 / (H - m), and the residual's own term is divided by (1 - m / H); and
 `_t`, the normal z read as a Student t with its terms' Satterthwaite degrees of freedom (t_z): a standard error
-made of few dominant terms is itself noisy, and its z's tail heavier than the normal one.
+made of few dominant terms is itself noisy, and its z's tail heavier than the normal one; and with the block
+solvers `_hc3`, each intermediate term of the standard error divided by 1 - h_k, its leverage on the slope (HC3 in
+the intermediate basis): a regressor made of a few large intermediates takes their flips into its own slope, and
+the residual left to estimate its variance is too small; `_hc2` the same with 1 / sqrt(1 - h_k).
   basis_cost.py --kernel double|noisyX --seeds N [--first-seed S] [--solvers exact,cg0,cg5,cg10,cg20,cg10b] CASE_ID...
 Run from the repository root with build/cpu/python on PYTHONPATH."""
 import argparse
@@ -83,16 +86,28 @@ class Blocks:
             rr = rr2
         return y
 
-    def se(self, ys, u, v):
-        """Basis se of <u, v> / <v, v> from the block coordinates ys of u's fit."""
+    def se(self, ys, u, v, ya=None):
+        """Basis se of <u, v> / <v, v> from the block coordinates ys of u's fit, its terms, NaN (no debiased
+        reading), and with ya (the block coordinates of v's own fit) the HC3 and HC2 readings: each intermediate term
+        divided by 1 - h_k (HC3) or sqrt(1 - h_k) (HC2), h_k = a_k <w_k, v> / <v, v> (clipped to [0, 0.9]) the
+        leverage of intermediate k on the slope."""
         vv = v @ v
         perp = u - self.B(ys)
-        terms = [v * perp]
-        for q, r, y in zip(self.Q, self.R, ys):
+        terms, lev, lev2 = [v * perp], [v * perp], [v * perp]
+        for j, (q, r, y) in enumerate(zip(self.Q, self.R, ys)):
             c = np.linalg.solve(r, y)  # R is triangular; the original W2 column coordinates
-            terms.append(c * (r.T @ (q.T @ v)))  # c_i <w_i, v>
+            g = r.T @ (q.T @ v)         # W2_j^T v
+            terms.append(c * g)  # c_i <w_i, v>
+            if ya is not None:
+                h = np.clip(np.linalg.solve(r, ya[j]) * g / vv, 0.0, 0.9)
+                lev.append(c * g / (1 - h))
+                lev2.append(c * g / np.sqrt(1 - h))
         t = np.concatenate(terms) / vv
-        return math.sqrt(float(t @ t)), t, float("nan")
+        if ya is None:
+            return math.sqrt(float(t @ t)), t, float("nan"), (float("nan"), float("nan"))
+        hc3 = math.sqrt(float(np.sum(np.concatenate(lev) ** 2))) / vv
+        hc2 = math.sqrt(float(np.sum(np.concatenate(lev2) ** 2))) / vv
+        return math.sqrt(float(t @ t)), t, float("nan"), (hc3, hc2)
 
 
 def sign_flip_z(effect, terms, top=10):
@@ -198,7 +213,7 @@ def components(r, o, per, solver, cache):
                 s2 = float(perp @ perp) / (H_ - m_)
                 var = float(np.sum(g * g * c * c) - s2 * np.sum(g * g * ginv)
                             + np.sum(v * v * perp * perp) / (1 - m_ / H_))
-                return math.sqrt(float(t @ t)), t, math.sqrt(max(var, 0.0)) / (v @ v)
+                return math.sqrt(float(t @ t)), t, math.sqrt(max(var, 0.0)) / (v @ v), (float("nan"), float("nan"))
         else:
             blk = Blocks(cache, per[t])
             it = int(solver[2:].rstrip("b"))
@@ -212,17 +227,22 @@ def components(r, o, per, solver, cache):
         sub = (lambda a, b, s: a - s * b) if solver == "exact" else (lambda a, b, s: [x - s * y for x, y in zip(a, b)])
         if rt @ rt > 0:
             b = (et @ rt) / (rt @ rt)
-            s_, terms, sd = se(sub(ce, fit(rt), b), et - b * rt, rt)
+            av = fit(rt)
+            s_, terms, sd, s3 = se(sub(ce, av, b), et - b * rt, rt, *([] if solver == "exact" else [av]))
             z = b / s_ if s_ > 0 else 0.0
-            tg.append((z, b, sign_flip_z(b, se(ce, et, rt)[1]), b / sd if sd > 0 else float("nan"), t_z(z, terms)))
+            tg.append((z, b, sign_flip_z(b, se(ce, et, rt)[1]), b / sd if sd > 0 else float("nan"), t_z(z, terms),
+                       b / s3[0] if s3[0] > 0 else float("nan"),
+                       b / s3[1] if s3[1] > 0 else float("nan")))
         for j, _, s, _ in per[t]:
             if j < 0 or s @ s == 0:
                 continue
             beta = (et @ s) / (s @ s)
-            s_, terms, sd = se(sub(ce, fit(s), beta), et - beta * s, s)
+            av = fit(s)
+            s_, terms, sd, s3 = se(sub(ce, av, beta), et - beta * s, s, *([] if solver == "exact" else [av]))
             z = beta / s_ if s_ > 0 else 0.0
             ep.append((z, beta, sign_flip_z(beta, se(ce, et, s)[1]), beta / sd if sd > 0 else float("nan"),
-                       t_z(z, terms)))
+                       t_z(z, terms), beta / s3[0] if s3[0] > 0 else float("nan"),
+                       beta / s3[1] if s3[1] > 0 else float("nan")))
         secs += time.perf_counter() - t0
     return tg, ep, secs
 
@@ -263,6 +283,11 @@ def main():
                     res[name + "_sf"] = [sidak_z(comp[i][2], len(comp)), comp[i][1], len(comp)]
                     i = max(range(len(comp)), key=lambda n: abs(comp[n][4]))
                     res[name + "_t"] = [sidak_z(comp[i][4], len(comp)), comp[i][1], len(comp)]
+                    if solver != "exact":
+                        i = max(range(len(comp)), key=lambda n: abs(comp[n][5]) if math.isfinite(comp[n][5]) else 0)
+                        res[name + "_hc3"] = [sidak_z(comp[i][5], len(comp)), comp[i][1], len(comp)]
+                        i = max(range(len(comp)), key=lambda n: abs(comp[n][6]) if math.isfinite(comp[n][6]) else 0)
+                        res[name + "_hc2"] = [sidak_z(comp[i][6], len(comp)), comp[i][1], len(comp)]
                     if solver == "exact":
                         i = max(range(len(comp)), key=lambda n: abs(comp[n][3]) if math.isfinite(comp[n][3]) else 0)
                         res[name + "_db"] = [sidak_z(comp[i][3], len(comp)), comp[i][1], len(comp)]

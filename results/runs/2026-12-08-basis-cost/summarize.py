@@ -13,7 +13,7 @@ for r in rows:
     for stat in ("token_gain", "expert_partial"):
         if stat in r and math.isfinite(r[stat][0]):
             g[(r["kernel"], r["T"], stat, r["solver"])].append((r, r[stat][0], r.get(stat + "_maxdiff", 0.0)))
-        for suffix, label in (("_sf", " sign-flip"), ("_db", " debiased"), ("_t", " student-t")):
+        for suffix, label in (("_sf", " sign-flip"), ("_db", " debiased"), ("_t", " student-t"), ("_hc3", " hc3"), ("_hc2", " hc2")):
             if stat + suffix in r and math.isfinite(r[stat + suffix][0]):
                 g[(r["kernel"], r["T"], stat, r["solver"] + label)].append((r, r[stat + suffix][0], float("nan")))
 print("| kernel | T | statistic | solver | n | RMS z | max \\|z\\| | max \\|z - z_exact\\| | fit ms / token | expert QR s / output |")

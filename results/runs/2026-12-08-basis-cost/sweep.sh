@@ -25,3 +25,9 @@ e) run t-double --kernel double --seeds 9 --solvers cg10b "${BF[2]}"
 f) run t-noisy0.2 --kernel noisy0.2 --seeds 10 --solvers cg10b "${FP[0]}" "${FP[3]}" "${FP[4]}"
    run t-noisy0.2 --kernel noisy0.2 --seeds 4 --solvers cg10b "${FP[1]}" ;;
 esac
+# the HC3 reading (Blocks.se with the regressor's own fit), cg10b: after the others
+case $1 in
+g) run hc-double --kernel double --seeds 9 --solvers cg10b "${BF[2]}"
+   run hc-double --kernel double --seeds 20 --solvers cg10b "${BF[0]}" "${BF[1]}" ;;
+h) run hc-noisy0.2 --kernel noisy0.2 --seeds 10 --solvers cg10b "${FP[0]}" "${FP[3]}" "${FP[4]}" ;;
+esac
