@@ -25,7 +25,8 @@ made of few dominant terms is itself noisy, and its z's tail heavier than the no
 solvers `_hc3`, each intermediate term of the standard error divided by 1 - h_k, its leverage on the slope (HC3 in
 the intermediate basis): a regressor made of a few large intermediates takes their flips into its own slope, and
 the residual left to estimate its variance is too small; `_hc2` the same with 1 / sqrt(1 - h_k).
-  basis_cost.py --kernel double|noisyX --seeds N [--first-seed S] [--solvers exact,cg0,cg5,cg10,cg20,cg10b] CASE_ID...
+  basis_cost.py --kernel double|noisyX [--bug G] --seeds N [--first-seed S]
+                [--solvers exact,cg0,cg5,cg10,cg20,cg10b] CASE_ID...
 Run from the repository root with build/cpu/python on PYTHONPATH."""
 import argparse
 import json
@@ -250,6 +251,7 @@ def components(r, o, per, solver, cache):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--kernel", required=True)
+    p.add_argument("--bug", type=float, help="scale the first routed token-slot's contribution (basis_se.member)")
     p.add_argument("--seeds", type=int, default=1)
     p.add_argument("--first-seed", type=int, default=0)
     p.add_argument("--solvers", default="exact,cg0,cg5,cg10,cg20")
@@ -262,7 +264,7 @@ def main():
             spec = fx.spec
             ref = member(0.0, "f32", True)
             r = round_to(ref.forward(fx, spec), spec["dtypes"]["output"]).astype(np.float64)
-            ker = member(noise, "bf16" if a.kernel == "double" else "f32", False, None, seed + 1000)
+            ker = member(noise, "bf16" if a.kernel == "double" else "f32", False, a.bug, seed + 1000)
             o = round_to(ker.forward(fx, spec), spec["dtypes"]["output"]).astype(np.float64)
             per = slots_of(fx, spec, ref.rec, ref.scales, ker.scales)
             exact = None
@@ -271,7 +273,7 @@ def main():
                 t0 = time.perf_counter()
                 tg, ep, secs = components(r, o, per, solver, cache)
                 qr_secs = time.perf_counter() - t0 - secs
-                res = {"kernel": a.kernel, "seed": seed, "id": case.id, "T": spec["shape"]["tokens"],
+                res = {"kernel": a.kernel, "bug": a.bug, "seed": seed, "id": case.id, "T": spec["shape"]["tokens"],
                        "solver": solver, "fit_secs": round(secs, 3), "setup_secs": round(qr_secs, 3),
                        "experts_factored": len(cache)}
                 for name, comp in (("token_gain", tg), ("expert_partial", ep)):

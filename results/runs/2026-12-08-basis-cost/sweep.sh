@@ -31,3 +31,10 @@ g) run hc-double --kernel double --seeds 9 --solvers cg10b "${BF[2]}"
    run hc-double --kernel double --seeds 20 --solvers cg10b "${BF[0]}" "${BF[1]}" ;;
 h) run hc-noisy0.2 --kernel noisy0.2 --seeds 10 --solvers cg10b "${FP[0]}" "${FP[3]}" "${FP[4]}" ;;
 esac
+# power of the readings on one token-slot scaled (basis_se.member's bug), cg10b
+case $1 in
+i) run hc-double-bug --kernel double --bug 1.10 --seeds 10 --solvers cg10b "${BF[0]}" "${BF[1]}"
+   run hc-double-bug --kernel double --bug 1.05 --seeds 10 --solvers cg10b "${BF[0]}" "${BF[1]}" ;;
+j) run hc-noisy0.2-bug --kernel noisy0.2 --bug 1.10 --seeds 10 --solvers cg10b "${FP[0]}" "${FP[3]}" "${FP[4]}"
+   run hc-noisy0.2-bug --kernel noisy0.2 --bug 1.05 --seeds 10 --solvers cg10b "${FP[0]}" "${FP[3]}" "${FP[4]}" ;;
+esac
