@@ -39,9 +39,7 @@ from statistics import NormalDist
 import numpy as np
 
 sys.path.insert(0, "results/runs/2026-12-08-basis-se")
-import moe_harness  # noqa: E402
-from basis_se import member, sidak_z, slots_of  # noqa: E402
-from panel_formats import round_to  # noqa: E402
+from basis_se import outputs, sidak_z  # noqa: E402
 
 ND = NormalDist()
 
@@ -188,6 +186,11 @@ def log_q(x):
     return out
 
 
+# Each reading's key suffix and its index in a component's tuple (components()): normal, sign-flip, Student t,
+# debiased (exact fit only), HC3 and HC2 (block solvers only).
+READINGS = (("", 0), ("_sf", 2), ("_t", 4), ("_db", 3), ("_hc3", 5), ("_hc2", 6))
+
+
 def components(r, o, per, solver, cache):
     """token_gain's and expert_partial's (z, effect) per component; the fits' seconds."""
     T, H = r.shape
@@ -257,48 +260,29 @@ def main():
     p.add_argument("--solvers", default="exact,cg0,cg5,cg10,cg20")
     p.add_argument("cases", nargs="+")
     a = p.parse_args()
-    noise = float(a.kernel[5:]) if a.kernel.startswith("noisy") else 0.0
-    for seed in range(a.first_seed, a.first_seed + a.seeds):
-        for case in moe_harness.suite("nightly", filter=a.cases, seed=seed):
-            fx = case.fixture()
-            spec = fx.spec
-            ref = member(0.0, "f32", True)
-            r = round_to(ref.forward(fx, spec), spec["dtypes"]["output"]).astype(np.float64)
-            ker = member(noise, "bf16" if a.kernel == "double" else "f32", False, a.bug, seed + 1000)
-            o = round_to(ker.forward(fx, spec), spec["dtypes"]["output"]).astype(np.float64)
-            per = slots_of(fx, spec, ref.rec, ref.scales, ker.scales)
-            exact = None
-            for solver in a.solvers.split(","):
-                cache = {}
-                t0 = time.perf_counter()
-                tg, ep, secs = components(r, o, per, solver, cache)
-                qr_secs = time.perf_counter() - t0 - secs
-                res = {"kernel": a.kernel, "bug": a.bug, "seed": seed, "id": case.id, "T": spec["shape"]["tokens"],
-                       "solver": solver, "fit_secs": round(secs, 3), "setup_secs": round(qr_secs, 3),
-                       "experts_factored": len(cache)}
-                for name, comp in (("token_gain", tg), ("expert_partial", ep)):
-                    if not comp:
+    for seed, cid, spec, r, o, per, _ in outputs(a.kernel, a.bug, a.seeds, a.first_seed, a.cases):
+        exact = None
+        for solver in a.solvers.split(","):
+            cache = {}
+            t0 = time.perf_counter()
+            tg, ep, secs = components(r, o, per, solver, cache)
+            qr_secs = time.perf_counter() - t0 - secs
+            res = {"kernel": a.kernel, "bug": a.bug, "seed": seed, "id": cid, "T": spec["shape"]["tokens"],
+                   "solver": solver, "fit_secs": round(secs, 3), "setup_secs": round(qr_secs, 3),
+                   "experts_factored": len(cache)}
+            for name, comp in (("token_gain", tg), ("expert_partial", ep)):
+                if not comp:
+                    continue
+                for suffix, k in READINGS:
+                    if suffix in ("_hc3", "_hc2") and solver == "exact" or suffix == "_db" and solver != "exact":
                         continue
-                    i = max(range(len(comp)), key=lambda n: abs(comp[n][0]))
-                    res[name] = [sidak_z(comp[i][0], len(comp)), comp[i][1], len(comp)]
-                    i = max(range(len(comp)), key=lambda n: abs(comp[n][2]))
-                    res[name + "_sf"] = [sidak_z(comp[i][2], len(comp)), comp[i][1], len(comp)]
-                    i = max(range(len(comp)), key=lambda n: abs(comp[n][4]))
-                    res[name + "_t"] = [sidak_z(comp[i][4], len(comp)), comp[i][1], len(comp)]
-                    if solver != "exact":
-                        i = max(range(len(comp)), key=lambda n: abs(comp[n][5]) if math.isfinite(comp[n][5]) else 0)
-                        res[name + "_hc3"] = [sidak_z(comp[i][5], len(comp)), comp[i][1], len(comp)]
-                        i = max(range(len(comp)), key=lambda n: abs(comp[n][6]) if math.isfinite(comp[n][6]) else 0)
-                        res[name + "_hc2"] = [sidak_z(comp[i][6], len(comp)), comp[i][1], len(comp)]
-                    if solver == "exact":
-                        i = max(range(len(comp)), key=lambda n: abs(comp[n][3]) if math.isfinite(comp[n][3]) else 0)
-                        res[name + "_db"] = [sidak_z(comp[i][3], len(comp)), comp[i][1], len(comp)]
-                    if exact is not None:
-                        res[name + "_maxdiff"] = max(abs(x[0] - y[0]) for x, y in zip(comp, exact[name]))
-                if solver == "exact":
-                    exact = {"token_gain": tg, "expert_partial": ep}
-                print(json.dumps(res), flush=True)
-            case.release()
+                    i = max(range(len(comp)), key=lambda n: abs(comp[n][k]) if math.isfinite(comp[n][k]) else 0)
+                    res[name + suffix] = [sidak_z(comp[i][k], len(comp)), comp[i][1], len(comp)]
+                if exact is not None:
+                    res[name + "_maxdiff"] = max(abs(x[0] - y[0]) for x, y in zip(comp, exact[name]))
+            if solver == "exact":
+                exact = {"token_gain": tg, "expert_partial": ep}
+            print(json.dumps(res), flush=True)
 
 
 if __name__ == "__main__":

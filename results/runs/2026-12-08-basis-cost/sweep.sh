@@ -1,11 +1,7 @@
 #!/usr/bin/env bash
 # The study's sweeps (RUN.md): two chains at once on the 2-core VM, one thread each. From the repository root.
 D=results/runs/2026-12-08-basis-cost; S=$D/basis_cost.py; export PYTHONPATH=build/cpu/python OMP_NUM_THREADS=1
-Q=qwen3.5-35b-a3b/tp4
-BF=("$Q/bf16.a16+sh.bf16.a16/silu/T1/decode/atomic/one_stage" "$Q/bf16.a16+sh.bf16.a16/silu/T4/decode/atomic/one_stage"
-    "$Q/bf16.a16+sh.bf16.a16/silu/T128/prefill/atomic/two_stage")
-. results/runs/2026-12-07-sparse-ensemble/cases.sh  # F: the five fp8 cases as --filter pairs
-FP=(); for ((i = 1; i < ${#F[@]}; i += 2)); do FP+=("${F[i]}"); done
+. results/runs/2026-12-08-basis-se/cases.sh  # BF, FP
 run() { local out=$1; shift; /usr/bin/python3 $S "$@" >> $D/cpu/$out.jsonl; }
 case $1 in
 a) run double --kernel double --seeds 20 "${BF[0]}" "${BF[1]}"

@@ -164,6 +164,24 @@ def stats(r, o, per):
     return out
 
 
+def outputs(kernel, bug, seeds, first_seed, cases):
+    """Per seed and case of the nightly: (seed, case id, spec, R's output, the kernel's output, slots_of's slots,
+    time.time() at the case's start), both outputs rounded to the output dtype in float64. kernel: noisyX or double;
+    bug: basis_se.member's. The case's fixture is released after its tuple is used."""
+    noise = float(kernel[5:]) if kernel.startswith("noisy") else 0.0
+    for seed in range(first_seed, first_seed + seeds):
+        for case in moe_harness.suite("nightly", filter=cases, seed=seed):
+            t0 = time.time()
+            fx = case.fixture()
+            spec = fx.spec
+            ref = member(0.0, "f32", True)
+            r = round_to(ref.forward(fx, spec), spec["dtypes"]["output"]).astype(np.float64)
+            ker = member(noise, "bf16" if kernel == "double" else "f32", False, bug, seed + 1000)
+            o = round_to(ker.forward(fx, spec), spec["dtypes"]["output"]).astype(np.float64)
+            yield seed, case.id, spec, r, o, slots_of(fx, spec, ref.rec, ref.scales, ker.scales), t0
+            case.release()
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--kernel", required=True)
@@ -172,21 +190,11 @@ def main():
     p.add_argument("--first-seed", type=int, default=0)
     p.add_argument("cases", nargs="+")
     a = p.parse_args()
-    noise = float(a.kernel[5:]) if a.kernel.startswith("noisy") else 0.0
-    for seed in range(a.first_seed, a.first_seed + a.seeds):
-        for case in moe_harness.suite("nightly", filter=a.cases, seed=seed):
-            t0 = time.time()
-            fx = case.fixture()
-            spec = fx.spec
-            ref = member(0.0, "f32", True)
-            r = round_to(ref.forward(fx, spec), spec["dtypes"]["output"]).astype(np.float64)
-            ker = member(noise, "bf16" if a.kernel == "double" else "f32", False, a.bug, seed + 1000)
-            o = round_to(ker.forward(fx, spec), spec["dtypes"]["output"]).astype(np.float64)
-            res = stats(r, o, slots_of(fx, spec, ref.rec, ref.scales, ker.scales))
-            res.update({"kernel": a.kernel, "bug": a.bug, "seed": seed, "id": case.id,
-                        "T": spec["shape"]["tokens"], "secs": round(time.time() - t0, 1)})
-            print(json.dumps(res), flush=True)
-            case.release()
+    for seed, cid, spec, r, o, per, t0 in outputs(a.kernel, a.bug, a.seeds, a.first_seed, a.cases):
+        res = stats(r, o, per)
+        res.update({"kernel": a.kernel, "bug": a.bug, "seed": seed, "id": cid,
+                    "T": spec["shape"]["tokens"], "secs": round(time.time() - t0, 1)})
+        print(json.dumps(res), flush=True)
 
 
 if __name__ == "__main__":
